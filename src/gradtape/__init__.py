@@ -1,0 +1,20 @@
+"""gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
+
+from . import ops as _ops
+from .ops import *  # noqa: F403
+from .tape import GradientTape, UnconnectedGradients
+from .tensor import Tensor, constant, convert_to_tensor, is_tensor
+from .variable import Variable
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GradientTape",
+    "Tensor",
+    "UnconnectedGradients",
+    "Variable",
+    "constant",
+    "convert_to_tensor",
+    "is_tensor",
+    *_ops.__all__,
+]

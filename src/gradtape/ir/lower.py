@@ -1,0 +1,153 @@
+"""Lowering: a tape's records -> the pruned trace, its cache key, and a forward Program.
+
+A record is the tuple the dispatcher appends when a tape watches an op's input:
+
+    (primitive, input_ids, input_values, params, output_ids, output_values, location)
+
+Ids are tensor ids (``None`` for a raw array or Python scalar). Lowering keeps the
+records on a path from a source to a target, numbers every distinct tensor in order of
+first appearance ("slots"), and writes down where each slot's value lives, so a cached
+backward function can be fed without lowering again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .nodes import Aval, Eqn, Literal, Program, Var
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def prune(records: Sequence[tuple], source_ids: Sequence[int], target_ids: Sequence[int]):
+    """The records on some path from a source to a target, in recording order."""
+    needed = set(target_ids)
+    relevant = []
+    for rec in reversed(records):
+        for out_id in rec[4]:
+            if out_id in needed:
+                relevant.append(rec)
+                needed.update(rec[1])
+                break
+    relevant.reverse()
+    reached = set(source_ids)
+    kept = []
+    for rec in relevant:
+        for in_id in rec[1]:
+            if in_id in reached:
+                kept.append(rec)
+                reached.update(rec[4])
+                break
+    return kept
+
+
+class Trace:
+    """The pruned records in numbered form: what the key is made of and what a Program
+    is built from. ``origins[slot]`` says where that slot's value is found:
+    ``("source", k)``, ``("in", record, position)`` or ``("out", record, position)``."""
+
+    __slots__ = ("records", "key", "origins", "wiring", "out_slots", "source_slots",
+                 "target_slots", "slot_avals")
+
+    def __init__(self, records, sources, target_ids, flags: tuple = ()):
+        self.records = records
+        slot_of: dict[int, int] = {}
+        origins: list[tuple] = []
+        avals: list[Aval] = []
+        key: list[Any] = [flags]
+
+        def new_slot(origin, value) -> int:
+            origins.append(origin)
+            avals.append(Aval(value.shape, value.dtype))
+            return len(origins) - 1
+
+        source_slots = []
+        for k, src in enumerate(sources):
+            slot = slot_of.get(src._id)
+            if slot is None:
+                slot = slot_of[src._id] = new_slot(("source", k), src._value)
+            source_slots.append(slot)
+        key.append(tuple(source_slots))
+        key.append(tuple(avals))
+
+        wiring, out_slots = [], []
+        for r, (prim, in_ids, in_vals, params, out_ids, out_vals, _) in enumerate(records):
+            ins = []
+            for p, (i, v) in enumerate(zip(in_ids, in_vals)):
+                if i is not None and i in slot_of:
+                    ins.append(slot_of[i])
+                elif isinstance(v, _PY_SCALARS):
+                    ins.append(("literal", type(v), v))
+                else:
+                    slot = new_slot(("in", r, p), v)
+                    if i is not None:
+                        slot_of[i] = slot
+                    ins.append(slot)
+                    key.append(("const", avals[slot]))
+            outs = []
+            for p, (o, v) in enumerate(zip(out_ids, out_vals)):
+                # A source computed by a recorded op keeps its slot: its gradient is
+                # the cotangent reaching it, and the op still passes gradient upstream.
+                slot = slot_of.get(o)
+                if slot is None:
+                    slot = slot_of[o] = new_slot(("out", r, p), v)
+                else:
+                    origins[slot] = ("out", r, p)
+                outs.append(slot)
+            ins_t, outs_t = tuple(ins), tuple(outs)
+            wiring.append(ins_t)
+            out_slots.append(outs_t)
+            key.append((prim, tuple(params.items()), ins_t, outs_t,
+                        tuple(avals[s] for s in outs_t)))
+        self.target_slots = tuple(slot_of.get(t) for t in target_ids)
+        key.append(self.target_slots)
+        self.key = tuple(key)
+        self.origins = origins
+        self.wiring = wiring
+        self.out_slots = out_slots
+        self.source_slots = source_slots
+        self.slot_avals = avals
+
+    def value(self, slot: int, sources) -> Any:
+        """The recorded value of ``slot``."""
+        origin = self.origins[slot]
+        if origin[0] == "source":
+            return sources[origin[1]]._value
+        record = self.records[origin[1]]
+        return record[2][origin[2]] if origin[0] == "in" else record[5][origin[2]]
+
+    def tensor_id(self, slot: int, sources) -> int | None:
+        """The id of the tensor in ``slot`` (``None`` for a raw constant)."""
+        origin = self.origins[slot]
+        if origin[0] == "source":
+            return sources[origin[1]]._id
+        record = self.records[origin[1]]
+        return record[1][origin[2]] if origin[0] == "in" else record[4][origin[2]]
+
+    def to_program(self) -> tuple[Program, list[Var]]:
+        """The forward Program (inputs: sources, then constants) and a Var per slot."""
+        slot_vars = [Var(aval, "x") for aval in self.slot_avals]
+        defined_by_eqn = set()
+        eqns = []
+        for rec, ins, outs in zip(self.records, self.wiring, self.out_slots):
+            prim, params, loc = rec[0], rec[3], rec[6]
+            inputs = [Literal(s[2]) if isinstance(s, tuple) else slot_vars[s] for s in ins]
+            for s in outs:
+                slot_vars[s].hint = prim.name
+                defined_by_eqn.add(s)
+            eqns.append(Eqn(prim, inputs, [slot_vars[s] for s in outs], params, loc))
+        for s, origin in enumerate(self.origins):
+            if origin[0] == "in":
+                slot_vars[s].hint = "c"
+        inputs = [slot_vars[s] for s in dict.fromkeys(self.source_slots)
+                  if s not in defined_by_eqn]
+        inputs += [slot_vars[s] for s, o in enumerate(self.origins) if o[0] == "in"]
+        outputs = [None if s is None else slot_vars[s] for s in self.target_slots]
+        return Program(inputs, eqns, outputs), slot_vars
+
+
+def is_differentiable_dtype(dtype: np.dtype) -> bool:
+    return np.issubdtype(dtype, np.inexact)

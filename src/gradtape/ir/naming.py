@@ -1,0 +1,25 @@
+"""Deterministic, readable names for vars: ``<hint>_<n>`` in order of first appearance."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from .nodes import Var
+
+
+class Namer:
+    def __init__(self) -> None:
+        self._names: dict[Var, str] = {}
+        self._count = 0
+
+    def __call__(self, var: Var) -> str:
+        name = self._names.get(var)
+        if name is None:
+            self._count += 1
+            hint = re.sub(r"\W", "_", var.hint) or "v"
+            if keyword.iskeyword(hint) or hint[0].isdigit():
+                hint = "v_" + hint
+            name = f"{hint}_{self._count}"
+            self._names[var] = name
+        return name

@@ -1,0 +1,17 @@
+"""The op library: one module per family, each primitive declared once with its rules.
+
+Importing this package registers every primitive and every NumPy function gradtape can
+differentiate, and gives tensors their operators.
+"""
+
+import sys
+
+from .. import operators as _operators
+from . import elementwise, reduce, shape
+from .elementwise import *  # noqa: F403
+from .reduce import *  # noqa: F403
+from .shape import *  # noqa: F403
+
+_operators.install_ops(sys.modules[__name__])
+
+__all__ = [*elementwise.__all__, *reduce.__all__, *shape.__all__]

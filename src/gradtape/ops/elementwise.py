@@ -1,0 +1,496 @@
+"""Elementwise primitives: NumPy ufuncs with their derivatives side by side.
+
+A unary rule is one line: the derivative as a function of the input ``x`` and output
+``y``. The VJP multiplies the cotangent by its conjugate (TF's convention for complex
+numbers; a no-op for reals) and the JVP multiplies the tangent by it. Binary rules undo
+broadcasting with ``unbroadcast``, whose axes come from static shapes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir.nodes import IRValue
+from ..tensor import Tensor
+from . import shape as _shape
+from .numpy_dispatch import implements, register_ufunc
+from .registry import Primitive, bind, operand
+
+_OPERAND_TYPES = (Tensor, IRValue)
+
+__all__: list[str] = []
+
+
+def _export(op, *ufuncs):
+    __all__.append(op.__name__)
+    for ufunc in ufuncs:
+        register_ufunc(ufunc, op)
+    return op
+
+
+def _ub(g, x):
+    """The cotangent ``g`` summed back to the shape of input ``x``."""
+    return _shape.unbroadcast(g, x.shape)
+
+
+def _is_complex(x) -> bool:
+    return np.issubdtype(x.dtype, np.complexfloating)
+
+
+def conj(x):
+    """Complex conjugate (identity on real tensors)."""
+    if not _is_complex(x):
+        return x
+    return bind(conj_p, x)
+
+
+# --- unary ops ---------------------------------------------------------------------
+
+def _unary(name, impl, deriv, ufunc=None):
+    prim = Primitive(
+        name,
+        impl,
+        vjp=lambda g, y, x: (g * conj(deriv(x, y)),),
+        jvp=lambda ts, y, x: ts[0] * deriv(x, y),
+        elementwise=True,
+    )
+
+    def op(x):
+        return bind(prim, operand(x))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name}, differentiable."
+    op.primitive = prim
+    return _export(op, *([ufunc] if ufunc is not None else []))
+
+
+def _sigmoid_impl(x):
+    # exp(-log(1 + exp(-x))) never overflows, for either sign of x.
+    return np.exp(-np.logaddexp(0, -x))
+
+
+def _relu_impl(x):
+    return np.maximum(x, 0)
+
+
+def _softplus_impl(x):
+    return np.logaddexp(0, x)
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+exp = _unary("exp", np.exp, lambda x, y: y, np.exp)
+exp2 = _unary("exp2", np.exp2, lambda x, y: y * _LN2, np.exp2)
+expm1 = _unary("expm1", np.expm1, lambda x, y: y + 1.0, np.expm1)
+log = _unary("log", np.log, lambda x, y: reciprocal(x), np.log)
+log2 = _unary("log2", np.log2, lambda x, y: reciprocal(x * _LN2), np.log2)
+log10 = _unary("log10", np.log10, lambda x, y: reciprocal(x * _LN10), np.log10)
+log1p = _unary("log1p", np.log1p, lambda x, y: reciprocal(x + 1.0), np.log1p)
+sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt)
+cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt)
+square = _unary("square", np.square, lambda x, y: x * 2.0, np.square)
+reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal)
+sin = _unary("sin", np.sin, lambda x, y: cos(x), np.sin)
+cos = _unary("cos", np.cos, lambda x, y: -sin(x), np.cos)
+tan = _unary("tan", np.tan, lambda x, y: square(y) + 1.0, np.tan)
+arcsin = _unary("arcsin", np.arcsin, lambda x, y: reciprocal(sqrt(1.0 - square(x))), np.arcsin)
+arccos = _unary("arccos", np.arccos, lambda x, y: -reciprocal(sqrt(1.0 - square(x))), np.arccos)
+arctan = _unary("arctan", np.arctan, lambda x, y: reciprocal(square(x) + 1.0), np.arctan)
+sinh = _unary("sinh", np.sinh, lambda x, y: cosh(x), np.sinh)
+cosh = _unary("cosh", np.cosh, lambda x, y: sinh(x), np.cosh)
+tanh = _unary("tanh", np.tanh, lambda x, y: 1.0 - square(y), np.tanh)
+arcsinh = _unary("arcsinh", np.arcsinh, lambda x, y: reciprocal(sqrt(square(x) + 1.0)), np.arcsinh)
+arccosh = _unary("arccosh", np.arccosh, lambda x, y: reciprocal(sqrt(square(x) - 1.0)), np.arccosh)
+arctanh = _unary("arctanh", np.arctanh, lambda x, y: reciprocal(1.0 - square(x)), np.arctanh)
+sigmoid = _unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1.0 - y))
+softplus = _unary("softplus", _softplus_impl, lambda x, y: sigmoid(x))
+abs = _unary("abs", np.abs, lambda x, y: sign(x), np.absolute)  # noqa: A001
+relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype))
+
+# Aliases under TF's and NumPy's other names.
+absolute = abs
+arcsin_ = asin = arcsin
+acos, atan, asinh, acosh, atanh = arccos, arctan, arcsinh, arccosh, arctanh
+__all__ += ["absolute", "asin", "acos", "atan", "asinh", "acosh", "atanh"]
+del arcsin_
+
+
+negative_p = Primitive(
+    "negative", np.negative, vjp=lambda g, y, x: (-g,), jvp=lambda ts, y, x: -ts[0],
+    elementwise=True,
+)
+
+
+def negative(x):
+    """Elementwise -x."""
+    return bind(negative_p, x)
+
+
+_export(negative, np.negative)
+
+
+def _pos(x):
+    return x
+
+
+register_ufunc(np.positive, _pos)
+
+conj_p = Primitive(
+    "conj", np.conjugate, vjp=lambda g, y, x: (conj(g),), jvp=lambda ts, y, x: conj(ts[0]),
+    elementwise=True,
+)
+_export(conj, np.conjugate)
+conjugate = conj
+
+real_p = Primitive(
+    "real", np.real,
+    vjp=lambda g, y, x: (cast(g, x.dtype),),
+    jvp=lambda ts, y, x: real(ts[0]),
+    elementwise=True,
+)
+imag_p = Primitive(
+    "imag", np.imag,
+    vjp=lambda g, y, x: (cast(g, x.dtype) * 1j,),
+    jvp=lambda ts, y, x: imag(ts[0]),
+    elementwise=True,
+)
+
+
+@implements(np.real)
+def real(x):
+    """Real part (identity on real tensors)."""
+    return bind(real_p, x) if _is_complex(x) else x
+
+
+@implements(np.imag)
+def imag(x):
+    """Imaginary part."""
+    return bind(imag_p, x)
+
+
+__all__ += ["real", "imag", "conjugate"]
+
+
+# --- casts ---------------------------------------------------------------------------
+
+def _cast_impl(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def _cast_vjp(g, y, x, dtype):
+    if not np.issubdtype(x.dtype, np.inexact):
+        return (None,)
+    if _is_complex(g) and not _is_complex(x):
+        g = real(g)
+    return (cast(g, x.dtype.name),)
+
+
+cast_p = Primitive(
+    "cast", _cast_impl, vjp=_cast_vjp,
+    jvp=lambda ts, y, x, dtype: cast(ts[0], dtype), elementwise=True,
+)
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (TF's ``tf.cast``); differentiable between floats."""
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    if _is_complex(x) and not np.issubdtype(dtype, np.complexfloating):
+        x = real(x)
+        if x.dtype == dtype:
+            return x
+    return bind(cast_p, x, dtype=dtype.name)
+
+
+__all__.append("cast")
+
+
+# --- binary ops ----------------------------------------------------------------------
+
+def _binary(name, impl, vjp, jvp, ufunc=None):
+    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True)
+
+    def op(x, y):
+        if not isinstance(x, _OPERAND_TYPES) and not isinstance(y, _OPERAND_TYPES):
+            x, y = operand(x), operand(y)  # no tensor at all: TF's dtypes for both
+        return bind(prim, x, y)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name} with NumPy broadcasting, differentiable."
+    op.primitive = prim
+    return _export(op, *([ufunc] if ufunc is not None else []))
+
+
+def _tangent_sum(a, b):
+    """Sum of two tangents where ``None`` is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _scaled(t, factor):
+    return None if t is None else t * factor
+
+
+add = _binary(
+    "add", np.add,
+    lambda g, y, a, b: (_ub(g, a), _ub(g, b)),
+    lambda ts, y, a, b: _tangent_sum(ts[0], ts[1]),
+    np.add,
+)
+subtract = _binary(
+    "subtract", np.subtract,
+    lambda g, y, a, b: (_ub(g, a), _ub(-g, b)),
+    lambda ts, y, a, b: _tangent_sum(ts[0], _scaled(ts[1], -1.0)),
+    np.subtract,
+)
+multiply = _binary(
+    "multiply", np.multiply,
+    lambda g, y, a, b: (_ub(g * conj(b), a), _ub(g * conj(a), b)),
+    lambda ts, y, a, b: _tangent_sum(_scaled(ts[0], b), _scaled(ts[1], a)),
+    np.multiply,
+)
+divide = _binary(
+    "divide", np.true_divide,
+    lambda g, y, a, b: (_ub(g / conj(b), a), _ub(-g * conj(y / b), b)),
+    lambda ts, y, a, b: _tangent_sum(
+        None if ts[0] is None else ts[0] / b, _scaled(ts[1], -y / b)
+    ),
+    np.true_divide,
+)
+
+
+def _pow_dx(x, y, out):
+    exponent = getattr(y, "value", None)
+    if exponent is not None and not isinstance(exponent, np.ndarray):
+        # x ** c: the derivative c * x ** (c - 1), folded at trace time.
+        if exponent == 2:
+            return x * 2.0
+        return power(x, exponent - 1) * exponent
+    return y * power(x, y - 1)
+
+
+def _pow_dy(x, y, out):
+    # log(x) where x > 0; 0 where x == 0 so that 0 ** y has a finite derivative.
+    safe_x = where(equal(x, 0), 1.0, x)
+    return log(safe_x) * out
+
+
+power = _binary(
+    "power", np.power,
+    lambda g, out, x, y: (
+        _ub(g * conj(_pow_dx(x, y, out)), x), _ub(g * conj(_pow_dy(x, y, out)), y)
+    ),
+    lambda ts, out, x, y: _tangent_sum(
+        _scaled(ts[0], _pow_dx(x, y, out)), _scaled(ts[1], _pow_dy(x, y, out))
+    ),
+    np.power,
+)
+pow = power  # noqa: A001
+__all__.append("pow")
+
+
+def _select_vjp(mask_fn):
+    """VJP of max/min-like ops: the cotangent goes to the input the mask selects (TF ties)."""
+
+    def vjp(g, y, a, b):
+        mask = mask_fn(a, b)
+        return (_ub(where(mask, g, 0.0), a), _ub(where(mask, 0.0, g), b))
+
+    return vjp
+
+
+def _select_jvp(mask_fn):
+    def jvp(ts, y, a, b):
+        mask = mask_fn(a, b)
+        ta = ts[0] if ts[0] is not None else 0.0
+        tb = ts[1] if ts[1] is not None else 0.0
+        return where(mask, ta, tb) + zeros_like(y)
+
+    return jvp
+
+
+maximum = _binary(
+    "maximum", np.maximum,
+    _select_vjp(lambda a, b: greater_equal(a, b)),
+    _select_jvp(lambda a, b: greater_equal(a, b)),
+    np.maximum,
+)
+minimum = _binary(
+    "minimum", np.minimum,
+    _select_vjp(lambda a, b: less_equal(a, b)),
+    _select_jvp(lambda a, b: less_equal(a, b)),
+    np.minimum,
+)
+fmax, fmin = maximum, minimum
+
+
+def _atan2_parts(y, x):
+    denom = square(x) + square(y)
+    return x / denom, -y / denom
+
+
+arctan2 = _binary(
+    "arctan2", np.arctan2,
+    lambda g, out, y, x: (
+        _ub(g * _atan2_parts(y, x)[0], y), _ub(g * _atan2_parts(y, x)[1], x)
+    ),
+    lambda ts, out, y, x: _tangent_sum(
+        _scaled(ts[0], _atan2_parts(y, x)[0]), _scaled(ts[1], _atan2_parts(y, x)[1])
+    ),
+    np.arctan2,
+)
+atan2 = arctan2
+hypot = _binary(
+    "hypot", np.hypot,
+    lambda g, out, a, b: (_ub(g * (a / out), a), _ub(g * (b / out), b)),
+    lambda ts, out, a, b: _tangent_sum(_scaled(ts[0], a / out), _scaled(ts[1], b / out)),
+    np.hypot,
+)
+logaddexp = _binary(
+    "logaddexp", np.logaddexp,
+    lambda g, out, a, b: (_ub(g * exp(a - out), a), _ub(g * exp(b - out), b)),
+    lambda ts, out, a, b: _tangent_sum(_scaled(ts[0], exp(a - out)), _scaled(ts[1], exp(b - out))),
+    np.logaddexp,
+)
+mod = _binary(
+    "mod", np.mod,
+    lambda g, out, a, b: (_ub(g, a), _ub(-g * floor_divide(a, b), b)),
+    lambda ts, out, a, b: _tangent_sum(ts[0], _scaled(ts[1], -floor_divide(a, b))),
+    np.remainder,
+)
+floormod = remainder = mod
+__all__ += ["atan2", "floormod", "remainder", "fmax", "fmin"]
+register_ufunc(np.fmax, maximum)
+register_ufunc(np.fmin, minimum)
+
+
+# --- where and clip ------------------------------------------------------------------
+
+def _where_vjp(g, y, cond, a, b):
+    return (None, _ub(where(cond, g, 0.0), a), _ub(where(cond, 0.0, g), b))
+
+
+def _where_jvp(ts, y, cond, a, b):
+    ta = ts[1] if ts[1] is not None else 0.0
+    tb = ts[2] if ts[2] is not None else 0.0
+    return where(cond, ta, tb) + zeros_like(y)
+
+
+where_p = Primitive("where", np.where, vjp=_where_vjp, jvp=_where_jvp, elementwise=True)
+
+
+@implements(np.where)
+def where(condition, x=None, y=None):
+    """Elementwise select: ``x`` where ``condition`` holds, else ``y`` (broadcasting)."""
+    if x is None or y is None:
+        raise ValueError("gt.where needs both x and y; use np.nonzero on .numpy() for indices.")
+    return bind(where_p, condition, x, y)
+
+
+def _clip_vjp(g, y, x, lo, hi):
+    inside = logical_and(greater_equal(x, lo), less_equal(x, hi))
+    return (
+        _ub(where(inside, g, 0.0), x),
+        _ub(where(less(x, lo), g, 0.0), lo),
+        _ub(where(greater(x, hi), g, 0.0), hi),
+    )
+
+
+def _clip_jvp(ts, y, x, lo, hi):
+    parts = [0.0 if t is None else t for t in ts]
+    inside = logical_and(greater_equal(x, lo), less_equal(x, hi))
+    return where(inside, parts[0], where(less(x, lo), parts[1], parts[2])) + zeros_like(y)
+
+
+clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=True)
+
+
+@implements(np.clip)
+def clip(x, a_min, a_max):
+    """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside."""
+    return bind(clip_p, x, a_min, a_max)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max):
+    """TF's name for :func:`clip`."""
+    return clip(t, clip_value_min, clip_value_max)
+
+
+__all__ += ["where", "clip", "clip_by_value"]
+
+
+# --- non-differentiable ops: their outputs are constants to every tape -----------------
+
+def _constant_op(name, impl, arity, ufunc=None):
+    prim = Primitive(name, impl, elementwise=True)  # no vjp: never recorded
+    if arity == 1:
+        def op(x):
+            return bind(prim, x)
+    else:
+        def op(x, y):
+            return bind(prim, x, y)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name} (not differentiable: no gradient flows through it)."
+    op.primitive = prim
+    return _export(op, *([ufunc] if ufunc is not None else []))
+
+
+sign = _constant_op("sign", np.sign, 1, np.sign)
+floor = _constant_op("floor", np.floor, 1, np.floor)
+ceil = _constant_op("ceil", np.ceil, 1, np.ceil)
+round = _constant_op("round", np.round, 1, np.rint)  # noqa: A001
+rint = round
+floor_divide = _constant_op("floor_divide", np.floor_divide, 2, np.floor_divide)
+floordiv = floor_divide
+less = _constant_op("less", np.less, 2, np.less)
+less_equal = _constant_op("less_equal", np.less_equal, 2, np.less_equal)
+greater = _constant_op("greater", np.greater, 2, np.greater)
+greater_equal = _constant_op("greater_equal", np.greater_equal, 2, np.greater_equal)
+equal = _constant_op("equal", np.equal, 2, np.equal)
+not_equal = _constant_op("not_equal", np.not_equal, 2, np.not_equal)
+logical_and = _constant_op("logical_and", np.logical_and, 2, np.logical_and)
+logical_or = _constant_op("logical_or", np.logical_or, 2, np.logical_or)
+logical_xor = _constant_op("logical_xor", np.logical_xor, 2, np.logical_xor)
+logical_not = _constant_op("logical_not", np.logical_not, 1, np.logical_not)
+isnan = _constant_op("isnan", np.isnan, 1, np.isnan)
+isinf = _constant_op("isinf", np.isinf, 1, np.isinf)
+isfinite = _constant_op("isfinite", np.isfinite, 1, np.isfinite)
+register_ufunc(np.bitwise_and, logical_and)
+register_ufunc(np.bitwise_or, logical_or)
+register_ufunc(np.invert, logical_not)
+__all__ += ["rint", "floordiv"]
+implements(np.round, np.around)(lambda x, decimals=0: round(x) if decimals == 0 else _no_decimals())
+
+
+def _no_decimals():
+    raise TypeError("np.round(tensor, decimals=...) is not supported; use decimals=0.")
+
+
+# --- creation helpers used by rules --------------------------------------------------
+
+zeros_like_p = Primitive("zeros_like", np.zeros_like, elementwise=True)
+ones_like_p = Primitive("ones_like", np.ones_like, elementwise=True)
+
+
+@implements(np.zeros_like)
+def zeros_like(x, dtype=None):
+    """Zeros of ``x``'s shape (and dtype unless given)."""
+    out = bind(zeros_like_p, x)
+    return out if dtype is None else cast(out, dtype)
+
+
+@implements(np.ones_like)
+def ones_like(x, dtype=None):
+    """Ones of ``x``'s shape (and dtype unless given)."""
+    out = bind(ones_like_p, x)
+    return out if dtype is None else cast(out, dtype)
+
+
+__all__ += ["zeros_like", "ones_like"]

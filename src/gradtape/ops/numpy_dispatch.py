@@ -1,0 +1,61 @@
+"""Routes NumPy calls on tensors (``np.sin(t)``, ``np.sum(t)``) to gradtape ops.
+
+Each op module registers the NumPy functions it implements. Anything unregistered
+raises ``TypeError`` naming the function: a gradient is never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_UFUNCS: dict[Any, Callable[..., Any]] = {}
+_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+
+
+def register_ufunc(ufunc: Any, op: Callable[..., Any]) -> None:
+    _UFUNCS[ufunc] = op
+
+
+def implements(*numpy_functions: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: ``op`` handles these NumPy functions (given the same arguments)."""
+
+    def register(op: Callable[..., Any]) -> Callable[..., Any]:
+        for func in numpy_functions:
+            _FUNCTIONS[func] = op
+        return op
+
+    return register
+
+
+def dispatch_ufunc(ufunc, method: str, inputs, kwargs):
+    op = _UFUNCS.get(ufunc)
+    if method != "__call__" or op is None:
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        raise TypeError(
+            f"numpy.{name} has no differentiable gradtape rule. Use a gradtape op, or "
+            "convert the tensor with .numpy() if no gradient should flow through it."
+        )
+    out = kwargs.pop("out", None)
+    if out is not None:
+        raise TypeError(f"numpy.{ufunc.__name__}(..., out=) cannot write into a tensor: "
+                        "tensors are immutable.")
+    if kwargs.get("dtype") is None:
+        kwargs.pop("dtype", None)
+    if kwargs:
+        raise TypeError(
+            f"numpy.{ufunc.__name__} on tensors does not support the arguments "
+            f"{sorted(kwargs)}."
+        )
+    return op(*inputs)
+
+
+def dispatch_function(func, args, kwargs):
+    op = _FUNCTIONS.get(func)
+    if op is None:
+        raise TypeError(
+            f"numpy.{getattr(func, '__name__', func)} has no differentiable gradtape rule. "
+            "Use a gradtape op, or convert the tensor with .numpy() if no gradient "
+            "should flow through it."
+        )
+    return op(*args, **kwargs)

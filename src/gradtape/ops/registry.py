@@ -1,0 +1,146 @@
+"""Primitives and the one dispatch point every op goes through.
+
+A primitive is declared once: its NumPy implementation, how to compute its output
+shape and dtype, and its derivative rules. The rules are written with the library's own
+ops, so evaluating them on IR values *emits IR*: the backward of a program is another
+program of the same primitives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..ir import builder
+from ..ir.nodes import Aval, IRValue
+from ..recording import state, user_location
+from ..tensor import Tensor
+
+# A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
+VJPRule = Callable[..., "tuple[Any, ...]"]
+
+
+class Primitive:
+    """One operation the tape records and the compiler understands."""
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        *,
+        vjp: VJPRule | None = None,
+        jvp: Callable[..., Any] | None = None,
+        shape_rule: Callable[..., Any] | None = None,
+        elementwise: bool = False,
+        multiple_results: bool = False,
+        differentiable: bool = True,
+        cacheable: bool = True,
+    ):
+        self.name = name
+        self.impl = impl
+        self.vjp = vjp
+        self.jvp = jvp
+        self.shape_rule = shape_rule
+        # Elementwise primitives broadcast their inputs; the fusion pass merges them.
+        self.elementwise = elementwise
+        self.multiple_results = multiple_results
+        # Non-differentiable primitives are never recorded: their outputs are constants.
+        self.differentiable = differentiable and vjp is not None
+        # False when params hold a Python callable (custom_gradient): never cached.
+        self.cacheable = cacheable
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name})"
+
+    def abstract_eval(self, inputs: tuple[IRValue, ...], params: dict) -> list[Aval]:
+        """Output avals for IR inputs, without any real data."""
+        if self.shape_rule is not None:
+            out = self.shape_rule(*inputs, **params)
+        else:
+            out = _eval_on_dummies(self, inputs, params)
+        return list(out) if self.multiple_results else [out]
+
+
+def _dummy(value: IRValue, elementwise: bool) -> Any:
+    from ..ir.nodes import Literal
+
+    if isinstance(value, Literal):
+        return value.value
+    shape, dtype = value.aval
+    if elementwise and shape:
+        # Same rank keeps NumPy's promotion rules; size 1 keeps it cheap.
+        return np.ones((1,) * len(shape), dtype)
+    return np.ones(shape, dtype)
+
+
+def _eval_on_dummies(prim: Primitive, inputs, params):
+    """Default shape rule: run the NumPy implementation on arrays of ones."""
+    dummies = [_dummy(v, prim.elementwise) for v in inputs]
+    with np.errstate(all="ignore"):
+        out = prim.impl(*dummies, **params)
+    if prim.elementwise:
+        shape = np.broadcast_shapes(*(v.aval.shape for v in inputs))
+        return Aval(shape, np.asarray(out).dtype)
+    if prim.multiple_results:
+        return [Aval(tuple(np.shape(o)), np.asarray(o).dtype) for o in out]
+    return Aval(tuple(np.shape(out)), np.asarray(out).dtype)
+
+
+def operand(x: Any) -> Any:
+    """``x`` as something with a shape: tensors and IR values as they are, anything else
+    converted with TF's rules (``gt.sin(3.0)`` is float32, like ``tf.sin(3.0)``)."""
+    if isinstance(x, (Tensor, IRValue)):
+        return x
+    from ..tensor import constant
+
+    return constant(x)
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """Apply ``prim``: emit IR if an input is an IR value, else compute now and record."""
+    values = []
+    for a in args:
+        if isinstance(a, Tensor):
+            values.append(a._value)
+        elif isinstance(a, IRValue):
+            return builder.emit(prim, args, params)
+        else:
+            values.append(a)
+    out = prim.impl(*values, **params)
+    if prim.multiple_results:
+        result = tuple(Tensor._wrap(o) for o in out)
+    else:
+        result = Tensor._wrap(out)
+    if (state.recording or state.accumulators) and prim.differentiable:
+        _record(prim, args, values, params, result, out)
+    return result
+
+
+def _record(prim, args, values, params, result, out) -> None:
+    in_ids = tuple(a._id if isinstance(a, Tensor) else None for a in args)
+    if prim.multiple_results:
+        out_ids = tuple(r._id for r in result)
+        out_vals = tuple(out)
+    else:
+        out_ids = (result._id,)
+        out_vals = (out,)
+    record = None
+    for tape in state.recording:
+        if tape._watch_accessed_variables:
+            for a in args:
+                if getattr(a.__class__, "_watch_on_read", False) and a.trainable:
+                    tape._watch_id(a._id, a)
+        tracked = tape._tracked
+        for i in in_ids:
+            if i in tracked:
+                break
+        else:
+            continue
+        if record is None:
+            record = (prim, in_ids, tuple(values), params, out_ids, out_vals, user_location())
+        tape._records.append(record)
+        tracked.update(out_ids)
+    for acc in state.accumulators:
+        acc._on_op(prim, args, params, result)

@@ -1,0 +1,239 @@
+"""Tensor: an immutable NumPy array that tapes can watch, and TF's conversion rules."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from .operators import OperatorMixin
+
+# Every tensor gets a fresh integer id; tapes track ids, never objects, so an id is
+# never reused while a record might still refer to it.
+_next_id = itertools.count(1).__next__
+
+
+class Tensor(OperatorMixin):
+    """An immutable n-dimensional array, TF-style. Operators and NumPy functions on it
+    run at once (eagerly) and are recorded by any tape that watches an input."""
+
+    __slots__ = ("_value", "_id", "__weakref__")
+    # Variables read inside a tape are watched automatically; plain tensors never are.
+    _watch_on_read = False
+
+    def __init__(self, value: Any, dtype: Any = None):
+        self._value = _to_array(value, dtype)
+        self._id = _next_id()
+
+    @classmethod
+    def _wrap(cls, array: Any) -> Tensor:
+        """A tensor around an op's fresh result (no copy, no conversion)."""
+        t = object.__new__(Tensor)
+        t._value = array
+        t._id = _next_id()
+        return t
+
+    @classmethod
+    def _alias(cls, array: Any, tensor_id: int) -> Tensor:
+        """A tensor that a tape sees as the existing tensor ``tensor_id``."""
+        t = object.__new__(Tensor)
+        t._value = array
+        t._id = tensor_id
+        return t
+
+    # --- the array it holds -------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array (a NumPy scalar for rank 0, as in TF)."""
+        value = self._value
+        if isinstance(value, np.ndarray):
+            out = value.copy()
+            return out[()] if out.ndim == 0 else out
+        return value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    def __len__(self) -> int:
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-d tensor (scalar) is undefined.")
+        return len(self._value)
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        for i in range(len(self._value)):
+            yield self[i]
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self._value)
+        if dtype is not None and value.dtype != dtype:
+            return value.astype(dtype)
+        # Our arrays are shared with tapes: hand out a copy unless told not to.
+        return value if copy is False else value.copy()
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype}.")
+        return int(self._value)
+
+    def __bool__(self) -> bool:
+        if self._value.size != 1:
+            raise ValueError(
+                "The truth value of a tensor with more than one element is ambiguous; "
+                "use gt.reduce_any or gt.reduce_all."
+            )
+        return bool(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __repr__(self) -> str:
+        return f"Tensor({format_value(self._value)}, shape={self.shape}, dtype={self.dtype.name})"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if spec and self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return repr(self)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def ref(self):
+        """A hashable reference to this tensor (TF's ``Tensor.ref()``)."""
+        return _Ref(self)
+
+    # --- NumPy protocol: np.sin(t), np.sum(t), ... record like gt.sin(t) -----------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .ops.numpy_dispatch import dispatch_ufunc
+
+        return dispatch_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .ops.numpy_dispatch import dispatch_function
+
+        return dispatch_function(func, args, kwargs)
+
+
+def format_value(value: Any) -> str:
+    """NumPy's printing, as TF shows it: ``75.0`` for scalars, a new line before arrays."""
+    value = np.asarray(value)
+    if value.ndim == 0:
+        return str(value[()])
+    text = str(value)
+    return "\n" + text if "\n" in text else text
+
+
+class _Ref:
+    """Hashable wrapper returned by ``Tensor.ref()``."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor: Tensor):
+        self._tensor = tensor
+
+    def deref(self) -> Tensor:
+        return self._tensor
+
+    def __hash__(self) -> int:
+        return hash(self._tensor._id)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Ref) and other._tensor._id == self._tensor._id
+
+
+# --- conversion, with TensorFlow's default dtypes --------------------------------------
+
+def _default_dtype(value: Any) -> np.dtype | None:
+    """TF's dtype for Python values: float -> float32, int -> int32, complex -> complex128."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        return np.dtype(np.int32)
+    if isinstance(value, float):
+        return np.dtype(np.float32)
+    if isinstance(value, complex):
+        return np.dtype(np.complex128)
+    if isinstance(value, (list, tuple)):
+        array = np.asarray(value)
+        kind = array.dtype.kind
+        if kind == "f":
+            return np.dtype(np.float32)
+        if kind in "iu":
+            return np.dtype(np.int32)
+        if kind == "c":
+            return np.dtype(np.complex128)
+        return array.dtype
+    return None
+
+
+def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
+    if isinstance(value, Tensor):
+        value = value._value
+    if dtype is None:
+        dtype = _default_dtype(value)
+    elif isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.complexfloating):
+        if not np.issubdtype(np.dtype(dtype), np.complexfloating):
+            raise TypeError(f"Cannot convert a complex array to {np.dtype(dtype).name}.")
+    # Always a private copy: a tensor must not change when the caller's array does.
+    return np.array(value, dtype=dtype)
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:
+    """Create a tensor: Python floats become float32, ints int32, NumPy arrays keep their
+    dtype (TensorFlow's rules). ``shape`` broadcasts a scalar or reshapes, as in TF."""
+    del name  # accepted for TF compatibility
+    if isinstance(value, Tensor) and dtype is None and shape is None:
+        return Tensor(value)
+    array = _to_array(value, dtype)
+    if shape is not None:
+        shape = tuple(shape)
+        if array.size == 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        else:
+            array = array.reshape(shape)
+    t = Tensor.__new__(Tensor)
+    t._value = array
+    t._id = _next_id()
+    return t
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Return ``value`` as a Tensor; a tensor of the right dtype is returned as is."""
+    del name
+    if isinstance(value, Tensor):
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            raise ValueError(
+                f"Tensor conversion requested dtype {np.dtype(dtype).name} for a tensor of "
+                f"dtype {value.dtype.name}; use gt.cast to change the dtype."
+            )
+        return value
+    return constant(value, dtype)
+
+
+def is_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor)
