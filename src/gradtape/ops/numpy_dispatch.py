@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 _UFUNCS: dict[Any, Callable[..., Any]] = {}
 _FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 
@@ -50,8 +52,30 @@ def dispatch_ufunc(ufunc, method: str, inputs, kwargs):
     return op(*inputs)
 
 
+# Functions that only look at values (shapes, comparisons): they run on the arrays and
+# return plain NumPy results, like calling them on ``.numpy()``.
+_INSPECTION = {
+    np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
+    np.allclose, np.isclose, np.array_equal, np.array_equiv, np.count_nonzero,
+    np.nonzero, np.argwhere, np.flatnonzero, np.array2string, np.array_repr, np.array_str,
+    np.copy, np.any, np.all, np.unique, np.searchsorted, np.argsort, np.sort,
+}
+
+
+def _unwrap(x):
+    from ..tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unwrap(i) for i in x)
+    return x
+
+
 def dispatch_function(func, args, kwargs):
     op = _FUNCTIONS.get(func)
+    if op is None and func in _INSPECTION:
+        return func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
     if op is None:
         raise TypeError(
             f"numpy.{getattr(func, '__name__', func)} has no differentiable gradtape rule. "
