@@ -170,6 +170,8 @@ class _Ref:
 
 def _default_dtype(value: Any) -> np.dtype | None:
     """TF's dtype for Python values: float -> float32, int -> int32, complex -> complex128."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return None  # NumPy values keep their dtype
     if isinstance(value, bool):
         return np.dtype(np.bool_)
     if isinstance(value, int):

@@ -1,0 +1,174 @@
+"""Elementwise ops: values equal NumPy's; derivatives match finite differences to 2nd
+order (3rd for a cheap subset), with broadcasting, float32 dtypes and NumPy dispatch."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.testing import check_grads
+
+rng = np.random.default_rng(0)
+
+# name -> (op, NumPy reference, input domain low/high)
+UNARY = {
+    "negative": (gt.negative, np.negative, -2, 2),
+    "abs": (gt.abs, np.abs, 0.2, 2),
+    "exp": (gt.exp, np.exp, -2, 2),
+    "exp2": (gt.exp2, np.exp2, -2, 2),
+    "expm1": (gt.expm1, np.expm1, -2, 2),
+    "log": (gt.log, np.log, 0.3, 3),
+    "log2": (gt.log2, np.log2, 0.3, 3),
+    "log10": (gt.log10, np.log10, 0.3, 3),
+    "log1p": (gt.log1p, np.log1p, -0.5, 2),
+    "sqrt": (gt.sqrt, np.sqrt, 0.3, 3),
+    "cbrt": (gt.cbrt, np.cbrt, 0.3, 3),
+    "square": (gt.square, np.square, -2, 2),
+    "reciprocal": (gt.reciprocal, np.reciprocal, 0.5, 2),
+    "sin": (gt.sin, np.sin, -3, 3),
+    "cos": (gt.cos, np.cos, -3, 3),
+    "tan": (gt.tan, np.tan, -1.2, 1.2),
+    "arcsin": (gt.arcsin, np.arcsin, -0.8, 0.8),
+    "arccos": (gt.arccos, np.arccos, -0.8, 0.8),
+    "arctan": (gt.arctan, np.arctan, -3, 3),
+    "sinh": (gt.sinh, np.sinh, -2, 2),
+    "cosh": (gt.cosh, np.cosh, -2, 2),
+    "tanh": (gt.tanh, np.tanh, -2, 2),
+    "arcsinh": (gt.arcsinh, np.arcsinh, -2, 2),
+    "arccosh": (gt.arccosh, np.arccosh, 1.2, 3),
+    "arctanh": (gt.arctanh, np.arctanh, -0.8, 0.8),
+    "sigmoid": (gt.sigmoid, lambda x: 1 / (1 + np.exp(-x)), -4, 4),
+    "relu": (gt.relu, lambda x: np.maximum(x, 0), -2, 2),
+    "softplus": (gt.softplus, lambda x: np.log1p(np.exp(x)), -3, 3),
+}
+
+BINARY = {
+    "add": (gt.add, np.add, -2, 2),
+    "subtract": (gt.subtract, np.subtract, -2, 2),
+    "multiply": (gt.multiply, np.multiply, -2, 2),
+    "divide": (gt.divide, np.divide, 0.5, 2),
+    "power": (gt.power, np.power, 0.5, 2),
+    "maximum": (gt.maximum, np.maximum, -2, 2),
+    "minimum": (gt.minimum, np.minimum, -2, 2),
+    "arctan2": (gt.arctan2, np.arctan2, 0.3, 2),
+    "hypot": (gt.hypot, np.hypot, 0.3, 2),
+    "logaddexp": (gt.logaddexp, np.logaddexp, -2, 2),
+}
+
+
+def _sample(shape, low, high):
+    x = rng.uniform(low, high, size=shape)
+    if low < 0 < high:  # keep away from kinks at 0 (abs, relu) for finite differences
+        x = np.where(np.abs(x) < 0.1, 0.5, x)
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3)])
+def test_unary_values_and_second_order(name, shape):
+    op, reference, low, high = UNARY[name]
+    x = _sample(shape, low, high)
+    np.testing.assert_allclose(op(gt.constant(x)).numpy(), reference(x), rtol=1e-12)
+    check_grads(op, [x], order=2)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "tanh", "sigmoid", "sqrt", "square"])
+def test_unary_third_order(name):
+    op, _, low, high = UNARY[name]
+    check_grads(op, [_sample((4,), low, high)], order=3)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", [((4,), (4,)), ((3, 1), (4,)), ((), (2, 3)), ((2, 3), ())])
+def test_binary_broadcasting_second_order(name, shapes):
+    op, reference, low, high = BINARY[name]
+    a, b = _sample(shapes[0], low, high), _sample(shapes[1], low, high)
+    if name in ("maximum", "minimum"):
+        b = b + 0.05  # no ties: finite differences are not defined there
+    np.testing.assert_allclose(op(gt.constant(a), gt.constant(b)).numpy(), reference(a, b))
+    check_grads(op, [a, b], order=2)
+
+
+def test_power_by_python_scalar_and_zero_base():
+    check_grads(lambda x: x ** 3.0, [rng.uniform(-2, 2, 5)], order=3)
+    x = gt.constant([0.0, 2.0], dtype="float64")
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.power(x, 2.0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [0.0, 4.0])
+    y_exp = gt.constant(1.5, dtype="float64")
+    with gt.GradientTape() as tape:
+        tape.watch(y_exp)
+        z = gt.sum(gt.power(x, y_exp))
+    # d/dy 0 ** y is 0 (not NaN); d/dy 2 ** 1.5 = log(2) * 2 ** 1.5
+    np.testing.assert_allclose(tape.gradient(z, y_exp).numpy(), np.log(2) * 2**1.5)
+
+
+def test_where_and_clip():
+    x = _sample((6,), -2, 2)
+    check_grads(lambda a: gt.where(a > 0, a * a, gt.sin(a)), [x], order=2)
+    check_grads(lambda a: gt.clip(a, -1.0, 1.0), [np.array([-1.5, -0.5, 0.3, 1.7])], order=2)
+    lo, hi = np.array([-1.0, -1.0]), np.array([1.0, 1.0])
+    check_grads(lambda a, b, c: gt.clip(a, b, c), [np.array([-1.5, 0.4]), lo, hi], order=1)
+
+
+def test_max_min_ties_follow_tensorflow():
+    x, y = gt.constant([1.0, 2.0]), gt.constant([1.0, 3.0])
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        m = gt.maximum(x, y)
+        n = gt.minimum(x, y)
+    np.testing.assert_array_equal(tape.gradient(m, x).numpy(), [1.0, 0.0])
+    np.testing.assert_array_equal(tape.gradient(m, y).numpy(), [0.0, 1.0])
+    np.testing.assert_array_equal(tape.gradient(n, x).numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("name", ["sign", "floor", "ceil", "round", "less", "equal",
+                                  "logical_not", "floor_divide"])
+def test_non_differentiable_ops_give_no_gradient(name):
+    op = getattr(gt, name)
+    x = gt.constant([0.4, -1.6])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = op(x) if name in ("sign", "floor", "ceil", "round", "logical_not") else op(x, x)
+    assert tape.gradient(y, x) is None
+
+
+def test_float32_stays_float32_with_python_scalars():
+    x = gt.constant([1.0, 2.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.sum(gt.tanh(x * 2.0 + 1) / 3.0)
+    assert y.dtype == np.float32
+    g = tape.gradient(y, x)
+    assert g.dtype == np.float32
+    t = np.tanh(np.array([3.0, 5.0]))
+    # float32 rounding of 1 - tanh^2 near saturation: compare with an absolute bound
+    np.testing.assert_allclose(g.numpy(), 2 * (1 - t**2) / 3, rtol=1e-5, atol=1e-7)
+
+
+def test_numpy_ufuncs_on_tensors_record():
+    x = gt.constant(rng.uniform(0.5, 1.5, 4))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(np.exp(x) * np.log(x) + np.sqrt(x) - np.maximum(x, 1.0))
+    assert isinstance(y, gt.Tensor)
+    v = x.numpy()
+    expected = np.exp(v) * np.log(v) + np.exp(v) / v + 0.5 / np.sqrt(v) - (v >= 1.0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-5)
+
+
+def test_unsupported_numpy_function_raises_type_error_naming_it():
+    x = gt.constant([1.0, 2.0])
+    with pytest.raises(TypeError, match="numpy.spacing"):
+        np.spacing(x)
+    with pytest.raises(TypeError, match="numpy.add.reduce"):
+        np.add.reduce(x)
+
+
+def test_complex_follows_tensorflow_conjugate_convention():
+    # TF: for real L(z), the gradient is dL/dx + i dL/dy; for L = |z|^2 that is 2z.
+    z = gt.constant(np.array([1.0 + 2.0j, -0.5 + 0.25j]))
+    with gt.GradientTape() as tape:
+        tape.watch(z)
+        loss = gt.real(z * gt.conj(z))
+    np.testing.assert_allclose(tape.gradient(loss, z).numpy(), 2 * z.numpy())
