@@ -19,7 +19,7 @@ import numpy as np
 
 from .nodes import Aval, Eqn, Literal, Program, Var
 
-_PY_SCALARS = (bool, int, float, complex)
+_PY_SCALARS = frozenset((bool, int, float, complex))
 
 
 def prune(records: Sequence[tuple], source_ids: Sequence[int], target_ids: Sequence[int]):
@@ -53,22 +53,22 @@ class Trace:
                  "target_slots", "slot_avals")
 
     def __init__(self, records, sources, target_ids, flags: tuple = ()):
+        # This runs on every gradient call, cache hit or not: keep it to plain tuples,
+        # dict lookups and appends. Output avals are not in the key: they follow from
+        # the primitive, its params and the input avals, which are.
         self.records = records
         slot_of: dict[int, int] = {}
         origins: list[tuple] = []
-        avals: list[Aval] = []
+        avals: list[tuple] = []
         key: list[Any] = [flags]
-
-        def new_slot(origin, value) -> int:
-            origins.append(origin)
-            avals.append(Aval(value.shape, value.dtype))
-            return len(origins) - 1
-
         source_slots = []
         for k, src in enumerate(sources):
             slot = slot_of.get(src._id)
             if slot is None:
-                slot = slot_of[src._id] = new_slot(("source", k), src._value)
+                slot = slot_of[src._id] = len(origins)
+                origins.append(("source", k))
+                value = src._value
+                avals.append((value.shape, value.dtype))
             source_slots.append(slot)
         key.append(tuple(source_slots))
         key.append(tuple(avals))
@@ -76,32 +76,41 @@ class Trace:
         wiring, out_slots = [], []
         for r, (prim, in_ids, in_vals, params, out_ids, out_vals, _) in enumerate(records):
             ins = []
-            for p, (i, v) in enumerate(zip(in_ids, in_vals)):
-                if i is not None and i in slot_of:
-                    ins.append(slot_of[i])
-                elif isinstance(v, _PY_SCALARS):
-                    ins.append(("literal", type(v), v))
+            p = 0
+            for i, v in zip(in_ids, in_vals):
+                slot = slot_of.get(i)
+                if slot is not None:
+                    ins.append(slot)
+                elif v.__class__ in _PY_SCALARS:
+                    ins.append(("literal", v.__class__, v))
                 else:
-                    slot = new_slot(("in", r, p), v)
+                    slot = len(origins)
                     if i is not None:
                         slot_of[i] = slot
+                    origins.append(("in", r, p))
+                    aval = (v.shape, v.dtype)
+                    avals.append(aval)
                     ins.append(slot)
-                    key.append(("const", avals[slot]))
+                    key.append(aval)
+                p += 1
             outs = []
-            for p, (o, v) in enumerate(zip(out_ids, out_vals)):
-                # A source computed by a recorded op keeps its slot: its gradient is
-                # the cotangent reaching it, and the op still passes gradient upstream.
+            p = 0
+            for o, v in zip(out_ids, out_vals):
                 slot = slot_of.get(o)
                 if slot is None:
-                    slot = slot_of[o] = new_slot(("out", r, p), v)
+                    slot = slot_of[o] = len(origins)
+                    origins.append(("out", r, p))
+                    avals.append(None)  # filled in by to_program, only on a cache miss
                 else:
+                    # A source computed by a recorded op keeps its slot: its gradient is
+                    # the cotangent reaching it, and the op still passes gradient upstream.
                     origins[slot] = ("out", r, p)
                 outs.append(slot)
+                p += 1
             ins_t, outs_t = tuple(ins), tuple(outs)
             wiring.append(ins_t)
             out_slots.append(outs_t)
-            key.append((prim, tuple(params.items()), ins_t, outs_t,
-                        tuple(avals[s] for s in outs_t)))
+            key.append((prim, tuple(params.items()), ins_t, outs_t))
         self.target_slots = tuple(slot_of.get(t) for t in target_ids)
         key.append(self.target_slots)
         self.key = tuple(key)
@@ -129,7 +138,12 @@ class Trace:
 
     def to_program(self) -> tuple[Program, list[Var]]:
         """The forward Program (inputs: sources, then constants) and a Var per slot."""
-        slot_vars = [Var(aval, "x") for aval in self.slot_avals]
+        slot_vars = []
+        for slot, aval in enumerate(self.slot_avals):
+            if aval is None:
+                value = self.value(slot, None)
+                aval = (value.shape, value.dtype)
+            slot_vars.append(Var(Aval(tuple(aval[0]), aval[1]), "x"))
         defined_by_eqn = set()
         eqns = []
         for rec, ins, outs in zip(self.records, self.wiring, self.out_slots):

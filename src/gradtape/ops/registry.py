@@ -120,6 +120,10 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
 
 def _record(prim, args, values, params, result, out) -> None:
     in_ids = tuple(a._id if isinstance(a, Tensor) else None for a in args)
+    if None in in_ids:
+        # Lists and other array-likes are recorded as the arrays NumPy made of them.
+        values = [v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
+                  for v in values]
     if prim.multiple_results:
         out_ids = tuple(r._id for r in result)
         out_vals = tuple(out)
@@ -144,3 +148,6 @@ def _record(prim, args, values, params, result, out) -> None:
         tracked.update(out_ids)
     for acc in state.accumulators:
         acc._on_op(prim, args, params, result)
+
+
+_SCALARS = frozenset((bool, int, float, complex))
