@@ -18,18 +18,30 @@ class _State(threading.local):
         # Forward accumulators that are active, innermost last.
         self.accumulators: list = []
 
+    @property
+    def active(self) -> bool:
+        """Whether any tape or accumulator would see an op now (checked on every op)."""
+        return bool(self.recording or self.accumulators)
+
 
 state = _State()
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# Code objects seen so far -> whether they belong to gradtape (saves a string test per frame).
+_is_internal: dict = {}
+
+
 def user_location() -> tuple[str, int] | None:
     """(file, line) of the innermost frame outside gradtape: where the user called the op."""
     frame = sys._getframe(2)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR):
-            return (filename, frame.f_lineno)
+        code = frame.f_code
+        internal = _is_internal.get(code)
+        if internal is None:
+            internal = _is_internal[code] = code.co_filename.startswith(_PACKAGE_DIR)
+        if not internal:
+            return (code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None

@@ -148,6 +148,17 @@ def format_value(value: Any) -> str:
     return "\n" + text if "\n" in text else text
 
 
+_new_object = object.__new__
+
+
+def wrap(array: Any) -> Tensor:
+    """A tensor around an op's fresh result (no copy, no conversion): the dispatch hot path."""
+    t = _new_object(Tensor)
+    t._value = array
+    t._id = _next_id()
+    return t
+
+
 class _Ref:
     """Hashable wrapper returned by ``Tensor.ref()``."""
 

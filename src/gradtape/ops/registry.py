@@ -16,7 +16,7 @@ import numpy as np
 from ..ir import builder
 from ..ir.nodes import Aval, IRValue
 from ..recording import state, user_location
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 
 # A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
 VJPRule = Callable[..., "tuple[Any, ...]"]
@@ -99,7 +99,9 @@ def operand(x: Any) -> Any:
 
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
-    """Apply ``prim``: emit IR if an input is an IR value, else compute now and record."""
+    """Apply ``prim``: emit IR if an input is an IR value, else compute now and record.
+
+    This is the hot path of every eager op: keep it to one pass over the arguments."""
     values = []
     for a in args:
         if isinstance(a, Tensor):
@@ -110,16 +112,25 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             values.append(a)
     out = prim.impl(*values, **params)
     if prim.multiple_results:
-        result = tuple(Tensor._wrap(o) for o in out)
+        result = tuple(wrap(o) for o in out)
     else:
-        result = Tensor._wrap(out)
-    if (state.recording or state.accumulators) and prim.differentiable:
+        result = wrap(out)
+    if state.active and prim.differentiable:
         _record(prim, args, values, params, result, out)
     return result
 
 
 def _record(prim, args, values, params, result, out) -> None:
-    in_ids = tuple(a._id if isinstance(a, Tensor) else None for a in args)
+    in_ids = []
+    variables = None
+    for a in args:
+        if isinstance(a, Tensor):
+            in_ids.append(a._id)
+            if a._watch_on_read:
+                variables = [a] if variables is None else variables + [a]
+        else:
+            in_ids.append(None)
+    in_ids = tuple(in_ids)
     if None in in_ids:
         # Lists and other array-likes are recorded as the arrays NumPy made of them.
         values = [v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
@@ -132,10 +143,10 @@ def _record(prim, args, values, params, result, out) -> None:
         out_vals = (out,)
     record = None
     for tape in state.recording:
-        if tape._watch_accessed_variables:
-            for a in args:
-                if getattr(a.__class__, "_watch_on_read", False) and a.trainable:
-                    tape._watch_id(a._id, a)
+        if variables is not None and tape._watch_accessed_variables:
+            for v in variables:
+                if v.trainable:
+                    tape._watch_id(v._id, v)
         tracked = tape._tracked
         for i in in_ids:
             if i in tracked:
