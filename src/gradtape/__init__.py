@@ -1,14 +1,17 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
 from . import ops as _ops
+from .forward import ForwardAccumulator
 from .ops import *  # noqa: F403
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
+from .transforms import jvp, vjp
 from .variable import Variable
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ForwardAccumulator",
     "GradientTape",
     "Tensor",
     "UnconnectedGradients",
@@ -16,5 +19,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "is_tensor",
+    "jvp",
+    "vjp",
     *_ops.__all__,
 ]
