@@ -1,11 +1,20 @@
-"""Dead-code elimination: drop equations whose outputs nothing reads."""
+"""Dead-code elimination, and pruning a program to the outputs someone asked for.
+
+An equation is live when one of its outputs is read by a live equation or is a program
+output; everything else goes, in one backward sweep. A ``None`` output is a zero: it
+needs no work. ``prune_outputs`` turns outputs nobody asked for (gradients of sources
+not requested) into ``None`` first, keeping positions, so their work disappears too.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from ..ir.nodes import Program, Var
 
 
 def eliminate_dead_code(program: Program) -> Program:
+    """``program`` without the equations no output depends on (inputs unchanged)."""
     live = {v for v in program.outputs if isinstance(v, Var)}
     kept = []
     for eqn in reversed(program.eqns):
@@ -13,5 +22,11 @@ def eliminate_dead_code(program: Program) -> Program:
             kept.append(eqn)
             live.update(v for v in eqn.inputs if isinstance(v, Var))
     kept.reverse()
-    inputs = program.inputs
-    return Program(inputs, kept, program.outputs)
+    return Program(program.inputs, kept, program.outputs)
+
+
+def prune_outputs(program: Program, wanted: Iterable[int]) -> Program:
+    """Only the outputs at positions ``wanted`` computed; the others become ``None``."""
+    wanted = set(wanted)
+    outputs = [v if i in wanted else None for i, v in enumerate(program.outputs)]
+    return eliminate_dead_code(Program(program.inputs, program.eqns, outputs))

@@ -1,0 +1,100 @@
+"""Common-subexpression elimination: an equation computed twice is computed once.
+
+Two equations are the same when they apply the same primitive, with params equal by
+value, to the same inputs (a var by identity, a literal by type and exact value, so
+``0.0`` and ``-0.0`` stay apart). ``add`` and ``multiply`` commute. Equations with
+unhashable params, and primitives that declare themselves impure (``pure = False``)
+or uncacheable (params holding Python callables), are left alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ir.nodes import Eqn, IRValue, Literal, Program, Var
+from ..ops import elementwise as _ew
+
+_COMMUTATIVE = frozenset({_ew.add.primitive, _ew.multiply.primitive})
+
+
+class _Unkeyable(Exception):
+    pass
+
+
+def literal_key(lit: Literal) -> tuple:
+    """A hashable key equal only for literals that behave identically."""
+    value = lit.value
+    if isinstance(value, np.ndarray):
+        body: Any = ("array", value.dtype.str, value.shape, value.tobytes())
+    elif isinstance(value, np.generic):
+        body = ("scalar", value.dtype.str, value.tobytes())
+    else:  # a Python scalar: repr tells 0.0 from -0.0 and 1 from 1.0 from True
+        body = (type(value).__name__, repr(value))
+    return ("literal", body, tuple(lit.aval.shape), lit.aval.dtype.str)
+
+
+def param_key(value: Any) -> Any:
+    """``value`` as a key that tells apart params NumPy would treat differently."""
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(param_key(v) for v in value))
+    if isinstance(value, (float, complex, np.generic)):
+        return (type(value).__name__, repr(value))
+    try:
+        hash(value)
+    except TypeError:
+        raise _Unkeyable from None
+    return (type(value), value)
+
+
+def eqn_key(eqn: Eqn, rank: dict[Var, int]) -> tuple | None:
+    """The key two equations share exactly when they compute the same values."""
+    prim = eqn.prim
+    if not getattr(prim, "pure", True) or not prim.cacheable:
+        return None
+    try:
+        params = tuple((k, param_key(v)) for k, v in sorted(eqn.params.items()))
+    except _Unkeyable:
+        return None
+    ins: list[Any] = [literal_key(v) if isinstance(v, Literal) else ("var", rank[v])
+                      for v in eqn.inputs]
+    if prim in _COMMUTATIVE:
+        ins.sort(key=repr)
+    return (prim, params, tuple(ins))
+
+
+def eliminate_common_subexpressions(program: Program) -> Program:
+    """Merge equations that compute the same thing; later uses read the first one."""
+    rank: dict[Var, int] = {v: i for i, v in enumerate(program.inputs)}
+    subst: dict[Var, Var] = {}
+    seen: dict[tuple, Eqn] = {}
+    eqns: list[Eqn] = []
+
+    def read(v: IRValue) -> IRValue:
+        return subst.get(v, v) if isinstance(v, Var) else v
+
+    for eqn in program.eqns:
+        inputs = tuple(read(v) for v in eqn.inputs)
+        if any(a is not b for a, b in zip(inputs, eqn.inputs)):
+            eqn = Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc)
+        for v in inputs:  # a var read but never defined (a free var) still gets a rank
+            if isinstance(v, Var) and v not in rank:
+                rank[v] = len(rank)
+        key = eqn_key(eqn, rank)
+        first = seen.get(key) if key is not None else None
+        if first is not None and _same_avals(first, eqn):
+            subst.update(zip(eqn.outs, first.outs))
+            continue
+        if key is not None:
+            seen.setdefault(key, eqn)
+        eqns.append(eqn)
+        for o in eqn.outs:
+            rank[o] = len(rank)
+    return Program(program.inputs, eqns, [read(v) for v in program.outputs])
+
+
+def _same_avals(a: Eqn, b: Eqn) -> bool:
+    return len(a.outs) == len(b.outs) and all(
+        tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype for x, y in zip(a.outs, b.outs)
+    )

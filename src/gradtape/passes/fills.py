@@ -1,0 +1,104 @@
+"""Which values are uniform fills: every element the same known scalar.
+
+Backward programs are full of them: the implicit ``ones`` seed reshaped and broadcast
+to a target's shape, ``zeros_like`` cotangents of unused outputs, literals. The
+simplification passes ask this analysis "is this value all ``c``?" and rewrite around
+the answer. A fill's scalar is kept as a NumPy scalar of the value's dtype, so it
+promotes exactly like the array it stands for (NEP 50: NumPy scalars are not weak);
+only a Python scalar literal stays a Python scalar (weakly typed, like NumPy treats it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ir.nodes import Eqn, IRValue, Literal, Var
+from ..ops import elementwise as _ew
+from ..ops import reduce as _reduce
+from ..ops import shape as _shape
+
+# Shape ops that move elements around without changing them: a fill stays the same fill.
+_REARRANGING = frozenset({
+    _shape.reshape_p, _shape.transpose_p, _shape.broadcast_to_p, _shape.identity_p,
+})
+# Sums: all zeros sum to zero; other fills would round differently than np.sum does.
+_SUMMING = frozenset({_reduce.sum_p, _shape.unbroadcast_p})
+_CREATING = {_ew.zeros_like_p: 0, _ew.ones_like_p: 1}
+
+
+def literal_scalar(lit: Literal) -> Any:
+    """The scalar a literal holds, or ``None`` if it holds an array of several values."""
+    value = lit.value
+    if isinstance(value, np.ndarray):
+        return value[()] if value.ndim == 0 else None
+    return value
+
+
+def is_zero(c: Any) -> bool:
+    return c is not None and bool(c == 0)
+
+
+def is_one(c: Any) -> bool:
+    return c is not None and bool(c == 1)
+
+
+def as_dtype(c: Any, dtype: np.dtype) -> Any:
+    """``c`` as a NumPy scalar of ``dtype``, or ``None`` if that would change its value."""
+    with np.errstate(all="ignore"):
+        converted = np.asarray(c).astype(dtype)[()]
+        same = bool(converted == c) or (bool(np.isnan(converted)) and bool(np.isnan(c)))
+    return converted if same else None
+
+
+class Fills:
+    """Fill values of the vars seen so far; feed it every equation kept, in order."""
+
+    def __init__(self) -> None:
+        self._known: dict[Var, Any] = {}
+
+    def value(self, v: IRValue | None) -> Any:
+        """The scalar every element of ``v`` equals, or ``None`` if unknown."""
+        if isinstance(v, Literal):
+            return literal_scalar(v)
+        return self._known.get(v)
+
+    def observe(self, eqn: Eqn) -> None:
+        c = self.infer(eqn)
+        if c is not None:
+            self._known[eqn.outs[0]] = c
+
+    def infer(self, eqn: Eqn) -> Any:
+        """The fill value of ``eqn``'s output, computed from what is known of its inputs."""
+        prim = eqn.prim
+        if prim.multiple_results:
+            return None
+        out = eqn.outs[0]
+        if prim in _CREATING:
+            return out.dtype.type(_CREATING[prim])
+        values = [self.value(v) for v in eqn.inputs]
+        if not values:
+            return None
+        if prim in _SUMMING:
+            return out.dtype.type(0) if is_zero(values[0]) else None
+        if any(c is None for c in values):
+            return None
+        if prim in _REARRANGING:
+            return as_dtype(values[0], out.dtype)
+        if prim.elementwise:
+            return _apply(eqn, values)
+        return None
+
+
+def _apply(eqn: Eqn, values: list) -> Any:
+    """An elementwise primitive on scalars: the value of every element of its output."""
+    out = eqn.outs[0]
+    try:
+        with np.errstate(all="ignore"):
+            result = np.asarray(eqn.prim.impl(*values, **eqn.params))
+    except Exception:  # a rule that cannot run on scalars: not a fill we can know
+        return None
+    if result.shape != () or result.dtype != out.dtype:
+        return None
+    return result[()]

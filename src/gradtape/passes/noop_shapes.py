@@ -1,0 +1,142 @@
+"""Shape ops that do nothing for the static shapes removed, and chains of them collapsed.
+
+- ``reshape`` to the input's shape, ``transpose`` by the identity permutation,
+  ``broadcast_to``/``unbroadcast`` to the input's shape, ``sum`` over no axes,
+  ``cast`` to the input's dtype and ``identity``: the input itself.
+- ``reshape(reshape(x))`` -> one reshape; ``transpose(transpose(x))`` -> one transpose
+  (or none); ``broadcast_to(broadcast_to(x))`` -> one broadcast;
+  ``broadcast_to(reshape(x))`` -> ``broadcast_to(x)`` when the reshape only added or
+  dropped leading size-1 axes (broadcasting adds those itself);
+  ``unbroadcast`` over no axes -> a reshape.
+- An elementwise op's operand made by ``broadcast_to`` (or by a reshape adding leading
+  size-1 axes) is read before that op when the output keeps its shape: the op
+  broadcasts by itself (``add(a, broadcast_to(b))`` -> ``add(a, b)``).
+The walk only accepts a replacement with the output's exact aval, so a dtype-changing
+"no-op" (``sum`` of int8 is int64) stays.
+"""
+
+from __future__ import annotations
+
+from ..ir.nodes import Eqn, IRValue, Program
+from ..ops import elementwise as _ew
+from ..ops import reduce as _reduce
+from ..ops import shape as _shape
+from .rewrite import Rewriter, rewrite
+
+
+def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return tuple(shape[i:])
+
+
+def same_as_input(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """The op leaves its input as it is (the walk checks shape and dtype agree)."""
+    return eqn.inputs[0]
+
+
+def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    inner = rw.definition(eqn.inputs[0])
+    if inner is not None and inner.prim is _shape.reshape_p:
+        return _reshape(inner.inputs[0], eqn.params["shape"], rw)
+    return None
+
+
+def _reshape(x: IRValue, shape: tuple[int, ...], rw: Rewriter) -> IRValue | None:
+    if tuple(x.shape) == tuple(shape):
+        return x
+    return rw.emit(_shape.reshape_p, (x,), {"shape": tuple(shape)})
+
+
+def transpose_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    axes = tuple(eqn.params["axes"])
+    if axes == tuple(range(len(axes))):
+        return eqn.inputs[0]
+    inner = rw.definition(eqn.inputs[0])
+    if inner is not None and inner.prim is _shape.transpose_p:
+        first = inner.params["axes"]
+        combined = tuple(first[a] for a in axes)
+        if combined == tuple(range(len(combined))):
+            return inner.inputs[0]
+        return rw.emit(_shape.transpose_p, (inner.inputs[0],), {"axes": combined})
+    return None
+
+
+def broadcast_to_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    inner = rw.definition(eqn.inputs[0])
+    if inner is None:
+        return None
+    src = inner.inputs[0] if inner.inputs else None
+    if inner.prim is _shape.broadcast_to_p:
+        return rw.emit(_shape.broadcast_to_p, (src,), eqn.params)
+    if inner.prim is _shape.reshape_p and (
+        _strip_leading_ones(tuple(src.shape)) == _strip_leading_ones(tuple(inner.outs[0].shape))
+    ):
+        return rw.emit(_shape.broadcast_to_p, (src,), eqn.params)
+    return None
+
+
+def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    if eqn.params["axes"]:
+        return None
+    return _reshape(eqn.inputs[0], eqn.params["shape"], rw)
+
+
+def sum_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    return eqn.inputs[0] if not eqn.params["axis"] else None
+
+
+def cast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    return eqn.inputs[0]  # kept unless the dtype already matches (the walk checks)
+
+
+def _broadcast_source(v: IRValue, rw: Rewriter) -> IRValue | None:
+    """What ``v`` was broadcast from, when broadcasting would recreate ``v`` from it."""
+    inner = rw.definition(v)
+    if inner is None:
+        return None
+    if inner.prim is _shape.broadcast_to_p:
+        return inner.inputs[0]
+    if inner.prim is _shape.reshape_p:
+        src = inner.inputs[0]
+        if (len(src.shape) <= len(v.shape)
+                and _strip_leading_ones(tuple(src.shape)) == _strip_leading_ones(tuple(v.shape))):
+            return src
+    return None
+
+
+def implicit_broadcasts(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """Elementwise operands read before an explicit broadcast the op would do anyway."""
+    if not eqn.prim.elementwise:
+        return None
+    inputs = list(eqn.inputs)
+    out = eqn.outs[0]
+    changed = False
+    for i in range(len(inputs)):
+        while (src := _broadcast_source(inputs[i], rw)) is not None:
+            trial = inputs[:i] + [src] + inputs[i + 1:]
+            try:
+                (aval,) = eqn.prim.abstract_eval(tuple(trial), eqn.params)
+            except Exception:
+                break
+            if tuple(aval.shape) != tuple(out.shape) or aval.dtype != out.dtype:
+                break
+            inputs, changed = trial, True
+    return rw.emit(eqn.prim, inputs, eqn.params) if changed else None
+
+
+RULES = {
+    _shape.reshape_p: [same_as_input, reshape_rule],
+    _shape.transpose_p: [transpose_rule],
+    _shape.broadcast_to_p: [same_as_input, broadcast_to_rule],
+    _shape.unbroadcast_p: [same_as_input, unbroadcast_rule],
+    _shape.identity_p: [same_as_input],
+    _reduce.sum_p: [sum_rule],
+    _ew.cast_p: [cast_rule],
+}
+
+
+def remove_noop_shapes(program: Program) -> Program:
+    """Drop shape ops that are no-ops for the static shapes; collapse chains of them."""
+    return rewrite(program, RULES, late=(implicit_broadcasts,))

@@ -1,0 +1,126 @@
+"""The one walk the simplification passes share: rules rewrite equations in order.
+
+A rule looks at one equation (its inputs already rewritten) and returns the value that
+should replace its output, or ``None`` to keep it. It may emit new equations through
+the walk (``emit``), which are rewritten in turn. Replacing an output renames it in
+every later use and in the program's outputs. A replacement must have exactly the
+replaced var's aval (shape and dtype); the walk refuses any other, keeping the
+equation, so a rule can never make a program compute something else. Equations left
+unused are removed by dead-code elimination afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program, Var
+from ..ops.registry import Primitive
+from .fills import Fills
+
+Rule = Callable[[Eqn, "Rewriter"], "IRValue | None"]
+
+# Emitted equations are rewritten too; the depth bound guards against two rules
+# rewriting into each other forever.
+_MAX_DEPTH = 8
+
+
+def same_aval(value: IRValue, var: Var) -> bool:
+    """Whether ``value`` can stand for ``var`` everywhere, dtype promotion included."""
+    if isinstance(value, Literal):
+        # A Python scalar is weakly typed (x_f32 * 2.0 stays float32) where a var is
+        # not: only a NumPy scalar of the same dtype behaves exactly like a 0-d var.
+        if not isinstance(value.value, np.generic) or value.value.dtype != var.dtype:
+            return False
+    return tuple(value.aval.shape) == tuple(var.aval.shape) and value.aval.dtype == var.dtype
+
+
+class Rewriter:
+    """One pass over a program applying ``rules`` (per primitive, then ``generic``)."""
+
+    def __init__(self, rules: Mapping[Primitive, Sequence[Rule]],
+                 generic: Sequence[Rule] = (), late: Sequence[Rule] = ()):
+        self._rules = rules
+        self._generic = tuple(generic)
+        self._late = tuple(late)
+        self.fills = Fills()
+        self.eqns: list[Eqn] = []
+        self._subst: dict[Var, IRValue] = {}
+        self._defs: dict[Var, Eqn] = {}
+        self._loc: Any = None
+        self._depth = 0
+
+    # --- what rules may ask -------------------------------------------------------
+    def definition(self, v: IRValue) -> Eqn | None:
+        """The (rewritten) equation defining ``v``; ``None`` for inputs and literals."""
+        return self._defs.get(v) if isinstance(v, Var) else None
+
+    def fill(self, v: IRValue) -> Any:
+        """The scalar all of ``v`` equals, or ``None``."""
+        return self.fills.value(v)
+
+    def emit(self, prim: Primitive, inputs: Iterable[IRValue], params: dict) -> IRValue | None:
+        """Append ``prim(*inputs, **params)`` (rewritten in turn) and return its value;
+        ``None`` if its shape rule rejects the inputs."""
+        inputs = tuple(inputs)
+        try:
+            avals = prim.abstract_eval(inputs, params)
+        except Exception:  # a rule proposed something invalid: decline the rewrite
+            return None
+        outs = tuple(Var(Aval(tuple(a.shape), a.dtype), prim.name) for a in avals)
+        self._visit(Eqn(prim, inputs, outs, params, self._loc))
+        return self.read(outs[0])
+
+    def read(self, v: IRValue | None) -> IRValue | None:
+        return self._subst.get(v, v) if isinstance(v, Var) else v
+
+    # --- the walk -------------------------------------------------------------------
+    def run(self, program: Program) -> Program:
+        for eqn in program.eqns:
+            inputs = tuple(self.read(v) for v in eqn.inputs)
+            if any(a is not b for a, b in zip(inputs, eqn.inputs)):
+                eqn = Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc)
+            self._visit(eqn)
+        outputs = [self.read(v) for v in program.outputs]
+        return Program(program.inputs, self.eqns, outputs)
+
+    def _visit(self, eqn: Eqn) -> None:
+        if not eqn.prim.multiple_results and self._depth < _MAX_DEPTH:
+            out = eqn.outs[0]
+            saved_loc, self._loc = self._loc, eqn.loc
+            self._depth += 1
+            try:
+                for rule in self._rules_for(eqn.prim):
+                    value = rule(eqn, self)
+                    if value is not None and value is not out and same_aval(value, out):
+                        self._subst[out] = value
+                        return
+            finally:
+                self._depth -= 1
+                self._loc = saved_loc
+        self.eqns.append(eqn)
+        for o in eqn.outs:
+            self._defs[o] = eqn
+        self.fills.observe(eqn)
+
+    def _rules_for(self, prim: Primitive) -> Iterable[Rule]:
+        yield from self._generic
+        yield from self._rules.get(prim, ())
+        yield from self._late
+
+
+def rewrite(program: Program, rules: Mapping[Primitive, Sequence[Rule]],
+            generic: Sequence[Rule] = (), late: Sequence[Rule] = ()) -> Program:
+    """``program`` with ``rules`` applied in one forward walk."""
+    return Rewriter(rules, generic, late).run(program)
+
+
+def merge_rules(*tables: Mapping[Primitive, Sequence[Rule]]) -> dict[Primitive, list[Rule]]:
+    """Per-primitive rule tables combined, earlier tables' rules tried first."""
+    merged: dict[Primitive, list[Rule]] = {}
+    for table in tables:
+        for prim, rules in table.items():
+            merged.setdefault(prim, []).extend(rules)
+    return merged

@@ -1,0 +1,22 @@
+"""Algebraic simplification: folding, zeros and ones, no-op shapes, in one walk.
+
+Each rule set lives in its own module (``fold``, ``zeros_ones``, ``noop_shapes``) and
+can run alone; together they share one walk, so a chain such as
+``broadcast_to(reshape(1.0)) * g -> g -> reshape(g) to g's shape -> g`` resolves in a
+single pass: every equation sees its inputs already simplified.
+"""
+
+from __future__ import annotations
+
+from ..ir.nodes import Program
+from . import noop_shapes, zeros_ones
+from .fold import fold_fill, literal_operands
+from .rewrite import merge_rules, rewrite
+
+RULES = merge_rules(zeros_ones.RULES, noop_shapes.RULES)
+LATE = (literal_operands, noop_shapes.implicit_broadcasts)
+
+
+def simplify(program: Program) -> Program:
+    """``program`` with every simplification rule applied (run DCE afterwards)."""
+    return rewrite(program, RULES, generic=(fold_fill,), late=LATE)
