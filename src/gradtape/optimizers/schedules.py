@@ -1,0 +1,146 @@
+"""Learning-rate schedules: callables of the step, with Keras's formulas.
+
+Formulas follow keras/src/optimizers/schedules/learning_rate_schedule.py. The step is a
+tensor (the optimizer's ``iterations`` variable) and schedules are written with gradtape
+ops, so a traced training step reads the step as an input instead of baking it in.
+Results are float32, the dtype Keras gives a Python-float ``initial_learning_rate``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ops import cast, cos, floor, minimum, where
+from ..tensor import Tensor, constant
+
+__all__ = [
+    "CosineDecay",
+    "ExponentialDecay",
+    "InverseTimeDecay",
+    "LearningRateSchedule",
+    "PiecewiseConstantDecay",
+]
+
+_F32 = np.float32
+
+
+def _step(step: Any) -> Tensor:
+    return cast(step if isinstance(step, Tensor) else constant(np.asarray(step)), _F32)
+
+
+def _check_decay_steps(name: str, value: Any) -> None:
+    if value <= 0:
+        raise ValueError(f"Argument `{name}` must be > 0. Received: {name}={value}")
+
+
+class LearningRateSchedule:
+    """Base class: subclasses implement ``__call__(self, step)`` returning the rate."""
+
+    def __call__(self, step: Any) -> Any:
+        raise NotImplementedError(
+            f"Learning rate schedule '{type(self).__name__}' must override "
+            "`__call__(self, step)`."
+        )
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)``; with ``staircase``
+    the exponent is floored."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False, name: str = "ExponentialDecay"):
+        _check_decay_steps("decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step: Any) -> Tensor:
+        p = _step(step) / _F32(self.decay_steps)
+        if self.staircase:
+            p = floor(p)
+        return _F32(self.initial_learning_rate) * constant(_F32(self.decay_rate)) ** p
+
+
+class InverseTimeDecay(LearningRateSchedule):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``; with
+    ``staircase`` the ratio ``step / decay_steps`` is floored."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False, name: str = "InverseTimeDecay"):
+        _check_decay_steps("decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step: Any) -> Tensor:
+        p = _step(step) / _F32(self.decay_steps)
+        if self.staircase:
+            p = floor(p)
+        return _F32(self.initial_learning_rate) / (_F32(1) + _F32(self.decay_rate) * p)
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    """``values[0]`` while ``step <= boundaries[0]``, ``values[i]`` while
+    ``boundaries[i-1] < step <= boundaries[i]``, ``values[-1]`` after the last boundary."""
+
+    def __init__(self, boundaries: Sequence[float], values: Sequence[float],
+                 name: str = "PiecewiseConstant"):
+        if len(boundaries) != len(values) - 1:
+            raise ValueError(
+                "The length of boundaries should be 1 less than the length of values. "
+                f"Received: boundaries={list(boundaries)} of length {len(boundaries)}, and "
+                f"values={list(values)} of length {len(values)}."
+            )
+        self.boundaries = list(boundaries)
+        self.values = list(values)
+        self.name = name
+
+    def __call__(self, step: Any) -> Tensor:
+        step = _step(step)
+        # Walk from the last interval back: each earlier boundary overrides later values.
+        result = constant(_F32(self.values[-1]))
+        for boundary, value in zip(reversed(self.boundaries), reversed(self.values[:-1])):
+            result = where(step <= _F32(boundary), _F32(value), result)
+        return result
+
+
+class CosineDecay(LearningRateSchedule):
+    """Cosine decay from ``initial_learning_rate`` to ``alpha`` times it over
+    ``decay_steps``, after an optional linear warmup to ``warmup_target`` over
+    ``warmup_steps`` (Loshchilov & Hutter, SGDR)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, alpha: float = 0.0,
+                 name: str = "CosineDecay", warmup_target: float | None = None,
+                 warmup_steps: int = 0):
+        _check_decay_steps("decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.alpha = alpha
+        self.name = name
+        self.warmup_target = warmup_target
+        self.warmup_steps = warmup_steps
+
+    def _decayed(self, step: Tensor, start: float) -> Tensor:
+        fraction = step / _F32(self.decay_steps)
+        cosine = _F32(0.5) * (_F32(1) + cos(_F32(math.pi) * fraction))
+        return _F32(start) * ((_F32(1) - _F32(self.alpha)) * cosine + _F32(self.alpha))
+
+    def __call__(self, step: Any) -> Tensor:
+        step = _step(step)
+        if self.warmup_target is None:
+            return self._decayed(minimum(step, _F32(self.decay_steps)),
+                                 self.initial_learning_rate)
+        warmup = _F32(self.warmup_steps)
+        step = minimum(step, _F32(self.decay_steps) + warmup)
+        initial = _F32(self.initial_learning_rate)
+        ramp = (_F32(self.warmup_target) - initial) * (step / max(warmup, _F32(1))) + initial
+        decay = self._decayed(step - warmup, self.warmup_target)
+        return where(step < warmup, ramp, decay)
