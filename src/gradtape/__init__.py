@@ -3,6 +3,7 @@
 from . import ops as _ops
 from .forward import ForwardAccumulator
 from .ops import *  # noqa: F403
+from .ops import nn as nn
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .transforms import jvp, vjp

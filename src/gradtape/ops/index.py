@@ -1,0 +1,422 @@
+"""Indexing: ``x[index]`` with NumPy's exact semantics, and its transpose, scatter-add.
+
+An index is split into a hashable *template* (a param: ints, slices as
+``("slice", start, stop, step)``, ``None``, ``Ellipsis``, ``("array", k)`` for the k-th
+index array, ``("arange", n, shape)`` for an ``np.arange(n).reshape(shape)`` built by
+the implementation) and the integer index arrays, which are extra non-differentiable
+inputs. The compile-cache key therefore holds no arrays: the same indexing structure with
+new index values reuses the compiled code. Boolean masks become integer arrays at trace
+time (``np.nonzero``), which is exactly how NumPy defines them.
+
+The VJP of ``getitem`` is ``scatter_add`` (``np.add.at``: repeated indices accumulate),
+whose VJP is ``getitem`` again, so derivatives of any order stay in these two primitives.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..ir.nodes import Aval, IRValue
+from ..tensor import Tensor
+from . import shape as _shape
+from .numpy_dispatch import implements
+from .registry import Primitive, bind, operand
+
+__all__ = [
+    "getitem", "scatter_add", "take", "take_along_axis", "gather", "gather_nd",
+    "boolean_mask",
+]
+
+
+# --- templates -----------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1024)
+def _compile_template(template: tuple) -> tuple[list, tuple]:
+    """The index as a list with placeholders, and (position, entry) of the entries built
+    per call. Cached: parsing a template happens once per structure, not per call."""
+    static, dynamic = [], []
+    for pos, entry in enumerate(template):
+        if type(entry) is tuple:
+            if entry[0] == "slice":
+                static.append(slice(*entry[1:]))
+                continue
+            dynamic.append((pos, entry))
+            static.append(None)
+        else:
+            static.append(entry)
+    return static, tuple(dynamic)
+
+
+def _build_index(template: tuple, arrays: tuple) -> tuple:
+    static, dynamic = _compile_template(template)
+    if not dynamic:
+        return tuple(static)
+    index = list(static)
+    for pos, entry in dynamic:
+        if entry[0] == "array":
+            index[pos] = arrays[entry[1]]
+        else:  # ("arange", n, shape)
+            index[pos] = np.arange(entry[1]).reshape(entry[2])
+    return tuple(index)
+
+
+def _has_arrays(template: tuple) -> bool:
+    return bool(_compile_template(template)[1])
+
+
+# --- primitives ----------------------------------------------------------------------
+
+def _getitem_impl(x, *arrays, index):
+    return x[_build_index(index, arrays)]
+
+
+def _scatter_add_impl(g, *arrays, index, shape):
+    out = np.zeros(shape, dtype=np.result_type(g))
+    idx = _build_index(index, arrays)
+    if _has_arrays(index):
+        np.add.at(out, idx, g)  # repeated indices accumulate
+    else:
+        out[idx] = g  # basic indexing never selects an element twice
+    return out
+
+
+def _dummy_indexed(x_shape, dtype, arrays, index):
+    """Index a zero-strided array (no memory) to learn the result's shape."""
+    dummy = np.broadcast_to(np.zeros((), dtype), x_shape)
+    zeros = tuple(np.zeros(a.shape, np.intp) for a in arrays)
+    return dummy[_build_index(index, zeros)]
+
+
+def _getitem_shape(x, *arrays, index):
+    out = _dummy_indexed(x.shape, x.dtype, arrays, index)
+    return Aval(tuple(out.shape), x.dtype)
+
+
+def _scatter_add_shape(g, *arrays, index, shape):
+    return Aval(tuple(shape), g.dtype)
+
+
+def _no_index_cts(arrays) -> tuple:
+    return (None,) * len(arrays)
+
+
+getitem_p = Primitive(
+    "getitem", _getitem_impl,
+    vjp=lambda g, y, x, *arrays, index: (
+        scatter_add(g, arrays, index, x.shape), *_no_index_cts(arrays)
+    ),
+    jvp=lambda ts, y, x, *arrays, index: (
+        None if ts[0] is None else bind(getitem_p, ts[0], *arrays, index=index)
+    ),
+    shape_rule=_getitem_shape,
+)
+
+scatter_add_p = Primitive(
+    "scatter_add", _scatter_add_impl,
+    vjp=lambda g, y, u, *arrays, index, shape: (
+        bind(getitem_p, g, *arrays, index=index), *_no_index_cts(arrays)
+    ),
+    jvp=lambda ts, y, u, *arrays, index, shape: (
+        None if ts[0] is None else scatter_add(ts[0], arrays, index, shape)
+    ),
+    shape_rule=_scatter_add_shape,
+)
+
+
+def scatter_add(updates: Any, arrays: tuple, index: tuple, shape: tuple) -> Any:
+    """Zeros of ``shape`` with ``updates`` added at ``index`` (a template, see the
+    module doc), repeated positions accumulating: the transpose of ``getitem``."""
+    return bind(scatter_add_p, operand(updates), *arrays, index=index,
+                shape=tuple(int(d) for d in shape))
+
+
+# --- parsing a user's index ----------------------------------------------------------
+
+def _as_int(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, (Tensor, np.ndarray, np.generic)) and not np.issubdtype(
+        np.asarray(v).dtype, np.integer
+    ):
+        raise TypeError(f"slice indices must be integers or None, got {v!r}.")
+    return int(v.__index__()) if not isinstance(v, int) else v
+
+
+def _is_int_scalar(entry: Any) -> bool:
+    if isinstance(entry, (bool, np.bool_)):
+        return False
+    if isinstance(entry, (int, np.integer)):
+        return True
+    if isinstance(entry, (Tensor, np.ndarray)):
+        return entry.ndim == 0 and np.issubdtype(entry.dtype, np.integer)
+    return False
+
+
+def _index_array(entry: Any) -> np.ndarray:
+    value = entry._value if isinstance(entry, Tensor) else entry
+    arr = np.asarray(value)
+    if arr.dtype == bool or np.issubdtype(arr.dtype, np.integer):
+        return arr
+    if arr.size == 0:
+        return arr.astype(np.intp)  # x[[]] selects nothing, as in NumPy
+    raise IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None (`np.newaxis`) and integer "
+        f"or boolean arrays are valid indices; got an array of dtype {arr.dtype}."
+    )
+
+
+def _consumed(entry: Any) -> int:
+    """How many dimensions of ``x`` an index entry uses up."""
+    if entry is None or entry is Ellipsis:
+        return 0
+    if isinstance(entry, np.ndarray) and entry.dtype == bool:
+        return entry.ndim
+    return 1
+
+
+def _check_masks(entries: list, x_shape: tuple) -> None:
+    """NumPy's checks that a nonzero() conversion would lose: rank and mask shapes."""
+    ndim = len(x_shape)
+    used = sum(_consumed(e) for e in entries)
+    if sum(e is Ellipsis for e in entries) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...').")
+    if used > ndim:
+        raise IndexError(
+            f"too many indices for a tensor of rank {ndim}: {used} dimensions indexed."
+        )
+    dim = 0
+    for e in entries:
+        if e is Ellipsis:
+            dim += ndim - used
+        elif isinstance(e, np.ndarray) and e.dtype == bool:
+            expected = tuple(x_shape[dim:dim + e.ndim])
+            if e.shape != expected:
+                raise IndexError(
+                    f"boolean index of shape {e.shape} does not match the indexed "
+                    f"dimensions {expected} (tensor shape {tuple(x_shape)}, from axis {dim})."
+                )
+        dim += _consumed(e)
+
+
+def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
+    """A user's index as (template, index arrays); see the module doc."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    entries: list[Any] = []
+    for e in index:
+        if e is None or e is Ellipsis or isinstance(e, slice) or _is_int_scalar(e):
+            entries.append(e)
+        elif isinstance(e, (bool, np.bool_)):
+            raise TypeError(
+                "A boolean scalar index is not supported; use None (np.newaxis) to add an "
+                "axis, or a boolean array mask."
+            )
+        elif isinstance(e, IRValue):
+            if not np.issubdtype(e.dtype, np.integer):
+                raise TypeError(
+                    f"Only integer index arrays can be used inside derivative rules; got "
+                    f"{e.dtype}."
+                )
+            entries.append(e)
+        elif isinstance(e, (Tensor, np.ndarray, list)):
+            entries.append(_index_array(e))
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None (`np.newaxis`) and "
+                f"integer or boolean arrays are valid indices; got {type(e).__name__}."
+            )
+    _check_masks(entries, x_shape)
+    template: list[Any] = []
+    arrays: list[Any] = []
+
+    def add_array(a):
+        template.append(("array", len(arrays)))
+        arrays.append(a)
+
+    for e in entries:
+        if isinstance(e, slice):
+            template.append(("slice", _as_int(e.start), _as_int(e.stop), _as_int(e.step)))
+        elif e is None or e is Ellipsis:
+            template.append(e)
+        elif isinstance(e, IRValue):
+            add_array(e)
+        elif isinstance(e, np.ndarray) and e.dtype == bool:
+            for a in np.nonzero(e):
+                add_array(a)
+        elif isinstance(e, np.ndarray):
+            add_array(e.astype(np.intp, copy=False))
+        else:
+            template.append(int(e))
+    return tuple(template), tuple(arrays)
+
+
+def _is_whole(template: tuple) -> bool:
+    """``x[...]``, ``x[:]``, ``x[()]``: the tensor itself (tensors are immutable)."""
+    return all(e is Ellipsis or e == ("slice", None, None, None) for e in template)
+
+
+def getitem(x: Any, index: Any) -> Any:
+    """``x[index]`` with NumPy's semantics: basic and advanced indexing, boolean masks.
+
+    Differentiable; where an element is selected more than once its gradient is the sum.
+    """
+    x = operand(x)
+    template, arrays = parse_index(index, tuple(x.shape))
+    if _is_whole(template):
+        return x
+    return bind(getitem_p, x, *arrays, index=template)
+
+
+def index_axis(x: Any, axis: int, entry: Any) -> Any:
+    """``x[:, ..., entry]`` with ``entry`` (an int or a ("slice", ...) tuple) at ``axis``.
+
+    Used by shape ops and derivative rules; takes no arrays, so it works on IR values."""
+    full = ("slice", None, None, None)
+    return bind(getitem_p, x, index=(full,) * axis + (entry,))
+
+
+# --- take, take_along_axis, gather -----------------------------------------------------
+
+def _int_indices(indices: Any) -> Any:
+    if isinstance(indices, IRValue):
+        return indices
+    arr = _index_array(indices)
+    if arr.dtype == bool:
+        raise TypeError("take/gather need integer indices, not a boolean mask.")
+    return arr.astype(np.intp, copy=False)
+
+
+@implements(np.take)
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
+         mode: str = "raise") -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` if None)."""
+    if out is not None or mode != "raise":
+        raise TypeError("gradtape take supports neither out= nor mode other than 'raise'.")
+    a = operand(a)
+    if axis is None:
+        a, axis = _shape.ravel(a), 0
+    axis = _shape._normalize_axis(int(axis), len(a.shape))
+    full = ("slice", None, None, None)
+    if _is_int_scalar(indices):
+        return bind(getitem_p, a, index=(full,) * axis + (int(indices),))
+    idx = _int_indices(indices)
+    return bind(getitem_p, a, idx, index=(full,) * axis + (("array", 0),))
+
+
+def _aranges(shape: tuple, skip: int) -> list:
+    """("arange", n, shape) entries indexing every axis of ``shape`` but ``skip``."""
+    ndim = len(shape)
+    out = []
+    for i, n in enumerate(shape):
+        if i != skip:
+            bshape = tuple(n if j == i else 1 for j in range(ndim))
+            out.append(("arange", int(n), bshape))
+        else:
+            out.append(None)
+    return out
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
+    """NumPy's ``take_along_axis``: ``arr`` indexed by ``indices`` along ``axis``, the
+    other axes matched (broadcast) with ``indices``'."""
+    arr = operand(arr)
+    idx = _int_indices(indices)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("take_along_axis with axis=None needs 1-d indices.")
+        return bind(getitem_p, _shape.ravel(arr), idx, index=(("array", 0),))
+    ndim = len(arr.shape)
+    if idx.ndim != ndim:
+        raise ValueError(
+            f"`indices` (rank {idx.ndim}) and `arr` (rank {ndim}) must have the same rank."
+        )
+    axis = _shape._normalize_axis(int(axis), ndim)
+    np.broadcast_shapes(  # raises ValueError, as NumPy does, if the shapes do not match
+        tuple(1 if i == axis else d for i, d in enumerate(arr.shape)),
+        tuple(1 if i == axis else d for i, d in enumerate(idx.shape)),
+    )
+    # An arange over each other axis; one of size 1 broadcasts against indices as NumPy's.
+    template = _aranges(tuple(arr.shape), axis)
+    template[axis] = ("array", 0)
+    return bind(getitem_p, arr, idx, index=tuple(template))
+
+
+def gather(params: Any, indices: Any, validate_indices: Any = None, axis: int | None = None,
+           batch_dims: int = 0, name: str | None = None) -> Any:
+    """TF's ``tf.gather``: slices of ``params`` along ``axis`` at ``indices``.
+
+    The result's shape is ``params.shape[:axis] + indices.shape[batch_dims:] +
+    params.shape[axis + 1:]``. Negative indices count from the end (NumPy's rule; TF
+    raises for them on CPU).
+    """
+    del validate_indices, name
+    params = operand(params)
+    idx = _int_indices(indices)
+    idx_ndim = idx.ndim
+    if batch_dims < 0:
+        batch_dims += idx_ndim
+    if axis is None:
+        axis = batch_dims
+    axis = _shape._normalize_axis(int(axis), len(params.shape))
+    if not 0 <= batch_dims <= min(axis, idx_ndim):
+        raise ValueError(
+            f"batch_dims={batch_dims} must be in [0, min(axis={axis}, rank(indices)="
+            f"{idx_ndim})]."
+        )
+    if batch_dims == 0:
+        return take(params, idx, axis=axis)
+    batch = tuple(params.shape[:batch_dims])
+    if tuple(idx.shape[:batch_dims]) != batch:
+        raise ValueError(
+            f"params.shape[:{batch_dims}] = {batch} and indices.shape[:{batch_dims}] = "
+            f"{tuple(idx.shape[:batch_dims])} must be equal for batch_dims={batch_dims}."
+        )
+    full = ("slice", None, None, None)
+    template: list[Any] = []
+    for i, n in enumerate(batch):
+        bshape = tuple(n if j == i else 1 for j in range(idx_ndim))
+        template.append(("arange", int(n), bshape))
+    template += [full] * (axis - batch_dims) + [("array", 0)]
+    out = bind(getitem_p, params, idx, index=tuple(template))
+    if axis == batch_dims:
+        return out
+    # Slices between the advanced indices moved the index dims to the front (NumPy's
+    # rule); put the sliced params dims back before them, as TF orders them.
+    nb, ni, nm = batch_dims, idx_ndim - batch_dims, axis - batch_dims
+    perm = (list(range(nb)) + list(range(nb + ni, nb + ni + nm)) + list(range(nb, nb + ni))
+            + list(range(nb + ni + nm, len(out.shape))))
+    return _shape.transpose(out, tuple(perm))
+
+
+def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Any:
+    """TF's ``tf.gather_nd``: ``indices[..., :k]`` address the first k axes of params."""
+    del name
+    if batch_dims != 0:
+        raise NotImplementedError(
+            "gradtape gather_nd supports batch_dims=0 only; use gather(..., batch_dims=) or "
+            "index with explicit arange arrays."
+        )
+    params = operand(params)
+    idx = _int_indices(indices)
+    if isinstance(idx, IRValue):
+        raise TypeError("gather_nd cannot take IR index values; use getitem.")
+    depth = idx.shape[-1]
+    if depth > len(params.shape):
+        raise ValueError(f"indices.shape[-1]={depth} exceeds the rank of params.")
+    arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
+    template = tuple(("array", k) for k in range(depth))
+    return bind(getitem_p, params, *arrays, index=template)
+
+
+def boolean_mask(tensor: Any, mask: Any, axis: int | None = None,
+                 name: str | None = None) -> Any:
+    """TF's ``tf.boolean_mask``: the elements (or slices from ``axis``) where mask holds."""
+    del name
+    tensor = operand(tensor)
+    mask = np.asarray(mask._value if isinstance(mask, Tensor) else mask, dtype=bool)
+    axis = 0 if axis is None else _shape._normalize_axis(int(axis), len(tensor.shape))
+    return getitem(tensor, (slice(None),) * axis + (mask,))
