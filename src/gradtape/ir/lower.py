@@ -80,6 +80,10 @@ class Trace:
             for i, v in zip(in_ids, in_vals):
                 slot = slot_of.get(i)
                 if slot is not None:
+                    if origins[slot][0] == "source":
+                        # Read a source's value where it was recorded: a Variable may
+                        # have been assigned a new array since.
+                        origins[slot] = ("in", r, p)
                     ins.append(slot)
                 elif v.__class__ in _PY_SCALARS:
                     ins.append(("literal", v.__class__, v))
