@@ -1,0 +1,45 @@
+"""Code generation: a backward Program -> gast -> Python source -> a compiled function.
+
+    naming      deterministic local and global names
+    literals    values as expressions (dtype-preserving NumPy scalars)
+    primitives  one equation as an expression (templates, NumPy calls, impl calls)
+    to_gast     the program as a gast module (uses the fusion and buffer analyses)
+    emit        gast -> source text (astor, or ast.unparse where astor cannot serve)
+    load        compile, register in linecache, dump to a directory
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ..ir.nodes import Program
+
+
+class CompiledBackward(NamedTuple):
+    function: Callable[..., tuple]
+    source: str
+    filename: str
+    printer: str
+
+
+def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
+                    reuse: bool = True) -> tuple[str, dict[str, Any], str]:
+    """``(source, globals, printer used)`` for ``program``."""
+    from .emit import to_source
+    from .to_gast import to_gast
+
+    generated = to_gast(program, fuse=fuse, reuse=reuse)
+    source, used = to_source(generated.module, generated.comments, printer)
+    return source, generated.globals, used
+
+
+def compile_program(program: Program, printer: str = "astor", fuse: bool = True,
+                    reuse: bool = True) -> CompiledBackward:
+    """Generate and compile the backward function of ``program``."""
+    from .load import compile_function, filename_of
+    from .to_gast import FUNCTION_NAME
+
+    source, globals_, used = generate_source(program, printer, fuse, reuse)
+    function = compile_function(source, FUNCTION_NAME, globals_)
+    return CompiledBackward(function, source, filename_of(source), used)

@@ -1,0 +1,75 @@
+"""gast module -> Python source text. The only module that imports astor.
+
+astor prints the source; ``ast.unparse`` serves where astor cannot (it is not installed,
+fails to import, as on Python 3.14 which removed the AST classes its printer needs, or
+fails on a tree). Both print the same tree, so they give functions that behave the same
+(the tests check it). Comment markers become ``#`` comments after printing, since
+neither printer keeps comments.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+import gast
+
+from .to_gast import COMMENT_MARKER
+
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import astor
+except Exception:  # noqa: BLE001 - any failure to import means: print with ast.unparse
+    astor = None
+
+PRINTERS = ("astor", "unparse")
+
+_MARKER_LINE = re.compile(rf"^(\s*){COMMENT_MARKER}\((\d+)\)$")
+
+
+def _astor_print(tree: ast.Module) -> str:
+    if astor is None:
+        raise ImportError("astor is not available")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return astor.to_source(tree)
+
+
+def _comments(source: str, texts: list[str]) -> str:
+    """Replace each marker line by the comment it stands for (same line count)."""
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        match = _MARKER_LINE.match(line)
+        if match:
+            text = texts[int(match.group(2))].replace("\n", " ")
+            lines[i] = f"{match.group(1)}# {text}"
+    return "\n".join(lines) + "\n"
+
+
+def _blank_line_before_def(source: str) -> str:
+    return re.sub(r"\n+(def )", r"\n\n\n\1", source, count=1)
+
+
+def to_source(module: gast.Module, comments: list[str],
+              printer: str = "astor") -> tuple[str, str]:
+    """``(source, printer used)``: astor unless it is unavailable or fails."""
+    tree = gast.gast_to_ast(module)
+    source = None
+    used = printer
+    if printer == "astor":
+        try:
+            source = _astor_print(tree)
+        except Exception:  # noqa: BLE001 - astor failing on a tree: use the stdlib printer
+            used = "unparse"
+    elif printer != "unparse":
+        raise ValueError(f"Unknown printer {printer!r}; use one of {PRINTERS}.")
+    if source is None:
+        source = ast.unparse(ast.fix_missing_locations(tree))
+    source = _blank_line_before_def(_comments(source.strip("\n"), comments))
+    if COMMENT_MARKER in source:
+        if used == "unparse":
+            raise ValueError("a comment marker survived printing")
+        return to_source(module, comments, "unparse")  # astor wrapped a marker line: fall back
+    return source, used

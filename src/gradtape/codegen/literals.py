@@ -1,0 +1,88 @@
+"""Python values (literal inputs, params) as gast expressions that evaluate back to them.
+
+Python scalars print as literals. NumPy scalars keep their dtype (``float32(1.0)``, the
+constructor bound as a global), since NumPy's promotion treats them differently from
+Python scalars. Anything without a faithful literal form is bound as a global constant.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gast
+import numpy as np
+
+from .naming import GlobalNames
+
+
+def name(id_: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(),
+                     annotation=None, type_comment=None)
+
+
+def constant(value: Any) -> gast.Constant:
+    return gast.Constant(value=value, kind=None)
+
+
+def call(func: str, args: list, keywords: dict | None = None) -> gast.Call:
+    kws = [gast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
+    return gast.Call(func=name(func), args=list(args), keywords=kws)
+
+
+def numpy_global(globs: GlobalNames, attr: str) -> str:
+    return globs.bind(getattr(np, attr), attr, ("from", "numpy", attr))
+
+
+def _float(value: float, globs: GlobalNames) -> gast.expr:
+    if math.isnan(value):
+        return name(numpy_global(globs, "nan"))
+    if math.isinf(value):
+        node = name(numpy_global(globs, "inf"))
+    else:
+        node = constant(math.fabs(value))
+    # A sign is an operator in Python's grammar: write it as one, so no printer has to
+    # decide about parentheses (-0.0 keeps its sign this way too).
+    return gast.UnaryOp(op=gast.USub(), operand=node) if math.copysign(1, value) < 0 else node
+
+
+def literal(value: Any, globs: GlobalNames) -> gast.expr:
+    """A gast expression that evaluates to ``value`` (equal type, dtype and sign)."""
+    if value is None or value is Ellipsis or isinstance(value, (bool, str, bytes)):
+        return constant(value)
+    if _plain_numpy_scalar(value):
+        ctor = globs.bind(type(value), type(value).__name__,
+                          ("from", "numpy", type(value).__name__))
+        return call(ctor, [literal(value.item(), globs)])
+    if isinstance(value, int):
+        node = constant(abs(value))
+        return gast.UnaryOp(op=gast.USub(), operand=node) if value < 0 else node
+    if isinstance(value, float):
+        return _float(value, globs)
+    if isinstance(value, complex):
+        return call("complex", [_float(value.real, globs), _float(value.imag, globs)])
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[literal(v, globs) for v in value], ctx=gast.Load())
+    if isinstance(value, list):
+        return gast.List(elts=[literal(v, globs) for v in value], ctx=gast.Load())
+    if isinstance(value, slice):
+        return call("slice", [literal(value.start, globs), literal(value.stop, globs),
+                              literal(value.step, globs)])
+    if isinstance(value, np.dtype) and _named_dtype(value):
+        return call(numpy_global(globs, "dtype"), [constant(value.name)])
+    return name(globs.bind(value, f"const_{type(value).__name__}",
+                           ("unavailable", f"a constant {type(value).__name__}")))
+
+
+def _plain_numpy_scalar(value: Any) -> bool:
+    """A NumPy number or bool that round-trips through a Python scalar."""
+    return isinstance(value, (np.number, np.bool_)) and isinstance(
+        value.item(), (bool, int, float, complex))
+
+
+def _named_dtype(dtype: np.dtype) -> bool:
+    """``dtype('<name>')`` gives this dtype back (not structured, native byte order)."""
+    try:
+        return dtype.kind != "O" and np.dtype(dtype.name) == dtype
+    except TypeError:
+        return False

@@ -1,0 +1,151 @@
+"""How one equation is written as a Python expression.
+
+In order of preference:
+
+1. a template: the primitive's ``codegen_template`` attribute if it has one, else an entry
+   of ``TEMPLATES`` below, used only while the primitive's implementation is still the
+   function the template was written for. ``{0}``, ``{1}`` are the inputs, ``{name}``
+   the params; other names are NumPy attributes, bound as globals;
+2. a NumPy ufunc or function implementation: called under its NumPy name;
+3. anything else: its implementation bound as a global ``<primitive>_impl``, called with
+   the params as keyword literals: exactly what the interpreter does.
+
+Every template must use every param: an implementation that grows a param falls back to
+the generic call instead of silently dropping it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import gast
+import numpy as np
+
+from ..ir.nodes import Eqn, Var
+from .literals import call, literal, name, numpy_global
+from .naming import GlobalNames
+
+# primitive name -> (the implementation it was written for, template)
+TEMPLATES: dict[str, tuple[str, str]] = {
+    "add": ("numpy.add", "{0} + {1}"),
+    "subtract": ("numpy.subtract", "{0} - {1}"),
+    "multiply": ("numpy.multiply", "{0} * {1}"),
+    "divide": ("numpy.divide", "{0} / {1}"),
+    "power": ("numpy.power", "{0} ** {1}"),
+    "mod": ("numpy.remainder", "{0} % {1}"),
+    "negative": ("numpy.negative", "-{0}"),
+    "reshape": ("gradtape.ops.shape._reshape_impl", "reshape({0}, {shape})"),
+    "transpose": ("gradtape.ops.shape._transpose_impl", "transpose({0}, {axes})"),
+    "broadcast_to": ("gradtape.ops.shape._broadcast_to_impl", "broadcast_to({0}, {shape})"),
+    "unbroadcast": ("gradtape.ops.shape._unbroadcast_impl",
+                    "reshape(sum({0}, axis={axes}), {shape})"),
+    "identity": ("gradtape.ops.shape._identity_impl", "{0}"),
+    "sum": ("gradtape.ops.reduce._sum_impl", "sum({0}, axis={axis}, keepdims={keepdims})"),
+    "cast": ("gradtape.ops.elementwise._cast_impl", "asarray({0}).astype({dtype})"),
+    "sigmoid": ("gradtape.ops.elementwise._sigmoid_impl", "exp(-logaddexp(0, -{0}))"),
+    "relu": ("gradtape.ops.elementwise._relu_impl", "maximum({0}, 0)"),
+    "softplus": ("gradtape.ops.elementwise._softplus_impl", "logaddexp(0, {0})"),
+}
+
+# Templates built from Python operators: on two Python scalars an operator gives a Python
+# scalar where the ufunc gives a NumPy one, so they need at least one array input.
+_OPERATOR_TEMPLATE = re.compile(r"^[-{}0-9 +*/%]+$")
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def impl_id(impl: Any) -> str:
+    """``module.qualname`` of an implementation (``numpy.<name>`` for a ufunc)."""
+    if isinstance(impl, np.ufunc):
+        return f"numpy.{impl.__name__}"
+    module = getattr(impl, "__module__", None) or "?"
+    return f"{module}.{getattr(impl, '__qualname__', '?')}"
+
+
+def numpy_name(impl: Any) -> str | None:
+    """The name under which ``numpy`` exports ``impl``, if it does."""
+    attr = getattr(impl, "__name__", None)
+    if isinstance(attr, str) and getattr(np, attr, None) is impl:
+        return attr
+    return None
+
+
+_parsed: dict[str, tuple[gast.expr, frozenset, frozenset]] = {}
+
+
+def _parse(template: str) -> tuple[gast.expr, frozenset, frozenset]:
+    """The template's expression, its positional and its param placeholders."""
+    hit = _parsed.get(template)
+    if hit is None:
+        found = _PLACEHOLDER.findall(template)
+        positional = frozenset(int(f) for f in found if f.isdigit())
+        params = frozenset(f for f in found if not f.isdigit())
+        source = _PLACEHOLDER.sub(lambda m: f"__slot_{m.group(1)}__", template)
+        tree = gast.parse(source).body[0].value
+        hit = _parsed[template] = (tree, positional, params)
+    return hit
+
+
+def _instantiate(node: Any, fill) -> Any:
+    if isinstance(node, gast.Name):
+        return fill(node.id)
+    if isinstance(node, gast.AST):
+        return type(node)(**{f: _instantiate(getattr(node, f), fill) for f in node._fields})
+    if isinstance(node, list):
+        return [_instantiate(n, fill) for n in node]
+    return node
+
+
+def _template_of(eqn: Eqn) -> str | None:
+    template = getattr(eqn.prim, "codegen_template", None)
+    if template is None:
+        entry = TEMPLATES.get(eqn.prim.name)
+        if entry is None or entry[0] != impl_id(eqn.prim.impl):
+            return None
+        template = entry[1]
+    if _OPERATOR_TEMPLATE.match(template) and not any(
+            isinstance(v, Var) for v in eqn.inputs):
+        return None
+    _, positional, params = _parse(template)
+    if positional != frozenset(range(len(eqn.inputs))) or params != frozenset(eqn.params):
+        return None
+    return template
+
+
+def _from_template(template: str, eqn: Eqn, args: list, globs: GlobalNames) -> gast.expr:
+    tree, _, _ = _parse(template)
+
+    def fill(ident: str) -> gast.expr:
+        if ident.startswith("__slot_"):
+            slot = ident[len("__slot_"):-2]
+            return args[int(slot)] if slot.isdigit() else literal(eqn.params[slot], globs)
+        return name(numpy_global(globs, ident))
+
+    return _instantiate(tree, fill)
+
+
+def impl_global(eqn: Eqn, globs: GlobalNames) -> str:
+    """The global name the implementation of ``eqn``'s primitive is bound to."""
+    impl = eqn.prim.impl
+    np_name = numpy_name(impl)
+    if np_name is not None:
+        return globs.bind(impl, np_name, ("from", "numpy", np_name))
+    spec = ("impl", getattr(impl, "__module__", None), getattr(impl, "__qualname__", None),
+            eqn.prim.name)
+    return globs.bind(impl, f"{eqn.prim.name}_impl", spec)
+
+
+def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> gast.expr:
+    """The expression computing ``eqn`` from the input expressions ``args``.
+
+    With ``out``, the result is written into that local (``eqn`` must be a ufunc).
+    """
+    if out is None:
+        template = _template_of(eqn)
+        if template is not None:
+            return _from_template(template, eqn, args, globs)
+    func = impl_global(eqn, globs)
+    params = {k: literal(v, globs) for k, v in eqn.params.items()}
+    if out is not None:
+        params["out"] = name(out)
+    return call(func, args, params)

@@ -1,0 +1,214 @@
+"""A backward Program as a gast module: an import header and one straight-line function.
+
+The function takes the program's inputs (residuals, then output gradients) and returns
+a tuple with one entry per output (``None`` for an unconnected source). Each statement
+is one equation, or several when the fusion analysis inlined single-use elementwise
+results; the buffer analysis turns some into ``out=`` calls and ``+=`` accumulations.
+Before each block of statements coming from one forward op, a comment names that op
+and the user's ``file:line`` (a marker call here, turned into a comment once printed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NamedTuple
+
+import gast
+
+from ..ir.nodes import Eqn, Literal, Program, Var
+from ..passes.buffers import Reuse, plan_reuse
+from ..passes.fusion import inline_vars
+from .literals import call, constant, literal, name, numpy_global
+from .naming import GlobalNames, LocalNames
+from .primitives import render
+
+FUNCTION_NAME = "backward"
+COMMENT_MARKER = "__gradtape_comment__"
+RUNTIME_ALIAS = "_runtime"  # globals never start with "_": no clash possible
+
+
+class Generated(NamedTuple):
+    module: gast.Module
+    globals: dict[str, Any]
+    function_name: str
+    comments: list[str]  # marker ``COMMENT_MARKER(i)`` stands for ``# comments[i]``
+
+
+def describe(loc: Any) -> str:
+    """``tanh (model.py:14)``: the forward op and where the user called it."""
+    if loc is None:
+        return "output gradients"
+    where, op_name = loc
+    if where is None:
+        return f"{op_name}"
+    filename, line = where
+    return f"{op_name} ({os.path.basename(filename)}:{line})"
+
+
+def comment(texts: list[str], text: str) -> gast.stmt:
+    """A marker statement for the comment ``# text`` (short: no printer wraps it)."""
+    texts.append(text)
+    return gast.Expr(value=call(COMMENT_MARKER, [constant(len(texts) - 1)]))
+
+
+def to_gast(program: Program, fuse: bool = True, reuse: bool = True,
+            title: str = "") -> Generated:
+    return _Writer(program, fuse, reuse).module(title)
+
+
+class _Writer:
+    def __init__(self, program: Program, fuse: bool, reuse: bool):
+        self.program = program
+        self.inlined = inline_vars(program) if fuse else set()
+        self.plan: dict[int, Reuse] = plan_reuse(program, self.inlined) if reuse else {}
+        self.defining = {out: eqn for eqn in program.eqns for out in eqn.outs}
+        self.locals = LocalNames()
+        self.globs = GlobalNames()
+        self.escaping = self._escaping_vars()
+        self.comments: list[str] = []
+
+    def _escaping_vars(self) -> set[Var]:
+        """Vars read outside the block of the forward op that made them, or returned."""
+        escaping = {v for v in self.program.outputs if isinstance(v, Var)}
+        for eqn in self.program.eqns:
+            for v in eqn.inputs:
+                producer = self.defining.get(v) if isinstance(v, Var) else None
+                if producer is not None and producer.loc != eqn.loc:
+                    escaping.add(v)
+        return escaping
+
+    def _hint(self, eqn: Eqn, var: Var) -> str:
+        if var in self.escaping and eqn.loc is not None:
+            return f"d_{eqn.loc[1]}"
+        return eqn.prim.name
+
+    def expr(self, value: Any) -> gast.expr:
+        if isinstance(value, Literal):
+            return literal(value.value, self.globs)
+        if value in self.inlined:
+            eqn = self.defining[value]
+            return render(eqn, [self.expr(v) for v in eqn.inputs], self.globs)
+        return name(self.locals(value))
+
+    def _fused_locs(self, eqn: Eqn) -> list[Any]:
+        """Blocks of the equations written in ``eqn``'s statement, producers first."""
+        locs = []
+        for v in eqn.inputs:
+            if isinstance(v, Var) and v in self.inlined:
+                locs.extend(self._fused_locs(self.defining[v]))
+        locs.append(eqn.loc)
+        return locs
+
+    def statement(self, index: int, eqn: Eqn) -> gast.stmt:
+        reuse = self.plan.get(index)
+        if reuse is not None and reuse.kind == "iadd":
+            other = eqn.inputs[1 - reuse.position]
+            buffer = self.locals(reuse.buffer)
+            self.locals.share(eqn.outs[0], reuse.buffer)
+            return gast.AugAssign(target=name(buffer, store=True), op=gast.Add(),
+                                  value=self.expr(other))
+        out = self.locals(reuse.buffer) if reuse is not None else None
+        value = render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
+        targets = [name(self.locals.define(o, self._hint(eqn, o)), store=True)
+                   for o in eqn.outs]
+        if eqn.prim.multiple_results:
+            target = gast.Tuple(elts=targets, ctx=gast.Store())
+        else:
+            target = targets[0]
+        return gast.Assign(targets=[target], value=value, type_comment=None)
+
+    def _output(self, value: Any) -> gast.expr:
+        if value is None:
+            return constant(None)
+        if isinstance(value, Literal):
+            # What the interpreter returns for a constant output: a full array.
+            full = numpy_global(self.globs, "full")
+            return call(full, [literal(tuple(value.aval.shape), self.globs),
+                               literal(value.value, self.globs)],
+                        {"dtype": constant(value.aval.dtype.name)})
+        return self.expr(value)
+
+    def function(self) -> gast.FunctionDef:
+        args = [name(self.locals.define(v, v.hint), store=False) for v in self.program.inputs]
+        for a in args:
+            a.ctx = gast.Param()
+        body: list[gast.stmt] = []
+        current = object()
+        described: set[str] = set()
+        for index, eqn in enumerate(self.program.eqns):
+            if len(eqn.outs) == 1 and eqn.outs[0] in self.inlined:
+                continue
+            if eqn.loc != current:
+                current = eqn.loc
+                texts = []
+                for loc in self._fused_locs(eqn)[::-1]:
+                    text = describe(loc)
+                    if text not in texts and (loc == current or text not in described):
+                        texts.append(text)
+                described.update(texts)
+                body.append(comment(self.comments, ", ".join(texts)))
+            body.append(self.statement(index, eqn))
+        outputs = [self._output(v) for v in self.program.outputs]
+        body.append(gast.Return(value=gast.Tuple(elts=outputs, ctx=gast.Load())))
+        arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
+                                   kw_defaults=[], kwarg=None, defaults=[])
+        return gast.FunctionDef(name=FUNCTION_NAME, args=arguments, body=body,
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+
+    def module(self, title: str) -> Generated:
+        function = self.function()
+        header = [comment(self.comments, line) for line in _title_lines(title)]
+        body = header + import_statements(self.globs) + [function]
+        return Generated(gast.Module(body=body, type_ignores=[]), dict(self.globs.objects),
+                         FUNCTION_NAME, self.comments)
+
+
+def _title_lines(title: str) -> list[str]:
+    lines = ["Generated by gradtape: the backward function of a recorded computation."]
+    if title:
+        lines.append(title)
+    return lines
+
+
+def _resolve(module: str | None, qualname: str | None, obj: Any) -> bool:
+    """Whether ``from module import qualname`` gives ``obj`` back."""
+    if not module or not qualname or "." in qualname or "<" in qualname:
+        return False
+    return getattr(sys.modules.get(module), qualname, None) is obj
+
+
+def import_statements(globs: GlobalNames) -> list[gast.stmt]:
+    """The header that binds every global, so the source works as a standalone module."""
+    from_imports: dict[str, list[tuple[str, str]]] = {}
+    assignments: list[tuple[str, str, list]] = []
+    for gname in sorted(globs.objects):
+        spec = globs.imports[gname]
+        if spec[0] == "impl":
+            _, module, qualname, prim_name = spec
+            if _resolve(module, qualname, globs.objects[gname]):
+                spec = ("from", module, qualname)
+            else:
+                spec = ("primitive", module or "?", prim_name)
+        if spec[0] == "from":
+            from_imports.setdefault(spec[1], []).append((spec[2], gname))
+        elif spec[0] == "primitive":
+            assignments.append((gname, "primitive_impl", [spec[1], spec[2]]))
+        else:
+            assignments.append((gname, "unavailable", [spec[1]]))
+    statements: list[gast.stmt] = []
+    for module in sorted(from_imports, key=lambda m: (m != "numpy", m)):
+        aliases = [gast.alias(name=attr, asname=None if attr == gname else gname)
+                   for attr, gname in sorted(from_imports[module])]
+        statements.append(gast.ImportFrom(module=module, names=aliases, level=0))
+    if assignments:
+        statements.append(gast.ImportFrom(
+            module="gradtape.codegen", names=[gast.alias(name="runtime", asname=RUNTIME_ALIAS)],
+            level=0))
+    for gname, helper, args in assignments:
+        func = gast.Attribute(value=name(RUNTIME_ALIAS), attr=helper, ctx=gast.Load())
+        value = gast.Call(func=func, args=[constant(a) for a in args], keywords=[])
+        statements.append(gast.Assign(targets=[name(gname, store=True)], value=value,
+                                      type_comment=None))
+    return statements

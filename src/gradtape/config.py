@@ -1,0 +1,100 @@
+"""Process-wide compiler options: ``gt.config(compile=False)``, or as a context manager.
+
+    gt.config(compile=False)            # from now on, gradients run the interpreter
+    with gt.config(dump_dir="gen"):     # only inside the block
+        ...
+
+Options:
+    compile        run generated code (True) or the reference interpreter (False).
+    compile_after  compile a structure on its n-th gradient; earlier calls interpret it.
+                   Compiling costs a few milliseconds, interpreting a call only the NumPy
+                   calls plus Python dispatch, so a structure seen once is not compiled.
+    cache_size     how many backward functions the LRU compile cache keeps.
+    dump_dir       a directory to write every compiled backward to, as an importable
+                   ``.py`` file (default: the ``GRADTAPE_DUMP_DIR`` environment variable).
+                   Setting it compiles on the first call, so every structure is written.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+_DEFAULTS: dict[str, Any] = {
+    "compile": True,
+    "compile_after": 2,
+    "cache_size": 512,
+    "dump_dir": None,
+}
+
+
+class Options:
+    """Current option values, read on every gradient call (plain attribute reads)."""
+
+    __slots__ = tuple(_DEFAULTS)
+
+    def __init__(self) -> None:
+        for name, value in _DEFAULTS.items():
+            setattr(self, name, value)
+        self.dump_dir = os.environ.get("GRADTAPE_DUMP_DIR") or None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _DEFAULTS}
+
+
+options = Options()
+_lock = threading.Lock()
+
+
+def _check(name: str, value: Any) -> Any:
+    if name not in _DEFAULTS:
+        raise TypeError(
+            f"gt.config got an unknown option {name!r}; known options: {', '.join(_DEFAULTS)}."
+        )
+    if name == "compile":
+        return bool(value)
+    if name in ("compile_after", "cache_size"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (
+            1 if name == "compile_after" else 0
+        ):
+            raise ValueError(f"gt.config: {name} must be a non-negative int (>= 1 for "
+                             f"compile_after), got {value!r}.")
+        return value
+    if name == "dump_dir":
+        return None if value is None else os.fspath(value)
+    return value
+
+
+class config:  # noqa: N801 - used like a function: gt.config(compile=False)
+    """Set compiler options now; used in a ``with`` statement, restore them on exit.
+
+    ``gt.config()`` with no arguments changes nothing; its attributes show the current
+    values (``gt.config().compile``).
+    """
+
+    def __init__(self, **changes: Any) -> None:
+        checked = {name: _check(name, value) for name, value in changes.items()}
+        with _lock:
+            self._previous = {name: getattr(options, name) for name in checked}
+            for name, value in checked.items():
+                setattr(options, name, value)
+        if "cache_size" in checked:
+            from .cache import backward_cache
+
+            backward_cache.resize(checked["cache_size"])
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _DEFAULTS:
+            return getattr(options, name)
+        raise AttributeError(name)
+
+    def __enter__(self) -> config:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        config(**self._previous)
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{k}={v!r}" for k, v in options.as_dict().items())
+        return f"gt.config({values})"

@@ -1,0 +1,52 @@
+"""Elementwise fusion: which results to inline into the one expression that reads them.
+
+An analysis, not a rewrite: the program keeps one equation per primitive (so it can
+still be interpreted and differentiated), and the code generator writes each inlined
+var's equation inside its consumer's expression instead of naming it. A result is
+inlined when it comes from an elementwise primitive, is read exactly once, and is not
+returned. ``a * b + c`` then needs no named temporary, and NumPy can reuse the
+intermediate's buffer (its temporary elision works only on unnamed arrays).
+"""
+
+from __future__ import annotations
+
+from ..ir.nodes import Program, Var
+
+# Expressions stay readable: at most this many primitives in one statement.
+MAX_OPS_PER_EXPRESSION = 6
+
+
+def use_counts(program: Program) -> dict[Var, int]:
+    """How often each var is read, counting a returned var as read once per output."""
+    uses: dict[Var, int] = {}
+    for eqn in program.eqns:
+        for v in eqn.inputs:
+            if isinstance(v, Var):
+                uses[v] = uses.get(v, 0) + 1
+    for v in program.outputs:
+        if isinstance(v, Var):
+            uses[v] = uses.get(v, 0) + 1
+    return uses
+
+
+def inline_vars(program: Program, max_ops: int = MAX_OPS_PER_EXPRESSION) -> set[Var]:
+    """The vars whose defining equation is written inside their only consumer."""
+    uses = use_counts(program)
+    returned = {v for v in program.outputs if isinstance(v, Var)}
+    candidates = set()
+    for eqn in program.eqns:
+        if eqn.prim.elementwise and not eqn.prim.multiple_results and len(eqn.outs) == 1:
+            out = eqn.outs[0]
+            if uses.get(out) == 1 and out not in returned:
+                candidates.add(out)
+    size: dict[Var, int] = {}  # var -> primitives in its expression if inlined
+    inlined: set[Var] = set()
+    for eqn in program.eqns:
+        total = 1
+        for v in eqn.inputs:
+            if v in candidates and total + size[v] <= max_ops:
+                inlined.add(v)
+                total += size[v]
+        for out in eqn.outs:
+            size[out] = total
+    return inlined
