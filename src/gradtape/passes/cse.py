@@ -37,8 +37,8 @@ def literal_key(lit: Literal) -> tuple:
 
 def param_key(value: Any) -> Any:
     """``value`` as a key that tells apart params NumPy would treat differently."""
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(param_key(v) for v in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(param_key(v) for v in value))
     if isinstance(value, (float, complex, np.generic)):
         return (type(value).__name__, repr(value))
     try:
