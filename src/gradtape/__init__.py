@@ -1,12 +1,13 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
 from . import ops as _ops
+from . import optimizers as optimizers
 from .forward import ForwardAccumulator
 from .ops import *  # noqa: F403
 from .ops import nn as nn
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
-from .transforms import jvp, vjp
+from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .variable import Variable
 
 __version__ = "0.1.0"
@@ -19,8 +20,13 @@ __all__ = [
     "Variable",
     "constant",
     "convert_to_tensor",
+    "grad",
+    "hessian",
     "is_tensor",
+    "jacobian",
     "jvp",
+    "optimizers",
+    "value_and_grad",
     "vjp",
     *_ops.__all__,
 ]

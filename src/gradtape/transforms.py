@@ -143,3 +143,185 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     out, aux = _split_aux(out, has_aux, "gt.vjp")
     vjp_fn = _VJPFunction(tape, out, args)
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+# --- gradient transforms: grad, value_and_grad, jacobian, hessian ------------------------
+#
+# JAX's semantics on top of tapes: the arguments named by ``argnums`` enter ``f`` as fresh
+# tensors watched by a tape of their own, so the transforms compose (``grad(grad(f))``:
+# the inner tape's backward runs while the outer tape records, which is how tapes give
+# higher order) and work inside a user's tape. Gradients have the structure of their
+# argument (lists, tuples, dicts, namedtuples) and unconnected inputs get zeros.
+
+__all__ += ["grad", "value_and_grad", "jacobian", "hessian"]
+
+
+def _normalize_argnums(argnums: Any, name: str) -> tuple[tuple[int, ...], bool]:
+    """``argnums`` as a tuple of ints, and whether one int was given (one gradient, not
+    a tuple of them)."""
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
+        return (int(argnums),), True
+    if isinstance(argnums, (tuple, list)) and all(
+            isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in argnums):
+        return tuple(int(i) for i in argnums), False
+    raise TypeError(
+        f"argnums of {name} must be an int or a tuple of ints, got {argnums!r}."
+    )
+
+
+def _inputs(args: tuple, argnums: tuple[int, ...], name: str) -> tuple[list[Any], list[Any]]:
+    """The call's positional arguments with the differentiated ones replaced by fresh
+    tensors, and those differentiated arguments in ``argnums`` order."""
+    n = len(args)
+    if any(i >= n or i < -n for i in argnums):
+        raise TypeError(
+            f"differentiating with respect to argnums={argnums} requires at least "
+            f"{max(i if i >= 0 else -i - 1 for i in argnums) + 1} positional arguments to "
+            f"be passed by the caller, but got only {n} positional arguments."
+        )
+    args = list(args)
+    fresh: dict[int, Any] = {}
+    for i in argnums:
+        i %= n
+        if i not in fresh:
+            fresh[i] = nest.map_structure(_fresh_input, args[i])
+            for leaf in nest.flatten(fresh[i]):
+                if not _is_float(leaf):
+                    raise TypeError(
+                        f"{name} requires real- or complex-valued inputs (input dtype that "
+                        f"is a sub-dtype of np.inexact), but got {leaf.dtype.name}. Pass "
+                        "floats (3.0, not 3) for the arguments in argnums, or move "
+                        "integer arguments out of argnums."
+                    )
+            args[i] = fresh[i]
+    return args, [fresh[i % n] for i in argnums]
+
+
+def _scalar_output(out: Any, name: str) -> Tensor:
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(
+            f"Gradient only defined for scalar-output functions. Output was {out!r}. Use "
+            "gt.jacobian for several outputs, or has_aux=True to return extra data."
+        )
+    out = out if isinstance(out, Tensor) else convert_to_tensor(out)
+    if out.shape != ():
+        raise TypeError(
+            "Gradient only defined for scalar-output functions. Output had shape: "
+            f"{out.shape}. Reduce it (e.g. gt.reduce_sum) or use gt.jacobian."
+        )
+    if not np.issubdtype(out.dtype, np.floating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {out.dtype.name}."
+        )
+    return out
+
+
+def _value_and_grad_call(f, argnums, has_aux, name, args, kwargs):
+    nums, single = _normalize_argnums(argnums, name)
+    args, diff = _inputs(args, nums, name)
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(nest.flatten(diff))
+        out = f(*args, **kwargs)
+    value, aux = _split_aux(out, has_aux, name)
+    value = _scalar_output(value, name)
+    grads = tape.gradient(value, diff, unconnected_gradients="zero")
+    grads = grads[0] if single else tuple(grads)
+    return value, aux, grads
+
+
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
+    """``f`` and its gradient in one call: the returned function gives
+    ``(f(*args), gradient)``, or ``((value, aux), gradient)`` with ``has_aux=True``.
+
+    ``f`` must return a real scalar. ``argnums`` (an int or a tuple of ints) picks the
+    positional arguments to differentiate; the gradient of each has that argument's
+    structure, and a tuple ``argnums`` gives a tuple of gradients. Arguments may be
+    tensors, variables, NumPy arrays or Python floats (float32, TF's rule); integer
+    arguments in ``argnums`` raise ``TypeError``. Keyword arguments are passed through.
+    """
+    _normalize_argnums(argnums, "value_and_grad")
+
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        value, aux, grads = _value_and_grad_call(f, argnums, has_aux, "value_and_grad",
+                                                 args, kwargs)
+        return ((value, aux), grads) if has_aux else (value, grads)
+
+    _named(value_and_grad_f, "value_and_grad", f)
+    return value_and_grad_f
+
+
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of ``f`` (a real scalar function) as a function of ``f``'s arguments.
+
+    ``gt.grad(f)(x)`` has ``x``'s structure and dtype; ``argnums`` selects arguments (a
+    tuple of ints gives a tuple of gradients); with ``has_aux=True``, ``f`` returns
+    ``(value, aux)`` and the result is ``(gradient, aux)``. Transforms compose:
+    ``gt.grad(gt.grad(f))`` is the second derivative. See :func:`value_and_grad`.
+    """
+    _normalize_argnums(argnums, "grad")
+
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        _, aux, grads = _value_and_grad_call(f, argnums, has_aux, "grad", args, kwargs)
+        return (grads, aux) if has_aux else grads
+
+    _named(grad_f, "grad", f)
+    return grad_f
+
+
+def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+             has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``f`` (reverse mode, like ``jax.jacrev``).
+
+    For an output leaf of shape ``out`` and an input leaf of shape ``in``, the block is
+    ``out + in``. The result has the structure of ``f``'s output, each leaf replaced by
+    the structure of the differentiated argument (a tuple over ``argnums`` when it is a
+    tuple). With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the result is
+    ``(jacobian, aux)``.
+    """
+    nums, single = _normalize_argnums(argnums, "jacobian")
+
+    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
+        call_args, diff = _inputs(args, nums, "jacobian")
+        with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
+            tape.watch(nest.flatten(diff))
+            out = f(*call_args, **kwargs)
+        out, aux = _split_aux(out, has_aux, "jacobian")
+        blocks = []
+        for leaf in nest.flatten(out):
+            leaf = leaf if isinstance(leaf, Tensor) else convert_to_tensor(leaf)
+            if not np.issubdtype(leaf.dtype, np.inexact):
+                raise TypeError(
+                    "jacobian requires real- or complex-valued outputs, but got "
+                    f"{leaf.dtype.name}."
+                )
+            jac = tape.jacobian(leaf, diff, unconnected_gradients="zero")
+            blocks.append(jac[0] if single else tuple(jac))
+        result = nest.pack_sequence_as(out, blocks)
+        return (result, aux) if has_aux else result
+
+    _named(jacobian_f, "jacobian", f)
+    return jacobian_f
+
+
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            has_aux: bool = False) -> Callable[..., Any]:
+    """The Hessian of ``f``: ``jacobian(jacobian(f))``, as ``jax.hessian``.
+
+    For a scalar ``f`` of ``x`` with shape ``s`` the result has shape ``s + s``; with a
+    tuple ``argnums`` it is a tuple of tuples of blocks, ``result[i][j]`` the second
+    derivative with respect to arguments ``argnums[i]`` and ``argnums[j]``.
+    """
+    inner = jacobian(f, argnums, has_aux)
+    hessian_f = jacobian(inner, argnums, has_aux)
+    _named(hessian_f, "hessian", f)
+    return hessian_f
+
+
+def _named(fn: Callable[..., Any], transform: str, f: Callable[..., Any]) -> None:
+    fn.__name__ = f"{transform}({getattr(f, '__name__', 'f')})"
+    fn.__qualname__ = fn.__name__
+    fn.__doc__ = getattr(f, "__doc__", None)
+    fn.__wrapped__ = f
