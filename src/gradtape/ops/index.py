@@ -15,6 +15,7 @@ whose VJP is ``getitem`` again, so derivatives of any order stay in these two pr
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,9 @@ __all__ = [
 
 
 # --- templates -----------------------------------------------------------------------
+
+_FULL = ("slice", None, None, None)  # ``:``
+
 
 @functools.lru_cache(maxsize=1024)
 def _compile_template(template: tuple) -> tuple[list, tuple]:
@@ -136,13 +140,8 @@ def scatter_add(updates: Any, arrays: tuple, index: tuple, shape: tuple) -> Any:
 # --- parsing a user's index ----------------------------------------------------------
 
 def _as_int(v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, (Tensor, np.ndarray, np.generic)) and not np.issubdtype(
-        np.asarray(v).dtype, np.integer
-    ):
-        raise TypeError(f"slice indices must be integers or None, got {v!r}.")
-    return int(v.__index__()) if not isinstance(v, int) else v
+    """A slice bound as a Python int (``operator.index`` raises TypeError for floats)."""
+    return None if v is None else operator.index(v)
 
 
 def _is_int_scalar(entry: Any) -> bool:
@@ -158,6 +157,11 @@ def _is_int_scalar(entry: Any) -> bool:
 def _index_array(entry: Any) -> np.ndarray:
     value = entry._value if isinstance(entry, Tensor) else entry
     arr = np.asarray(value)
+    if arr.dtype == bool and arr.ndim == 0:
+        raise TypeError(
+            "A boolean scalar index is not supported; use None (np.newaxis) to add an "
+            "axis, or a boolean array mask."
+        )
     if arr.dtype == bool or np.issubdtype(arr.dtype, np.integer):
         return arr
     if arr.size == 0:
@@ -201,10 +205,36 @@ def _check_masks(entries: list, x_shape: tuple) -> None:
         dim += _consumed(e)
 
 
+def _slice_entry(s: slice) -> tuple:
+    start, stop, step = s.start, s.stop, s.step
+    if start.__class__ is not int:
+        start = _as_int(start)
+    if stop.__class__ is not int:
+        stop = _as_int(stop)
+    if step.__class__ is not int:
+        step = _as_int(step)
+    return ("slice", start, stop, step)
+
+
+_BASIC_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
+
+
+def _basic_template(index: tuple) -> tuple | None:
+    """The template of an index made only of ints, slices, None and Ellipsis (the
+    common case, kept fast: NumPy itself reports any error when the index is applied)."""
+    for e in index:
+        if e.__class__ not in _BASIC_TYPES:
+            return None
+    return tuple(_slice_entry(e) if e.__class__ is slice else e for e in index)
+
+
 def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
     """A user's index as (template, index arrays); see the module doc."""
     if not isinstance(index, tuple):
         index = (index,)
+    template = _basic_template(index)
+    if template is not None:
+        return template, ()
     entries: list[Any] = []
     for e in index:
         if e is None or e is Ellipsis or isinstance(e, slice) or _is_int_scalar(e):
@@ -229,7 +259,7 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
                 f"integer or boolean arrays are valid indices; got {type(e).__name__}."
             )
     _check_masks(entries, x_shape)
-    template: list[Any] = []
+    template = []
     arrays: list[Any] = []
 
     def add_array(a):
@@ -238,7 +268,7 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
 
     for e in entries:
         if isinstance(e, slice):
-            template.append(("slice", _as_int(e.start), _as_int(e.stop), _as_int(e.step)))
+            template.append(_slice_entry(e))
         elif e is None or e is Ellipsis:
             template.append(e)
         elif isinstance(e, IRValue):
@@ -255,7 +285,10 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
 
 def _is_whole(template: tuple) -> bool:
     """``x[...]``, ``x[:]``, ``x[()]``: the tensor itself (tensors are immutable)."""
-    return all(e is Ellipsis or e == ("slice", None, None, None) for e in template)
+    for e in template:
+        if e is not Ellipsis and e != _FULL:
+            return False
+    return True
 
 
 def getitem(x: Any, index: Any) -> Any:
@@ -264,18 +297,19 @@ def getitem(x: Any, index: Any) -> Any:
     Differentiable; where an element is selected more than once its gradient is the sum.
     """
     x = operand(x)
-    template, arrays = parse_index(index, tuple(x.shape))
+    template, arrays = parse_index(index, x.shape)
+    if arrays:
+        return bind(getitem_p, x, *arrays, index=template)
     if _is_whole(template):
         return x
-    return bind(getitem_p, x, *arrays, index=template)
+    return bind(getitem_p, x, index=template)
 
 
 def index_axis(x: Any, axis: int, entry: Any) -> Any:
     """``x[:, ..., entry]`` with ``entry`` (an int or a ("slice", ...) tuple) at ``axis``.
 
     Used by shape ops and derivative rules; takes no arrays, so it works on IR values."""
-    full = ("slice", None, None, None)
-    return bind(getitem_p, x, index=(full,) * axis + (entry,))
+    return bind(getitem_p, x, index=(_FULL,) * axis + (entry,))
 
 
 # --- take, take_along_axis, gather -----------------------------------------------------
@@ -299,11 +333,10 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
     if axis is None:
         a, axis = _shape.ravel(a), 0
     axis = _shape._normalize_axis(int(axis), len(a.shape))
-    full = ("slice", None, None, None)
     if _is_int_scalar(indices):
-        return bind(getitem_p, a, index=(full,) * axis + (int(indices),))
+        return bind(getitem_p, a, index=(_FULL,) * axis + (int(indices),))
     idx = _int_indices(indices)
-    return bind(getitem_p, a, idx, index=(full,) * axis + (("array", 0),))
+    return bind(getitem_p, a, idx, index=(_FULL,) * axis + (("array", 0),))
 
 
 def _aranges(shape: tuple, skip: int) -> list:
@@ -375,12 +408,11 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: int | 
             f"params.shape[:{batch_dims}] = {batch} and indices.shape[:{batch_dims}] = "
             f"{tuple(idx.shape[:batch_dims])} must be equal for batch_dims={batch_dims}."
         )
-    full = ("slice", None, None, None)
     template: list[Any] = []
     for i, n in enumerate(batch):
         bshape = tuple(n if j == i else 1 for j in range(idx_ndim))
         template.append(("arange", int(n), bshape))
-    template += [full] * (axis - batch_dims) + [("array", 0)]
+    template += [_FULL] * (axis - batch_dims) + [("array", 0)]
     out = bind(getitem_p, params, idx, index=tuple(template))
     if axis == batch_dims:
         return out
