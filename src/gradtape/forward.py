@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import nest
+from .ops import broadcast_to, cast
 from .recording import state
 from .tape import UnconnectedGradients, _unconnected_mode
 from .tensor import Tensor, convert_to_tensor
@@ -32,7 +33,7 @@ __all__ = ["ForwardAccumulator"]
 
 
 def _is_float(dtype: np.dtype) -> bool:
-    return np.issubdtype(dtype, np.inexact)
+    return dtype.kind in "fc"  # np.issubdtype(dtype, np.inexact), on the hot path
 
 
 def _pair_leaves(primals: Any, tangents: Any, names: tuple[str, str] = ("primals", "tangents"),
@@ -243,8 +244,6 @@ def _fit_tangent(t: Any, y: Tensor) -> Tensor | None:
     Rules may skip broadcasting (``add``'s tangent is the one input tangent as is)."""
     if t is None or not _is_float(y.dtype):
         return None
-    from .ops import broadcast_to, cast
-
     if not isinstance(t, Tensor):
         t = convert_to_tensor(np.asarray(t, dtype=y.dtype))
     if t.dtype != y.dtype:
