@@ -2,16 +2,24 @@
 
 This is the path every ``gradient``/``jacobian`` call takes. The expensive part (lower
 to a forward Program, differentiate it into a backward Program, optimize, compile) runs
-once per structure; later calls only prune, compute the key and run.
+once per structure; later calls only prune, compute the key and run the generated
+function. A structure's first call runs the reference interpreter: generating and
+compiling code costs milliseconds, which pays off only for a structure that repeats
+(``gt.config(compile_after=...)``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from .cache import backward_cache
+from .config import options
 from .ir import interpreter
 from .ir.autodiff import vjp_program
 from .ir.lower import Trace, prune
@@ -19,29 +27,145 @@ from .ir.nodes import Aval, Literal, Program, Var
 from .recording import state
 from .tensor import Tensor
 
+# Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
+compile_listeners: list[Callable[[Any], None]] = []
+
 
 class BackwardEntry:
-    """A built backward: its program and which trace slots feed its residual inputs."""
+    """A built backward: its optimized program, how to feed it, and (once compiled) the
+    generated function. Holds no arrays: values are read from the trace at call time.
 
-    __slots__ = ("forward", "program", "residual_slots", "cacheable", "run")
+    ``feeds[i]`` says where input ``i`` comes from: a trace slot (``>= 0``) or output
+    gradient ``k`` (``~k``).
+    """
 
-    def __init__(self, forward: Program, program: Program, residual_slots: list[int],
-                 cacheable: bool):
-        self.forward = forward
+    __slots__ = ("program", "feeds", "residual_slots", "cacheable", "compilable", "calls",
+                 "compiled", "failed", "_lock", "__weakref__")
+
+    def __init__(self, program: Program, feeds: list[int], cacheable: bool,
+                 compilable: bool):
         self.program = program
-        self.residual_slots = residual_slots
+        self.feeds = feeds
+        self.residual_slots = [f for f in feeds if f >= 0]
         self.cacheable = cacheable
-        self.run = lambda args: interpreter.run(program, args)
+        self.compilable = compilable
+        self.calls = 0
+        self.compiled = None  # a CompiledBackward once generated
+        self.failed = False
+        self._lock = threading.Lock()
+
+    def arguments(self, trace: Trace, sources: Sequence[Tensor], seeds: Sequence[Any]) -> list:
+        value = trace.value
+        return [value(f, sources) if f >= 0 else seeds[~f] for f in self.feeds]
+
+    def run(self, args: list) -> Sequence[Any]:
+        """Run on arrays: compiled code if enabled and built, else the interpreter."""
+        if not options.compile:
+            return interpreter.run(self.program, args)
+        compiled = self.compiled
+        if compiled is None:
+            compiled = self._maybe_compile()
+            if compiled is None:
+                return interpreter.run(self.program, args)
+        try:
+            return compiled.function(*args)
+        except Exception as error:
+            # If the interpreter raises too, the error is the user's: show it in the
+            # generated lines. Otherwise the generated code is wrong: stop using it.
+            try:
+                result = interpreter.run(self.program, args)
+            except Exception:
+                raise error from None
+            self._disable(compiled)
+            return result
+
+    def _maybe_compile(self):
+        if not self.compilable or self.failed:
+            return None
+        self.calls += 1
+        threshold = 1 if options.dump_dir else options.compile_after
+        if self.calls < threshold:
+            return None
+        with self._lock:
+            if self.compiled is None and not self.failed:
+                self._compile()
+        return self.compiled
+
+    def _compile(self) -> None:
+        from .codegen import compile_program
+        from .codegen.load import dump
+
+        start = time.perf_counter()
+        try:
+            compiled = compile_program(self.program)
+        except Exception as exc:  # never a wrong gradient: interpret this structure
+            self.failed = True
+            warnings.warn(
+                f"gradtape could not generate code for a backward function "
+                f"({type(exc).__name__}: {exc}); it runs in the interpreter instead. "
+                "Please report this with the script that triggers it.",
+                RuntimeWarning, stacklevel=5,
+            )
+            return
+        backward_cache.record_compile(time.perf_counter() - start)
+        if options.dump_dir:
+            dump(compiled.source, options.dump_dir)
+        self.compiled = compiled
+        for listener in list(compile_listeners):
+            listener(compiled)
+
+    def _disable(self, compiled) -> None:
+        from .codegen.load import release
+
+        self.failed = True
+        self.compiled = None
+        release(compiled.filename)
+        warnings.warn(
+            f"gradtape's generated backward {compiled.filename} raised where the "
+            "interpreter does not; this structure runs in the interpreter from now on. "
+            "Please report this.", RuntimeWarning, stacklevel=4,
+        )
+
+    def release(self) -> None:
+        """Called when the cache evicts this entry: drop its source from linecache."""
+        compiled = self.compiled
+        if compiled is not None:
+            from .codegen.load import release
+
+            release(compiled.filename)
 
 
 def seed_for(target_aval: Aval, given: Any) -> Var | Literal:
     """The cotangent fed to a target: an input var for ``output_gradients``, else ones."""
     if given is not None:
-        return Var(Aval(tuple(np.shape(given)), np.asarray(given).dtype), "seed")
+        return Var(Aval(tuple(np.shape(given)), _dtype_of(given)), "seed")
     return Literal(target_aval.dtype.type(1), target_aval)
 
 
-def build_entry(trace: Trace, output_grads: Sequence[Any]) -> BackwardEntry:
+def _dtype_of(value: Any) -> np.dtype:
+    dtype = getattr(value, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.asarray(value).dtype
+
+
+def _optimize(program: Program) -> tuple[Program, tuple[int, ...]]:
+    """The optimized program and which of the original inputs it still reads."""
+    try:
+        from .passes.pipeline import optimize_backward
+    except ImportError:
+        return program, tuple(range(len(program.inputs)))
+    try:
+        selection = optimize_backward(program)
+    except Exception as exc:  # a pass bug must not cost a gradient: run unoptimized
+        warnings.warn(
+            f"gradtape's optimizer failed on a backward program ({type(exc).__name__}: "
+            f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning, stacklevel=4,
+        )
+        return program, tuple(range(len(program.inputs)))
+    return selection.program, tuple(selection.kept)
+
+
+def build_program(trace: Trace, output_grads: Sequence[Any]):
+    """``(forward, backward, optimized, feeds)`` for a trace: the whole front end."""
     forward, slot_vars = trace.to_program()
     wrt = [slot_vars[s] for s in trace.source_slots]
     seeds = []
@@ -49,23 +173,39 @@ def build_entry(trace: Trace, output_grads: Sequence[Any]) -> BackwardEntry:
         seeds.append(None if out is None else seed_for(out.aval, given))
     program, residuals = vjp_program(forward, wrt, seeds)
     slot_of = {v: s for s, v in enumerate(slot_vars)}
-    residual_slots = [slot_of[v] for v in residuals]
-    cacheable = all(rec[0].cacheable for rec in trace.records)
-    return BackwardEntry(forward, program, residual_slots, cacheable)
+    seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
+    optimized, kept = _optimize(program)
+    feeds = []
+    for i in kept:
+        v = program.inputs[i]
+        feeds.append(slot_of[v] if v in slot_of else ~seed_index[v])
+    return forward, program, optimized, feeds
 
 
-_cache: dict[Any, BackwardEntry] = {}
+def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True
+                ) -> BackwardEntry:
+    start = time.perf_counter()
+    _, _, optimized, feeds = build_program(trace, output_grads)
+    cacheable = hashable and all(rec[0].cacheable for rec in trace.records)
+    compilable = cacheable and all(e.prim.cacheable for e in optimized.eqns)
+    entry = BackwardEntry(optimized, feeds, cacheable, compilable)
+    backward_cache.record_build(time.perf_counter() - start)
+    return entry
+
+
+# Kept under its old name: tests look at its size.
+_cache = backward_cache
 
 
 def lookup(trace: Trace, output_grads: Sequence[Any]) -> BackwardEntry:
     try:
-        entry = _cache.get(trace.key)
+        entry = backward_cache.get(trace.key)
     except TypeError:  # an unhashable param: build, never cache
-        return build_entry(trace, output_grads)
+        return build_entry(trace, output_grads, hashable=False)
     if entry is None:
         entry = build_entry(trace, output_grads)
         if entry.cacheable:
-            _cache[trace.key] = entry
+            entry = backward_cache.put(trace.key, entry)
     return entry
 
 
@@ -78,19 +218,21 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     """
     target_ids = [t._id for t in targets]
     kept = prune(records, [s._id for s in sources], target_ids)
-    flags = tuple(None if g is None else (np.shape(g), np.asarray(g).dtype)
-                  for g in output_grads)
+    flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
     trace = Trace(kept, sources, target_ids, flags)
     entry = lookup(trace, output_grads)
     seeds = [g for g, t in zip(output_grads, trace.target_slots)
              if g is not None and t is not None]
     if state.recording or state.accumulators:
-        residuals = []
-        for slot in entry.residual_slots:
-            value, tensor_id = trace.value(slot, sources), trace.tensor_id(slot, sources)
-            residuals.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
+        # Run op by op through the dispatcher so the outer tapes record this gradient.
         seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
-        return interpreter.run_recorded(entry.program, residuals + seeds)
-    residuals = [trace.value(slot, sources) for slot in entry.residual_slots]
+        args = []
+        for f in entry.feeds:
+            if f < 0:
+                args.append(seeds[~f])
+                continue
+            value, tensor_id = trace.value(f, sources), trace.tensor_id(f, sources)
+            args.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
+        return interpreter.run_recorded(entry.program, args)
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
-    return entry.run(residuals + seeds)
+    return list(entry.run(entry.arguments(trace, sources, seeds)))
