@@ -2,6 +2,8 @@
 
 from . import ops as _ops
 from . import optimizers as optimizers
+from .cache import cache_info, clear_cache
+from .config import config
 from .forward import ForwardAccumulator
 from .ops import *  # noqa: F403
 from .ops import nn as nn
@@ -18,6 +20,9 @@ __all__ = [
     "Tensor",
     "UnconnectedGradients",
     "Variable",
+    "cache_info",
+    "clear_cache",
+    "config",
     "constant",
     "convert_to_tensor",
     "grad",

@@ -215,6 +215,14 @@ class GradientTape:
             out.append(_as_gradient(g, s))
         return out
 
+    def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
+        """What ``gradient(target, sources)`` compiles: an ``Inspection`` with
+        ``.forward_ir``, ``.backward_ir``, ``.optimized_ir`` and ``.source``. It does not
+        use up a non-persistent tape."""
+        from .inspection import inspect_gradient
+
+        return inspect_gradient(self, target, sources, output_gradients)
+
     # jacobian and batch_jacobian live in jacobians.py to keep this module small.
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):

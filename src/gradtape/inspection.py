@@ -1,0 +1,71 @@
+"""Reading what the compiler makes of a gradient: ``tape.inspect(target, sources)``.
+
+    insp = tape.inspect(loss, [w, b])
+    print(insp.forward_ir)     # the recorded computation, pruned to target and sources
+    print(insp.backward_ir)    # its backward program, as autodiff emits it
+    print(insp.optimized_ir)   # after the passes: what the code generator reads
+    print(insp.source)         # the generated Python function
+
+It neither uses up a non-persistent tape nor touches the compile cache: it builds the
+same things a first ``gradient`` call builds (the output is deterministic, so the
+source is exactly what ``gradient`` runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import nest
+
+
+class Inspection:
+    """The forward IR, backward IR (before and after passes) and generated source."""
+
+    __slots__ = ("forward_ir", "backward_ir", "optimized_ir", "source")
+
+    def __init__(self, forward_ir: str, backward_ir: str, optimized_ir: str, source: str):
+        self.forward_ir = forward_ir
+        self.backward_ir = backward_ir
+        self.optimized_ir = optimized_ir
+        self.source = source
+
+    def __str__(self) -> str:
+        return "\n\n".join([
+            "# forward IR\n" + self.forward_ir,
+            "# backward IR\n" + self.backward_ir,
+            "# backward IR after passes\n" + self.optimized_ir,
+            self.source.rstrip("\n"),
+        ])
+
+    def __repr__(self) -> str:
+        return f"<Inspection of a backward: {self.source.count(chr(10))} lines of source>"
+
+
+def inspect_gradient(tape: Any, target: Any, sources: Any,
+                     output_gradients: Any = None) -> Inspection:
+    """What ``tape.gradient(target, sources, output_gradients)`` compiles and runs."""
+    from .backward import _dtype_of, build_program
+    from .codegen import generate_source
+    from .ir.lower import Trace, prune
+    from .ir.printer import format_program
+    from .tape import _as_target, _check_source, _flat_output_gradients, _is_float
+
+    if target is None:
+        raise TypeError("Argument `target` should be a Tensor or a structure of Tensors, "
+                        "but received None.")
+    targets = [_as_target(t) for t in nest.flatten(target)]
+    flat_sources = nest.flatten(sources)
+    for s in flat_sources:
+        _check_source(s)
+    float_sources = [s for s in flat_sources if _is_float(s.dtype)]
+    output_grads = _flat_output_gradients(output_gradients, targets)
+    target_ids = [t._id for t in targets]
+    kept = prune(tape._records, [s._id for s in float_sources], target_ids)
+    flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
+    trace = Trace(kept, float_sources, target_ids, flags)
+    forward, backward, optimized, _ = build_program(trace, output_grads)
+    source, _, _ = generate_source(optimized)
+    return Inspection(format_program(forward), format_program(backward),
+                      format_program(optimized), source)
