@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..ir.nodes import IRValue
+from ..ir.nodes import IRValue, Literal
 from ..tensor import Tensor
 from . import shape as _shape
 from .numpy_dispatch import implements, register_ufunc
@@ -267,7 +267,8 @@ divide = _binary(
 
 
 def _pow_dx(x, y, out):
-    exponent = getattr(y, "value", None)
+    # A Literal's value (not getattr: Variable.value is a method, seen by eager JVPs).
+    exponent = y.value if isinstance(y, Literal) else None
     if exponent is not None and not isinstance(exponent, np.ndarray):
         # x ** c: the derivative c * x ** (c - 1), folded at trace time.
         if exponent == 2:
@@ -288,7 +289,8 @@ power = _binary(
         _ub(g * conj(_pow_dx(x, y, out)), x), _ub(g * conj(_pow_dy(x, y, out)), y)
     ),
     lambda ts, out, x, y: _tangent_sum(
-        _scaled(ts[0], _pow_dx(x, y, out)), _scaled(ts[1], _pow_dy(x, y, out))
+        _scaled(ts[0], _pow_dx(x, y, out)),
+        None if ts[1] is None else ts[1] * _pow_dy(x, y, out),  # no log(x) unless needed
     ),
     np.power,
 )
