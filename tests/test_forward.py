@@ -222,6 +222,16 @@ def test_float32_tangents_stay_float32():
                                    [0.5, 1.0])) * [1.0, 2.0], rtol=1e-6)
 
 
+def test_power_with_variable_exponent():
+    x = gt.constant([1.5, 2.0])
+    e = gt.Variable(3.0)
+    with gt.ForwardAccumulator([x, e], [[1.0, -1.0], 0.5]) as acc:
+        y = x ** e
+    xs = np.array([1.5, 2.0])
+    expected = 3.0 * xs ** 2 * [1.0, -1.0] + np.log(xs) * xs ** 3 * 0.5
+    np.testing.assert_allclose(acc.jvp(y).numpy(), expected, rtol=1e-6)
+
+
 def test_non_differentiable_ops_have_no_tangent():
     x = gt.constant([0.4, 1.6])
     with gt.ForwardAccumulator(x, [1.0, 1.0]) as acc:
