@@ -7,6 +7,7 @@ from .config import config
 from .forward import ForwardAccumulator
 from .ops import *  # noqa: F403
 from .ops import nn as nn
+from .ops.linalg import namespace as linalg
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
@@ -30,6 +31,7 @@ __all__ = [
     "is_tensor",
     "jacobian",
     "jvp",
+    "linalg",
     "optimizers",
     "value_and_grad",
     "vjp",

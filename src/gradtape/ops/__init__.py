@@ -7,13 +7,15 @@ differentiate, and gives tensors their operators.
 import sys
 
 from .. import operators as _operators
-from . import elementwise, index, nn, reduce, shape
+from . import elementwise, index, linalg, nn, reduce, shape
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
+from .linalg import *  # noqa: F403
 from .nn import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .shape import *  # noqa: F403
 
 _operators.install_ops(sys.modules[__name__])
 
-__all__ = [*elementwise.__all__, *reduce.__all__, *shape.__all__, *index.__all__, *nn.__all__]
+__all__ = [*elementwise.__all__, *reduce.__all__, *shape.__all__, *index.__all__, *nn.__all__,
+           *linalg.__all__]

@@ -1,0 +1,860 @@
+"""Linear algebra: matmul and its relatives, einsum, and ``np.linalg``'s decompositions.
+
+Primitives: ``matmul`` (batched, NumPy broadcasting of the leading dims), ``einsum``
+(explicit subscripts, one letter per axis), ``einsum_embed`` (its transpose for repeated
+letters), ``diagonal`` and ``diagonal_scatter``, and ``inv``, ``det``, ``slogdet``,
+``solve``, ``cholesky`` over the last two axes with any leading batch dims.
+``dot``, ``tensordot``, ``inner``, ``outer``, ``vdot``, ``trace`` and ``norm`` are
+composites of those.
+
+Conventions (the same as JAX's):
+
+- ``cholesky`` factors the symmetrized input ``(a + a^H) / 2``, so its gradient is the
+  derivative of the function computed (symmetric, as in TF and PyTorch); for a
+  symmetric input the result is NumPy's.
+- ``norm``'s 2-norm gradient at the zero vector is NaN (0/0), as in JAX and TF.
+- ``det``/``inv`` gradients of a singular matrix raise ``LinAlgError`` (TF raises too).
+- ``slogdet``'s sign is not differentiable (for complex inputs only ``logabsdet``
+  carries a gradient).
+
+``gt.linalg`` (``namespace`` below) gathers NumPy's ``np.linalg`` and TF's ``tf.linalg``
+names; there, like in both, ``trace`` and ``diagonal`` work on the last two axes, while
+the top-level ``gt.trace``/``gt.diagonal`` follow ``np.trace``/``np.diagonal``.
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+import types
+from collections import Counter, namedtuple
+
+import numpy as np
+
+from ..ir.nodes import Aval
+from . import elementwise as _ew
+from . import reduce as _reduce
+from . import shape as _shape
+from .numpy_dispatch import implements, register_ufunc
+from .registry import Primitive, bind, operand
+
+__all__ = ["matmul", "dot", "vdot", "tensordot", "einsum", "outer", "inner", "trace",
+           "diagonal", "norm"]
+
+_NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+LinAlgError = np.linalg.LinAlgError
+
+
+def _operands(a, b):
+    """Both arguments as tensors; with no tensor at all, both get TF's dtypes."""
+    return operand(a), operand(b)
+
+
+def matrix_transpose(x, conjugate: bool = False):
+    """``x`` with its last two axes swapped (conjugated too if ``conjugate``)."""
+    x = operand(x)
+    nd = len(x.shape)
+    if nd < 2:
+        raise ValueError(f"matrix_transpose needs a tensor of rank >= 2, got rank {nd}.")
+    out = _shape.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    return _ew.conj(out) if conjugate else out
+
+
+def adjoint(x):
+    """Conjugate transpose of the last two axes (TF's ``tf.linalg.adjoint``)."""
+    return matrix_transpose(x, conjugate=True)
+
+
+_mT = matrix_transpose
+_mH = adjoint
+
+
+def _batch_shape(*shapes) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(tuple(s[:-2]) for s in shapes)))
+
+
+# --- matmul ----------------------------------------------------------------------------
+
+def _matmul_shape(a, b):
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}.")
+    return Aval(_batch_shape(a.shape, b.shape) + (a.shape[-2], b.shape[-1]),
+                np.result_type(a.dtype, b.dtype))
+
+
+def _matmul_vjp(g, y, a, b):
+    ga = _shape.unbroadcast(_mm(g, _mH(b)), a.shape)
+    if len(b.shape) == 2 and len(a.shape) > 2:
+        # A shared weight under a batch: one 2-d product, not a stack of them summed.
+        k, m = a.shape[-1], g.shape[-1]
+        gb = _mm(_mH(_shape.reshape(a, (-1, k))), _shape.reshape(g, (-1, m)))
+    else:
+        gb = _shape.unbroadcast(_mm(_mH(a), g), b.shape)
+    return ga, gb
+
+
+def _matmul_jvp(ts, y, a, b):
+    ta, tb = ts
+    parts = [p for p in (None if ta is None else _mm(ta, b),
+                         None if tb is None else _mm(a, tb)) if p is not None]
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+matmul_p = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp,
+                     shape_rule=_matmul_shape)
+
+
+def _mm(a, b):
+    """matmul of operands of rank >= 2 (the primitive itself)."""
+    return bind(matmul_p, a, b)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
+    """Matrix product with NumPy's semantics (1-d operands, broadcast batch dims) and
+    TF's ``transpose_*``/``adjoint_*`` flags."""
+    del a_is_sparse, b_is_sparse, name
+    a, b = _operands(a, b)
+    if len(a.shape) == 0 or len(b.shape) == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions "
+                         "(scalars need multiply, not matmul).")
+    if transpose_a or adjoint_a:
+        a = matrix_transpose(a, conjugate=bool(adjoint_a))
+    if transpose_b or adjoint_b:
+        b = matrix_transpose(b, conjugate=bool(adjoint_b))
+    vector_a, vector_b = len(a.shape) == 1, len(b.shape) == 1
+    if vector_a:
+        a = _shape.reshape(a, (1, a.shape[0]))
+    if vector_b:
+        b = _shape.reshape(b, (b.shape[0], 1))
+    out = _mm(a, b)
+    if vector_a or vector_b:
+        shape = out.shape[:-2] + (() if vector_a else out.shape[-2:-1]) + (
+            () if vector_b else out.shape[-1:])
+        out = _shape.reshape(out, shape)
+    return out if output_type is None else _ew.cast(out, output_type)
+
+
+register_ufunc(np.matmul, matmul)
+
+
+# --- dot, tensordot, inner, outer, vdot (composites) ----------------------------------
+
+def dot(a, b):
+    """NumPy's ``dot``: products of scalars, matmul up to 2-d, else a sum over the last
+    axis of ``a`` and the second-to-last of ``b``."""
+    a, b = _operands(a, b)
+    if len(a.shape) == 0 or len(b.shape) == 0:
+        return _ew.multiply(a, b)
+    if len(b.shape) <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, axes=([len(a.shape) - 1], [len(b.shape) - 2]))
+
+
+def _tensordot_axes(axes, nd_a: int, nd_b: int) -> tuple[list[int], list[int]]:
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > min(nd_a, nd_b):
+            raise ValueError(f"tensordot: axes={n} does not fit ranks {nd_a} and {nd_b}.")
+        return list(range(nd_a - n, nd_a)), list(range(n))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
+    axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ValueError("tensordot: shape-mismatch for sum (different numbers of axes).")
+    return ([_shape._normalize_axis(int(i), nd_a) for i in axes_a],
+            [_shape._normalize_axis(int(i), nd_b) for i in axes_b])
+
+
+def tensordot(a, b, axes=2):
+    """Sum of products over ``axes`` (an int: the last n of ``a`` with the first n of
+    ``b``; or a pair of axis lists), as one matmul between transposed reshapes."""
+    a, b = _operands(a, b)
+    axes_a, axes_b = _tensordot_axes(axes, len(a.shape), len(b.shape))
+    for i, j in zip(axes_a, axes_b):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: shape-mismatch for sum: {a.shape} axis {i} vs "
+                             f"{b.shape} axis {j}.")
+    free_a = [i for i in range(len(a.shape)) if i not in axes_a]
+    free_b = [j for j in range(len(b.shape)) if j not in axes_b]
+    k = int(np.prod([a.shape[i] for i in axes_a], dtype=np.int64))
+    rows = int(np.prod([a.shape[i] for i in free_a], dtype=np.int64))
+    cols = int(np.prod([b.shape[j] for j in free_b], dtype=np.int64))
+    a2 = _shape.reshape(_shape.transpose(a, tuple(free_a + axes_a)), (rows, k))
+    b2 = _shape.reshape(_shape.transpose(b, tuple(axes_b + free_b)), (k, cols))
+    out_shape = tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b)
+    return _shape.reshape(_mm(a2, b2), out_shape)
+
+
+def inner(a, b):
+    """NumPy's ``inner``: sum of products over the last axes of ``a`` and ``b``."""
+    a, b = _operands(a, b)
+    if len(a.shape) == 0 or len(b.shape) == 0:
+        return _ew.multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def outer(a, b):
+    """Outer product of the flattened ``a`` and ``b``."""
+    a, b = _operands(a, b)
+    return _ew.multiply(_shape.reshape(a, (-1, 1)), _shape.reshape(b, (-1,)))
+
+
+def vdot(a, b):
+    """``sum(conj(a) * b)`` over the flattened inputs (NumPy's ``vdot``)."""
+    a, b = _operands(a, b)
+    return matmul(_ew.conj(_shape.reshape(a, (-1,))), _shape.reshape(b, (-1,)))
+
+
+@implements(np.dot)
+def _np_dot(a, b, out=None):
+    _no_out("dot", out)
+    return dot(a, b)
+
+
+implements(np.vdot)(vdot)
+implements(np.tensordot)(tensordot)
+implements(np.inner)(inner)
+
+
+@implements(np.outer)
+def _np_outer(a, b, out=None):
+    _no_out("outer", out)
+    return outer(a, b)
+
+
+def _no_out(name: str, out) -> None:
+    if out is not None:
+        raise TypeError(f"numpy.{name}(..., out=) cannot write into a tensor: tensors are "
+                        "immutable.")
+
+
+# --- einsum ----------------------------------------------------------------------------
+
+_LETTERS = string.ascii_letters
+
+
+def _split_spec(subscripts: str) -> tuple[list[str], str]:
+    lhs, out = subscripts.split("->")
+    return lhs.split(","), out
+
+
+def _einsum_impl(*operands, subscripts):
+    return np.einsum(subscripts, *operands, optimize=len(operands) > 1)
+
+
+def _einsum_shape(*operands, subscripts):
+    terms, out = _split_spec(subscripts)
+    sizes = {}
+    for term, x in zip(terms, operands):
+        sizes.update(zip(term, x.shape))
+    return Aval(tuple(sizes[c] for c in out), np.result_type(*(x.dtype for x in operands)))
+
+
+def _einsum_vjp(g, y, *operands, subscripts):
+    terms, out = _split_spec(subscripts)
+    cts = []
+    for i, x in enumerate(operands):
+        if not np.issubdtype(x.dtype, np.inexact):
+            cts.append(None)
+            continue
+        term = terms[i]
+        unique = "".join(dict.fromkeys(term))
+        other_terms = terms[:i] + terms[i + 1:]
+        others = [_ew.conj(o) for o in operands[:i] + operands[i + 1:]]
+        reachable = set(out).union(*other_terms)
+        kept = "".join(c for c in unique if c in reachable)
+        ct = _contract([out, *other_terms], kept, [g, *others])
+        if kept != unique:  # letters summed within this operand alone: broadcast back
+            sizes = dict(zip(term, x.shape))
+            ct = _shape.reshape(ct, tuple(sizes[c] if c in reachable else 1 for c in unique))
+            ct = _shape.broadcast_to(ct, tuple(sizes[c] for c in unique))
+        if unique != term:  # repeated letters read a diagonal: write onto it
+            ct = bind(einsum_embed_p, ct, subscripts=f"{unique}->{term}", shape=tuple(x.shape))
+        cts.append(ct)
+    return tuple(cts)
+
+
+def _einsum_jvp(ts, y, *operands, subscripts):
+    terms, out = _split_spec(subscripts)
+    total = None
+    for i, t in enumerate(ts):
+        if t is None:
+            continue
+        part = _contract(terms, out, [*operands[:i], t, *operands[i + 1:]])
+        total = part if total is None else total + part
+    return total
+
+
+einsum_p = Primitive("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp,
+                     shape_rule=_einsum_shape)
+
+
+def _embed_impl(x, subscripts, shape):
+    src, dst = subscripts.split("->")
+    out = np.zeros(shape, np.asarray(x).dtype)
+    # A one-operand einsum without summation is a writeable view of its operand.
+    np.einsum(f"{dst}->{src}", out)[...] = x
+    return out
+
+
+def _embed_vjp(g, y, x, subscripts, shape):
+    src, dst = subscripts.split("->")
+    return (_contract([dst], src, [g]),)
+
+
+einsum_embed_p = Primitive(
+    "einsum_embed", _embed_impl, vjp=_embed_vjp,
+    jvp=lambda ts, y, x, subscripts, shape: bind(
+        einsum_embed_p, ts[0], subscripts=subscripts, shape=shape),
+    shape_rule=lambda x, subscripts, shape: Aval(tuple(shape), x.dtype),
+)
+
+
+def _contract(terms: list[str], out: str, operands: list):
+    """einsum over explicit, validated subscripts; plain sums and transposes stay so."""
+    if len(operands) == 1 and len(set(terms[0])) == len(terms[0]):
+        x, term = operands[0], terms[0]
+        summed = tuple(i for i, c in enumerate(term) if c not in out)
+        if summed:
+            x = _reduce.sum(x, summed)
+            term = "".join(c for c in term if c in out)
+        if term != out:
+            x = _shape.transpose(x, tuple(term.index(c) for c in out))
+        return x
+    return bind(einsum_p, *operands, subscripts=",".join(terms) + "->" + out)
+
+
+def _sublist_term(sublist) -> str:
+    parts = []
+    for s in sublist:
+        if s is Ellipsis:
+            parts.append("...")
+        elif 0 <= int(s) < len(_LETTERS):
+            parts.append(_LETTERS[int(s)])
+        else:
+            raise ValueError(f"einsum: subscript {s} is not within the valid range [0, 52).")
+    return "".join(parts)
+
+
+def _einsum_arguments(args) -> tuple[str, list]:
+    """(subscripts, operands) from either of NumPy's calling conventions."""
+    if not args:
+        raise TypeError("einsum needs subscripts and at least one operand.")
+    if isinstance(args[0], str):
+        return args[0], list(args[1:])
+    n = len(args) // 2
+    operands = list(args[0:2 * n:2])
+    terms = [_sublist_term(s) for s in args[1:2 * n:2]]
+    spec = ",".join(terms)
+    if len(args) % 2:
+        spec += "->" + _sublist_term(args[-1])
+    return spec, operands
+
+
+def _check_term(term: str, where: str) -> None:
+    body = term.replace("...", "", 1)
+    for c in body:
+        if c not in _LETTERS:
+            raise ValueError(f"einsum: invalid subscript {c!r} in {where} {term!r}.")
+
+
+def _parse_einsum(subscripts: str, shapes: list[tuple]) -> tuple[list[str], str]:
+    """Explicit subscripts, one letter per axis (the ellipsis spelled out in free letters,
+    right-aligned like broadcasting), and the output's letters."""
+    spec = subscripts.replace(" ", "")
+    if spec.count("->") > 1:
+        raise ValueError("einsum: subscripts may contain '->' only once.")
+    lhs, arrow, out = spec.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(shapes)} "
+                         "operands.")
+    for term in terms:
+        _check_term(term, "operand")
+    if arrow:
+        _check_term(out, "output")
+    used = set(spec) & set(_LETTERS)
+    ellipsis_dims = []
+    for term, shape in zip(terms, shapes):
+        letters = len(term.replace("...", ""))
+        extra = len(shape) - letters
+        if extra < 0 or (extra and "..." not in term):
+            raise ValueError(f"einsum: operand of shape {shape} does not match "
+                             f"subscripts {term!r}.")
+        ellipsis_dims.append(extra)
+    width = max(ellipsis_dims, default=0)
+    free = [c for c in _LETTERS if c not in used]
+    if width > len(free):
+        raise ValueError("einsum: too many dimensions for the available letters.")
+    ell = "".join(free[:width])
+    expanded = [t.replace("...", ell[width - k:]) for t, k in zip(terms, ellipsis_dims)]
+    if not arrow:
+        counts = Counter("".join(t.replace("...", "") for t in terms))
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1))
+    elif "..." in out:
+        out = out.replace("...", ell)
+    elif width:
+        raise ValueError("einsum: output has more dimensions than subscripts given in "
+                         "einstein sum, but no '...' ellipsis provided to broadcast the "
+                         "extra dimensions.")
+    all_letters = set("".join(expanded))
+    if len(set(out)) != len(out) or not set(out) <= all_letters:
+        raise ValueError(f"einsum: output subscripts {out!r} must be distinct letters that "
+                         "appear in the operands.")
+    return expanded, out
+
+
+def _letter_sizes(terms, shapes) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        mine: dict[str, int] = {}
+        for c, d in zip(term, shape):
+            if mine.setdefault(c, d) != d:
+                raise ValueError(f"einsum: dimensions for repeated index {c!r} differ in "
+                                 f"one operand ({mine[c]} != {d}).")
+            known = sizes.get(c, 1)
+            if d != known and 1 not in (d, known):
+                raise ValueError(f"einsum: size of index {c!r} is {known} in one operand "
+                                 f"and {d} in another.")
+            sizes[c] = max(known, d)
+    return sizes
+
+
+def einsum(*args, optimize=None, dtype=None, out=None, order="K", casting="safe"):
+    """Einstein summation with NumPy's subscripts: ``'ij,jk->ik'``, implicit output,
+    ``'...'`` broadcasting, repeated letters (``'ii->'`` traces, ``'ii->i'``
+    diagonals), and the interleaved ``einsum(a, [0, 1], b, [1, 2])`` form."""
+    del optimize, order, casting
+    _no_out("einsum", out)
+    spec, operands = _einsum_arguments(args)
+    if not operands:
+        raise ValueError("einsum needs at least one operand.")
+    operands = [operand(x) for x in operands]
+    if dtype is not None:
+        operands = [_ew.cast(x, dtype) for x in operands]
+    shapes = [tuple(x.shape) for x in operands]
+    terms, out_term = _parse_einsum(spec, shapes)
+    sizes = _letter_sizes(terms, shapes)
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        full = tuple(sizes[c] for c in term)
+        if full != tuple(x.shape):  # size-1 axes broadcast: do it visibly, once
+            operands[i] = _shape.broadcast_to(x, full)
+    return _contract(terms, out_term, operands)
+
+
+implements(np.einsum)(einsum)
+
+
+# --- diagonal and trace ----------------------------------------------------------------
+
+def _diagonal_impl(x, offset, axis1, axis2):
+    return np.diagonal(x, offset, axis1, axis2)
+
+
+def _diagonal_shape(x, offset, axis1, axis2):
+    # The diagonal of a zero-strided view: the shape without touching real data.
+    probe = np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    return Aval(np.diagonal(probe, offset, axis1, axis2).shape, x.dtype)
+
+
+def _scatter_impl(g, offset, axis1, axis2, shape):
+    out = np.zeros(shape, np.asarray(g).dtype)
+    n = np.shape(g)[-1]
+    i = np.arange(n)
+    moved = np.moveaxis(out, (axis1, axis2), (-2, -1))  # a view: writes land in out
+    moved[..., i + max(-offset, 0), i + max(offset, 0)] = g
+    return out
+
+
+diagonal_p = Primitive(
+    "diagonal", _diagonal_impl,
+    vjp=lambda g, y, x, offset, axis1, axis2: (
+        bind(diagonal_scatter_p, g, offset=offset, axis1=axis1, axis2=axis2,
+             shape=tuple(x.shape)),
+    ),
+    jvp=lambda ts, y, x, offset, axis1, axis2: bind(
+        diagonal_p, ts[0], offset=offset, axis1=axis1, axis2=axis2),
+    shape_rule=_diagonal_shape,
+)
+diagonal_scatter_p = Primitive(
+    "diagonal_scatter", _scatter_impl,
+    vjp=lambda g, y, x, offset, axis1, axis2, shape: (
+        bind(diagonal_p, g, offset=offset, axis1=axis1, axis2=axis2),
+    ),
+    jvp=lambda ts, y, x, offset, axis1, axis2, shape: bind(
+        diagonal_scatter_p, ts[0], offset=offset, axis1=axis1, axis2=axis2, shape=shape),
+    shape_rule=lambda g, offset, axis1, axis2, shape: Aval(tuple(shape), g.dtype),
+)
+
+
+@implements(np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of ``a`` over ``axis1``/``axis2`` (offset above/below the main one),
+    as the last axis of the result (NumPy's ``diagonal``)."""
+    a = operand(a)
+    nd = len(a.shape)
+    if nd < 2:
+        raise ValueError("diagonal needs a tensor of rank >= 2.")
+    axis1 = _shape._normalize_axis(int(axis1), nd)
+    axis2 = _shape._normalize_axis(int(axis2), nd)
+    if axis1 == axis2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same.")
+    return bind(diagonal_p, a, offset=int(offset), axis1=axis1, axis2=axis2)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    """Sum of the diagonal over ``axis1``/``axis2`` (NumPy's ``trace``: the first two
+    axes by default; ``gt.linalg.trace`` uses the last two, like TF)."""
+    a = operand(a)
+    if dtype is not None:
+        a = _ew.cast(a, dtype)
+    return _reduce.sum(diagonal(a, offset, axis1, axis2), -1)
+
+
+@implements(np.trace)
+def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _no_out("trace", out)
+    return trace(a, offset, axis1, axis2, dtype)
+
+
+def _linalg_trace(x, offset=0, dtype=None, name=None):
+    """Trace over the last two axes (``np.linalg.trace``, ``tf.linalg.trace``)."""
+    del name
+    return trace(x, offset, -2, -1, dtype)
+
+
+def _linalg_diagonal(x, offset=0, k=None, name=None):
+    """Diagonal of the last two axes (``np.linalg.diagonal``; ``k`` is TF's offset)."""
+    del name
+    return diagonal(x, offset if k is None else k, -2, -1)
+
+
+# --- np.linalg: inv, det, slogdet, solve, cholesky -------------------------------------
+
+@functools.cache
+def _result_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype np.linalg gives for ``dtype`` (integers -> float64; float32 stays)."""
+    return np.linalg.inv(np.eye(1, dtype=dtype)).dtype
+
+
+def _square(a, name: str):
+    a = operand(a)
+    if len(a.shape) < 2 or a.shape[-1] != a.shape[-2]:
+        raise LinAlgError(f"{name}: the last 2 dimensions of the array must be square, "
+                          f"got shape {tuple(a.shape)}.")
+    return a
+
+
+def _trailing(v, nd_extra: int = 2):
+    """``v`` with ``nd_extra`` size-1 axes appended (a batch of scalars -> of matrices)."""
+    return _shape.reshape(v, tuple(v.shape) + (1,) * nd_extra)
+
+
+def _trace_last(x):
+    return _reduce.sum(bind(diagonal_p, x, offset=0, axis1=len(x.shape) - 2,
+                            axis2=len(x.shape) - 1), -1)
+
+
+inv_p = Primitive(
+    "inv", np.linalg.inv,
+    vjp=lambda g, y, a: (-_mm(_mm(_mH(y), g), _mH(y)),),
+    jvp=lambda ts, y, a: -_mm(_mm(y, ts[0]), y),
+    shape_rule=lambda a: Aval(tuple(a.shape), _result_dtype(a.dtype)),
+)
+
+
+def inv(a, adjoint=False, name=None):
+    """Inverse of the square matrices in the last two axes (TF's ``adjoint`` inverts
+    their conjugate transposes)."""
+    del name
+    a = _square(a, "inv")
+    return bind(inv_p, _mH(a) if adjoint else a)
+
+
+det_p = Primitive(
+    "det", np.linalg.det,
+    vjp=lambda g, y, a: (_trailing(g * _ew.conj(y)) * _mH(inv(a)),),
+    jvp=lambda ts, y, a: y * _trace_last(_solve(a, ts[0])),
+    shape_rule=lambda a: Aval(tuple(a.shape[:-2]), _result_dtype(a.dtype)),
+)
+
+
+def det(a, name=None):
+    """Determinant of the square matrices in the last two axes."""
+    del name
+    return bind(det_p, _square(a, "det"))
+
+
+def _slogdet_impl(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def _slogdet_shape(a):
+    dtype = _result_dtype(a.dtype)
+    batch = tuple(a.shape[:-2])
+    return [Aval(batch, dtype), Aval(batch, np.empty(0, dtype).real.dtype)]
+
+
+slogdet_p = Primitive(
+    "slogdet", _slogdet_impl, multiple_results=True,
+    vjp=lambda g, y, a: (_trailing(g[1]) * _mH(inv(a)),),
+    jvp=lambda ts, y, a: (None, _ew.real(_trace_last(_solve(a, ts[0])))),
+    shape_rule=_slogdet_shape,
+)
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+def slogdet(a, name=None):
+    """``(sign, logabsdet)`` of the determinants, without overflow. Only ``logabsdet``
+    is differentiable."""
+    del name
+    return SlogdetResult(*bind(slogdet_p, _square(a, "slogdet")))
+
+
+def logdet(matrix, name=None):
+    """``log(det(matrix))`` of Hermitian positive definite matrices, via Cholesky
+    (TF's ``tf.linalg.logdet``)."""
+    del name
+    chol = cholesky(matrix)
+    diag = bind(diagonal_p, chol, offset=0, axis1=len(chol.shape) - 2,
+                axis2=len(chol.shape) - 1)
+    return _ew.real(_reduce.sum(_ew.log(diag), -1)) * 2.0
+
+
+def _solve_impl(a, b):
+    batch = _batch_shape(np.shape(a), np.shape(b))
+    a = np.broadcast_to(a, batch + np.shape(a)[-2:])
+    b = np.broadcast_to(b, batch + np.shape(b)[-2:])
+    return np.linalg.solve(a, b)  # equal ranks: b is a stack of matrices in any NumPy
+
+
+def _solve_shape(a, b):
+    if b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: shapes {a.shape} and {b.shape} do not match.")
+    return Aval(_batch_shape(a.shape, b.shape) + tuple(b.shape[-2:]),
+                _result_dtype(np.result_type(a.dtype, b.dtype)))
+
+
+def _solve_vjp(g, x, a, b):
+    gb = _solve(_mH(a), g)
+    return (_shape.unbroadcast(-_mm(gb, _mH(x)), a.shape), _shape.unbroadcast(gb, b.shape))
+
+
+def _solve_jvp(ts, x, a, b):
+    ta, tb = ts
+    rhs = tb
+    if ta is not None:
+        rhs = -_mm(ta, x) if rhs is None else rhs - _mm(ta, x)
+    return _solve(a, rhs)
+
+
+solve_p = Primitive("solve", _solve_impl, vjp=_solve_vjp, jvp=_solve_jvp,
+                    shape_rule=_solve_shape)
+
+
+def _solve(a, b):
+    return bind(solve_p, a, b)
+
+
+def solve(a, b, adjoint=False, name=None):
+    """``x`` with ``a @ x = b`` for the square matrices in ``a``'s last two axes.
+
+    ``b`` is a vector when it is 1-d (NumPy 2's rule; NumPy 1's when ``b.ndim ==
+    a.ndim - 1``), else a stack of matrices; batch dims broadcast. TF's ``adjoint``
+    solves with ``a``'s conjugate transpose."""
+    del name
+    a = _square(a, "solve")
+    b = operand(b)
+    if adjoint:
+        a = _mH(a)
+    vector = len(b.shape) == 1 if _NUMPY2 else len(b.shape) == len(a.shape) - 1
+    if vector:
+        b = _shape.reshape(b, tuple(b.shape) + (1,))
+    out = _solve(a, b)
+    return _shape.reshape(out, tuple(out.shape[:-1])) if vector else out
+
+
+def _cholesky_impl(a):
+    a = np.asarray(a)
+    return np.linalg.cholesky((a + np.conj(np.swapaxes(a, -1, -2))) / 2)
+
+
+def _phi(x):
+    """The lower triangle with the diagonal halved."""
+    return (_shape.tril(x) + _shape.tril(x, -1)) * 0.5
+
+
+def _cholesky_vjp(g, chol, a):
+    # Murray (2016), symmetrized as in TF and PyTorch: S = L^-H phi(L^H g) L^-1.
+    lh = _mH(chol)
+    p = _phi(_mm(lh, g))
+    s = _mH(_solve(lh, _mH(_solve(lh, p))))
+    return ((s + _mH(s)) * 0.5,)
+
+
+def _cholesky_jvp(ts, chol, a):
+    t = ts[0]
+    sym = (t + _mH(t)) * 0.5
+    inner = _mH(_solve(chol, _mH(_solve(chol, sym))))  # L^-1 sym L^-H
+    return _mm(chol, _phi(inner))
+
+
+cholesky_p = Primitive(
+    "cholesky", _cholesky_impl, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
+    shape_rule=lambda a: Aval(tuple(a.shape), _result_dtype(a.dtype)),
+)
+
+
+def cholesky(a, upper=False, name=None):
+    """Lower Cholesky factor ``L`` (``L @ L^H = a``) of Hermitian positive definite
+    matrices; ``upper=True`` gives ``L^H``. The input is symmetrized first (JAX's rule),
+    so the gradient is symmetric."""
+    del name
+    out = bind(cholesky_p, _square(a, "cholesky"))
+    return _mH(out) if upper else out
+
+
+# --- norm ------------------------------------------------------------------------------
+
+def _abs_squared(x):
+    if np.issubdtype(x.dtype, np.complexfloating):
+        return _ew.real(x * _ew.conj(x))
+    return _ew.square(x)
+
+
+def _vector_norm(x, ord, axis: int, keepdims: bool):
+    if ord is None or ord == 2 or ord == "euclidean":
+        return _ew.sqrt(_reduce.sum(_abs_squared(x), axis, keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order {ord!r} for vectors.")
+    if ord == np.inf:
+        return _reduce.max(_ew.abs(x), axis, keepdims)
+    if ord == -np.inf:
+        return _reduce.min(_ew.abs(x), axis, keepdims)
+    if ord == 0:  # a count: no gradient
+        nonzero = _ew.cast(_ew.not_equal(x, 0), np.empty(0, x.dtype).real.dtype)
+        return _reduce.sum(nonzero, axis, keepdims)
+    if ord == 1:
+        return _reduce.sum(_ew.abs(x), axis, keepdims)
+    p = float(ord)
+    return _ew.power(_reduce.sum(_ew.power(_ew.abs(x), p), axis, keepdims), 1.0 / p)
+
+
+def _matrix_norm(x, ord, row: int, col: int, keepdims: bool):
+    if ord in (None, "fro", "f", "euclidean"):
+        out = _ew.sqrt(_reduce.sum(_abs_squared(x), (row, col)))
+    elif ord in (1, -1):
+        pick = _reduce.max if ord == 1 else _reduce.min
+        out = pick(_reduce.sum(_ew.abs(x), row), col - 1 if col > row else col)
+    elif ord in (np.inf, -np.inf):
+        pick = _reduce.max if ord == np.inf else _reduce.min
+        out = pick(_reduce.sum(_ew.abs(x), col), row - 1 if row > col else row)
+    elif ord in (2, -2, "nuc"):
+        raise NotImplementedError(
+            f"norm ord={ord!r} needs singular values, which gradtape does not "
+            "differentiate yet; use ord='fro', 1 or inf.")
+    else:
+        raise ValueError(f"Invalid norm order {ord!r} for matrices.")
+    if keepdims:
+        out = _shape.reshape(out, _reduce.keepdims_shape(x.shape, (row, col)))
+    return out
+
+
+def norm(x, ord=None, axis=None, keepdims=False, name=None):
+    """Vector or matrix norm (``np.linalg.norm``'s rules; TF's ``'euclidean'`` is the
+    2-norm/Frobenius norm). The 2-norm's gradient at zero is NaN (0/0), as in JAX."""
+    del name
+    x = operand(x)
+    if not np.issubdtype(x.dtype, np.inexact):
+        x = _ew.cast(x, np.float64)
+    nd = len(x.shape)
+    if axis is None:
+        flat = (ord is None or ord == "euclidean" or (ord in ("fro", "f") and nd == 2)
+                or (ord == 2 and nd == 1))
+        if flat:
+            out = _ew.sqrt(_reduce.sum(_abs_squared(x)))
+            return _shape.reshape(out, (1,) * nd) if keepdims else out
+        axis = tuple(range(nd))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(_shape._normalize_axis(int(a), nd) for a in axes)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], bool(keepdims))
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ValueError("norm: duplicate axes given.")
+        return _matrix_norm(x, ord, axes[0], axes[1], bool(keepdims))
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def matvec(a, b, transpose_a=False, adjoint_a=False, name=None):
+    """Matrix-vector product over the last axes (TF's ``tf.linalg.matvec``)."""
+    del name
+    b = operand(b)
+    out = matmul(a, _shape.reshape(b, tuple(b.shape) + (1,)), transpose_a=transpose_a,
+                 adjoint_a=adjoint_a)
+    return _shape.reshape(out, tuple(out.shape[:-1]))
+
+
+def _vector_norm_np(x, /, *, axis=None, keepdims=False, ord=2):
+    """``np.linalg.vector_norm``: ``axis=None`` (or a tuple) norms the flattened axes."""
+    x = operand(x)
+    nd = len(x.shape)
+    axes = tuple(range(nd)) if axis is None else (
+        (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis))
+    axes = tuple(sorted(_shape._normalize_axis(int(a), nd) for a in axes))
+    if len(axes) == 1:
+        return norm(x, ord, axes[0], keepdims)
+    rest = tuple(i for i in range(nd) if i not in axes)
+    moved = _shape.transpose(x, rest + axes)
+    flat = _shape.reshape(moved, tuple(x.shape[i] for i in rest) + (-1,))
+    out = norm(flat, ord, -1, False)
+    if keepdims:
+        out = _shape.reshape(out, _reduce.keepdims_shape(x.shape, axes))
+    return out
+
+
+def _matrix_norm_np(x, /, *, keepdims=False, ord="fro"):
+    return norm(x, ord, (-2, -1), keepdims)
+
+
+implements(np.linalg.norm)(norm)
+implements(np.linalg.inv)(inv)
+implements(np.linalg.det)(det)
+implements(np.linalg.slogdet)(slogdet)
+implements(np.linalg.solve)(solve)
+implements(np.linalg.cholesky)(cholesky)
+# NumPy 2's array-API additions to np.linalg, where they exist.
+for _name, _op in [("matmul", matmul), ("outer", outer), ("trace", _linalg_trace),
+                   ("diagonal", _linalg_diagonal), ("matrix_transpose", matrix_transpose),
+                   ("vector_norm", _vector_norm_np), ("matrix_norm", _matrix_norm_np)]:
+    _func = getattr(np.linalg, _name, None)
+    if _func is not None and not isinstance(_func, np.ufunc):
+        implements(_func)(_op)
+_tensordot = getattr(np.linalg, "tensordot", None)
+if _tensordot is not None:
+    implements(_tensordot)(lambda x1, x2, /, *, axes=2: tensordot(x1, x2, axes))
+if hasattr(np, "matrix_transpose"):
+    implements(np.matrix_transpose)(matrix_transpose)
+
+
+# --- the gt.linalg namespace -----------------------------------------------------------
+
+namespace = types.ModuleType(
+    "gradtape.linalg",
+    "Linear algebra under NumPy's np.linalg and TF's tf.linalg names. ``trace`` and "
+    "``diagonal`` here work on the last two axes (like np.linalg and tf.linalg).",
+)
+for _name, _op in {
+    "adjoint": adjoint, "cholesky": cholesky, "det": det, "diag_part": _linalg_diagonal,
+    "diagonal": _linalg_diagonal, "einsum": einsum, "inv": inv, "logdet": logdet,
+    "matmul": matmul, "matrix_norm": _matrix_norm_np, "matrix_transpose": matrix_transpose,
+    "matvec": matvec, "norm": norm, "outer": outer, "slogdet": slogdet, "solve": solve,
+    "tensordot": tensordot, "trace": _linalg_trace, "vector_norm": _vector_norm_np,
+    "LinAlgError": LinAlgError,
+}.items():
+    setattr(namespace, _name, _op)
+namespace.__all__ = sorted(n for n in vars(namespace) if not n.startswith("_"))
+del _name, _op, _func
