@@ -174,6 +174,20 @@ OP_CASES = [
     ("logsumexp", ["logsumexp"], lambda x: gt.logsumexp(x, axis=1), [((2, 3), -2, 2)]),
     ("cumsum", ["cumsum"], lambda x: gt.cumsum(x, axis=1), [((2, 3), -2, 2)]),
     ("norm", ["norm"], lambda x: gt.norm(x), [((2, 3), -2, 2)]),
+    ("min", ["min"], lambda x: gt.min(x, axis=0), [((3, 2), -2, 2)]),
+    ("cumprod", ["cumprod"], lambda x: gt.cumprod(x, axis=0), [((3, 2), 0.5, 2)]),
+    ("var", ["var"], lambda x: gt.var(x, axis=1), [((2, 4), -2, 2)]),
+    ("std", ["std"], lambda x: gt.std(x), [((2, 4), -2, 2)]),
+    ("einsum", ["einsum"], lambda a, b: gt.einsum("ij,jk->ik", a, b),
+     [((2, 3), -2, 2), ((3, 2), -2, 2)]),
+    ("tensordot", ["tensordot"], lambda a, b: gt.tensordot(a, b, axes=1),
+     [((2, 3), -2, 2), ((3, 2), -2, 2)]),
+    ("diagonal", ["diagonal"], lambda x: gt.diagonal(x, 1), [((3, 4), -2, 2)]),
+    ("trace", ["trace"], lambda x: gt.trace(x), [((3, 3), -2, 2)]),
+    ("slogdet", ["linalg"], lambda x: gt.linalg.slogdet(x + 3.0 * np.eye(3))[1],
+     [((3, 3), -1, 1)]),
+    ("logdet", ["linalg"], lambda x: gt.linalg.logdet(x @ gt.transpose(x) + np.eye(3)),
+     [((3, 3), -1, 1)]),
     ("inv", ["linalg"], lambda x: gt.linalg.inv(x + 3.0 * np.eye(3)), [((3, 3), -1, 1)]),
     ("det", ["linalg"], lambda x: gt.linalg.det(x + 3.0 * np.eye(3)), [((3, 3), -1, 1)]),
     ("solve", ["linalg"], lambda a, b: gt.linalg.solve(a + 3.0 * np.eye(3), b),
@@ -241,6 +255,29 @@ def test_non_differentiable_ops_have_no_tangent():
     assert acc.jvp(f) is None and acc.jvp(s) is None
     np.testing.assert_array_equal(acc.jvp(f, unconnected_gradients="zero").numpy(), [0, 0])
     np.testing.assert_allclose(acc.jvp(y).numpy(), [0.0, 1.0])
+
+
+def _library_primitives():
+    import importlib
+    import pkgutil
+
+    import gradtape.ops
+
+    found = {}
+    for info in pkgutil.iter_modules(gradtape.ops.__path__):
+        module = importlib.import_module(f"gradtape.ops.{info.name}")
+        for value in vars(module).values():
+            prim = value if isinstance(value, Primitive) else getattr(value, "primitive", None)
+            if isinstance(prim, Primitive):
+                found[prim.name] = prim
+    return found
+
+
+def test_every_differentiable_primitive_has_a_jvp_rule():
+    prims = _library_primitives()
+    assert {"sin", "add", "sum", "reshape"} <= set(prims)
+    missing = sorted(name for name, p in prims.items() if p.vjp is not None and p.jvp is None)
+    assert not missing, f"primitives with a VJP rule but no JVP rule: {missing}"
 
 
 def test_op_without_jvp_rule_raises_naming_it():
