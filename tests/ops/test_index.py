@@ -8,6 +8,8 @@ import pytest
 
 import gradtape as gt
 from gradtape import backward
+from gradtape.ops.index import getitem_p, parse_index
+from gradtape.ops.registry import bind
 from gradtape.testing import check_grads
 
 rng = np.random.default_rng(1)
@@ -251,3 +253,31 @@ def test_scatter_add_is_differentiable(check_jvp):
     np.testing.assert_allclose(out.numpy(), [g[2], g[0] + g[1]])
     check_grads(lambda t: gt.scatter_add(t * t, arrays, template, (2, 6)), [g], order=3)
     check_jvp(lambda t: gt.scatter_add(t * t, arrays, template, (2, 6)), [g])
+
+
+# --- batching rules: vectorized over a leading axis, as jacobians use them ---------------
+
+I2 = np.array([[0, 2], [3, 3]])
+BATCH_INDICES = {
+    "basic": (1, slice(None, None, -1), None),
+    "ellipsis": (Ellipsis, slice(2, 0, -1)),
+    "adjacent arrays": (slice(None), I2, I2),
+    "separated arrays": (I2, slice(None), I2),
+    "int and array apart": (1, slice(None), I2),
+    "newaxis between": (I2, None, I2),
+    "mask": (MASK,),
+}
+
+
+@pytest.mark.parametrize("name", list(BATCH_INDICES))
+def test_batching_rules(name, check_batching):
+    template, arrays = parse_index(BATCH_INDICES[name], X.shape)
+    check_batching(lambda x, *idx: bind(getitem_p, x, *idx, index=template), [X, *arrays])
+    g = np.zeros(X[BATCH_INDICES[name]].shape)
+    check_batching(lambda u, *idx: gt.scatter_add(u, idx, template, X.shape), [g, *arrays])
+
+
+def test_batching_composites(check_batching):
+    check_batching(lambda x, i: gt.take_along_axis(x, i, 1), [X, np.zeros((4, 2, 6), int)])
+    check_batching(lambda x, i: gt.gather(x, i, axis=2, batch_dims=1), [X, np.ones((4, 3), int)])
+    check_batching(lambda x, i: gt.take(x, i, axis=-1), [X, I2])

@@ -149,3 +149,10 @@ def test_one_hot_errors():
         gt.one_hot([0.5], 2)
     with pytest.raises(ValueError, match="axis"):
         gt.one_hot([0], 2, axis=3)
+
+
+@pytest.mark.parametrize("shape, axis", SHAPES_AXES)
+def test_batching_rules(shape, axis, check_batching):
+    x = rng.standard_normal(shape)
+    check_batching(lambda t: gt.nn.softmax(t, axis=axis), [x])
+    check_batching(lambda t: gt.nn.log_softmax(t, axis=axis), [x])

@@ -228,3 +228,39 @@ def test_jacobian_helpers_stack_and_moveaxis():
         y = gt.stack([x[0] ** 2, gt.sin(x[1])])
     np.testing.assert_allclose(tape.jacobian(y, x).numpy(),
                                [[2.0, 0.0, 0.0], [0.0, np.cos(2.0), 0.0]], rtol=1e-6)
+
+
+# --- batching rules: vectorized over a leading axis, as jacobians use them ---------------
+
+BATCH_CASES = {
+    "reshape": (lambda a: gt.reshape(a, (6, -1)), [(3, 4)]),
+    "transpose": (lambda a: gt.transpose(a, (2, 0, 1)), [(2, 3, 4)]),
+    "broadcast_to": (lambda a: gt.broadcast_to(a, (2, 3, 4)), [(3, 1)]),
+    "unbroadcast": (lambda a: gt.unbroadcast(a, (3, 1)), [(2, 3, 4)]),
+    "identity": (gt.identity, [(2, 3)]),
+    "concatenate": (lambda a, b: gt.concatenate([a, b, a], axis=-1), [(2, 1), (2, 3)]),
+    "stack": (lambda a, b: gt.stack([a, b], axis=1), [(2, 3), (2, 3)]),
+    "split": (lambda a: gt.split(a, [1, 2], axis=1)[1], [(2, 3)]),
+    "pad": (lambda a: gt.pad(a, ((1, 0), (2, 3))), [(2, 3)]),
+    "pad reflect": (lambda a: gt.pad(a, 2, mode="reflect"), [(3, 3)]),
+    "triu": (lambda a: gt.triu(a, 1), [(3, 4)]),
+    "tril": (lambda a: gt.tril(a, -1), [(2, 3, 3)]),
+    "roll": (lambda a: gt.roll(a, (1, -1), axis=(0, 1)), [(3, 4)]),
+    "tile": (lambda a: gt.tile(a, (2, 1, 3)), [(2, 3)]),
+    "repeat": (lambda a: gt.repeat(a, 2, axis=0), [(2, 3)]),
+    "repeat counts": (lambda a: gt.repeat(a, [2, 0, 1], axis=1), [(2, 3)]),
+    "flip": (lambda a: gt.flip(a, 1), [(2, 3)]),
+    "moveaxis": (lambda a: gt.moveaxis(a, 0, -1), [(2, 3, 4)]),
+    "squeeze": (lambda a: gt.squeeze(a), [(1, 3, 1)]),
+}
+
+
+@pytest.mark.parametrize("name", list(BATCH_CASES))
+def test_batching_rules(name, check_batching):
+    fn, shapes = BATCH_CASES[name]
+    check_batching(fn, _args(shapes))
+
+
+def test_concatenate_batching_with_unbatched_inputs(check_batching):
+    check_batching(lambda a, b: gt.concatenate([a, b], axis=0), _args([(2, 3), (1, 3)]),
+                   [False, True])

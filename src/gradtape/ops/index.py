@@ -3,10 +3,11 @@
 An index is split into a hashable *template* (a param: ints, slices as
 ``("slice", start, stop, step)``, ``None``, ``Ellipsis``, ``("array", k)`` for the k-th
 index array, ``("arange", n, shape)`` for an ``np.arange(n).reshape(shape)`` built by
-the implementation) and the integer index arrays, which are extra non-differentiable
-inputs. The compile-cache key therefore holds no arrays: the same indexing structure with
-new index values reuses the compiled code. Boolean masks become integer arrays at trace
-time (``np.nonzero``), which is exactly how NumPy defines them.
+the implementation, ``("const", ints)`` for a 1-d index fixed by static shapes) and the
+integer index arrays, which are extra non-differentiable inputs. The compile-cache key
+therefore holds no arrays: the same indexing structure with new index values reuses the
+compiled code. Boolean masks become integer arrays at trace time (``np.nonzero``), which
+is exactly how NumPy defines them.
 
 The VJP of ``getitem`` is ``scatter_add`` (``np.add.at``: repeated indices accumulate),
 whose VJP is ``getitem`` again, so derivatives of any order stay in these two primitives.
@@ -60,11 +61,21 @@ def _build_index(template: tuple, arrays: tuple) -> tuple:
         return tuple(static)
     index = list(static)
     for pos, entry in dynamic:
-        if entry[0] == "array":
+        kind = entry[0]
+        if kind == "array":
             index[pos] = arrays[entry[1]]
-        else:  # ("arange", n, shape)
+        elif kind == "arange":  # ("arange", n, shape)
             index[pos] = np.arange(entry[1]).reshape(entry[2])
+        else:  # ("const", ints): fixed by static shapes (pad modes, repeat counts)
+            index[pos] = _const_array(entry[1])
     return tuple(index)
+
+
+@functools.lru_cache(maxsize=256)
+def _const_array(values: tuple) -> np.ndarray:
+    out = np.array(values, dtype=np.intp)
+    out.flags.writeable = False
+    return out
 
 
 def _has_arrays(template: tuple) -> bool:
@@ -128,6 +139,59 @@ scatter_add_p = Primitive(
     ),
     shape_rule=_scatter_add_shape,
 )
+
+
+# --- batching rules (vectorizing over a new leading axis, ir/batching.py) -----------------
+
+def _advanced_first(index: tuple, arrays: tuple) -> int | None:
+    """NumPy puts the dims of advanced indices first when they are not adjacent (separated
+    by a slice, None or Ellipsis); then their broadcast rank, else None."""
+    positions, shapes = [], []
+    for pos, e in enumerate(index):
+        if type(e) is tuple and e[0] == "array":
+            positions.append(pos)
+            shapes.append(tuple(arrays[e[1]].shape))
+        elif type(e) is tuple and e[0] == "arange":
+            positions.append(pos)
+            shapes.append(e[2])
+        elif type(e) is tuple and e[0] == "const":
+            positions.append(pos)
+            shapes.append((len(e[1]),))
+        elif type(e) is int:  # an int is an advanced index next to arrays
+            positions.append(pos)
+            shapes.append(())
+    if len(shapes) == sum(s == () for s in shapes):
+        return None  # basic indexing only
+    if positions[-1] - positions[0] == len(positions) - 1:
+        return None
+    return len(np.broadcast_shapes(*shapes))
+
+
+def _getitem_batch(size, args, batched, *, index):
+    from ..ir import batching
+
+    if any(batched[1:]):  # batched index arrays: rare (indices are constants)
+        return batching.batch_by_loop(getitem_p, size, args, batched, index=index)
+    out = bind(getitem_p, *args, index=(_FULL,) + index)
+    lead = _advanced_first(index, args[1:])
+    return out if lead is None else batching.move_batch_axis_to_front(out, lead)
+
+
+def _scatter_add_batch(size, args, batched, *, index, shape):
+    from ..ir import batching
+
+    if any(batched[1:]):
+        return batching.batch_by_loop(scatter_add_p, size, args, batched, index=index,
+                                      shape=shape)
+    g, arrays = args[0], args[1:]
+    lead = _advanced_first(index, arrays)
+    if lead is not None:  # where getitem of the batched result puts the batch axis
+        g = _shape.moveaxis(g, 0, lead)
+    return bind(scatter_add_p, g, *arrays, index=(_FULL,) + index, shape=(size,) + shape)
+
+
+getitem_p.batch = _getitem_batch
+scatter_add_p.batch = _scatter_add_batch
 
 
 def scatter_add(updates: Any, arrays: tuple, index: tuple, shape: tuple) -> Any:
@@ -337,6 +401,13 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
         return bind(getitem_p, a, index=(_FULL,) * axis + (int(indices),))
     idx = _int_indices(indices)
     return bind(getitem_p, a, idx, index=(_FULL,) * axis + (("array", 0),))
+
+
+def take_static(x: Any, indices: Any, axis: int) -> Any:
+    """``take`` with indices fixed by static shapes, written into the template (not an
+    input array), so that it also works on IR values inside rules."""
+    entry = ("const", tuple(int(i) for i in indices))
+    return bind(getitem_p, x, index=(_FULL,) * axis + (entry,))
 
 
 def _aranges(shape: tuple, skip: int) -> list:

@@ -59,6 +59,18 @@ log_softmax_p = Primitive(
 )
 
 
+
+def _shifted_axis_batch(prim):
+    def rule(size, args, batched, axis):
+        return bind(prim, args[0], axis=tuple(a + 1 for a in axis))
+
+    return rule
+
+
+softmax_p.batch = _shifted_axis_batch(softmax_p)
+log_softmax_p.batch = _shifted_axis_batch(log_softmax_p)
+
+
 def _softmax_like(prim: Primitive, logits: Any, axis: Any) -> Any:
     logits = operand(logits)
     if not np.issubdtype(logits.dtype, np.floating):

@@ -171,6 +171,26 @@ def identity(x):
 __all__.append("identity")
 
 
+# --- batching rules: the batch axis is a leading axis the op leaves alone -------------------
+
+def _batch_broadcast_to(size, args, batched, shape):
+    x = args[0]
+    logical = tuple(x.shape[1:])
+    x = reshape(x, (size,) + (1,) * (len(shape) - len(logical)) + logical)
+    return broadcast_to(x, (size,) + shape)
+
+
+reshape_p.batch = lambda size, args, batched, shape: reshape(args[0], (size,) + shape)
+transpose_p.batch = lambda size, args, batched, axes: transpose(
+    args[0], (0,) + tuple(a + 1 for a in axes)
+)
+broadcast_to_p.batch = _batch_broadcast_to
+unbroadcast_p.batch = lambda size, args, batched, axes, shape: bind(
+    unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
+)
+identity_p.batch = lambda size, args, batched: identity(args[0])
+
+
 # --- axis helpers --------------------------------------------------------------------
 
 def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
@@ -180,10 +200,6 @@ def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise ValueError(f"Repeated axis in {tuple(axes)}.")
     return tuple(out)
-
-
-def _full_slice():
-    return ("slice", None, None, None)
 
 
 # --- squeeze, ravel, swapaxes, moveaxis (composites of reshape and transpose) -----------
@@ -284,6 +300,14 @@ concatenate_p = Primitive(
     "concatenate", _concatenate_impl, vjp=_concatenate_vjp, jvp=_concatenate_jvp,
     shape_rule=_concatenate_shape,
 )
+
+
+def _concatenate_batch(size, args, batched, *, axis):
+    xs = [x if b else broadcast_to(x, (size,) + tuple(x.shape)) for x, b in zip(args, batched)]
+    return bind(concatenate_p, *xs, axis=axis + 1)
+
+
+concatenate_p.batch = _concatenate_batch
 
 
 @implements(np.concatenate)
@@ -563,7 +587,7 @@ def repeat(a, repeats, axis=None, name=None):
         x = broadcast_to(x, shape[:axis + 1] + (r,) + shape[axis + 1:])
         return reshape(x, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
     index = np.repeat(np.arange(shape[axis]), counts)  # NumPy's errors for bad counts
-    return _index.take(a, index, axis=axis)
+    return _index.take_static(a, index, axis=axis)
 
 
 __all__ += ["tile", "repeat"]
@@ -579,7 +603,7 @@ def flip(m, axis=None):
     axes = tuple(range(ndim)) if axis is None else _normalize_axes(axis, ndim)
     if not axes:
         return m
-    template = tuple(("slice", None, None, -1) if i in axes else _full_slice()
+    template = tuple(("slice", None, None, -1) if i in axes else _index._FULL
                      for i in range(ndim))
     return bind(_index.getitem_p, m, index=template)
 
@@ -656,6 +680,10 @@ pad_p = Primitive(
     shape_rule=_pad_shape,
 )
 
+pad_p.batch = lambda size, args, batched, pad_width, value: bind(
+    pad_p, args[0], pad_width=((0, 0),) + pad_width, value=value
+)
+
 _GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
@@ -700,7 +728,7 @@ def pad(array, pad_width=None, mode="constant", constant_values=0, *, paddings=N
     for ax, (b, a) in enumerate(pad_width):
         if b or a:
             index = np.pad(np.arange(array.shape[ax]), (b, a), mode=mode)
-            array = _index.take(array, index, axis=ax)
+            array = _index.take_static(array, index, axis=ax)
     return array
 
 
@@ -733,6 +761,11 @@ tril_p = Primitive(
     jvp=lambda ts, y, x, k: bind(tril_p, ts[0], k=k),
     shape_rule=_same_aval,
 )
+
+
+# Both act on the last two axes: a leading batch axis changes nothing.
+triu_p.batch = lambda size, args, batched, k: bind(triu_p, args[0], k=k)
+tril_p.batch = lambda size, args, batched, k: bind(tril_p, args[0], k=k)
 
 
 def _triangle(prim, m, k):
