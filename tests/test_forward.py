@@ -198,7 +198,7 @@ OP_CASES = [
 
 
 @pytest.mark.parametrize("case", OP_CASES, ids=[c[0] for c in OP_CASES])
-def test_op_jvp(case):
+def test_op_jvp(case, compile_mode):
     _, names, f, specs = case
     for name in names:
         if not hasattr(gt, name):
@@ -380,7 +380,7 @@ def _hvp_backward_over_forward(f, x, v):
     return tape.gradient(jv, x).numpy()
 
 
-def test_hvp_three_ways_agree():
+def test_hvp_three_ways_agree(compile_mode):
     w = gt.constant(rng.standard_normal(5))
     x = gt.constant(rng.standard_normal(5))
     v = gt.constant(rng.standard_normal(5))
@@ -404,7 +404,7 @@ def test_hvp_three_ways_agree():
     np.testing.assert_allclose(reference, fd, rtol=1e-6, atol=1e-8)
 
 
-def test_hvp_forward_over_backward_after_intermediates_died():
+def test_hvp_forward_over_backward_after_intermediates_died(compile_mode):
     """The tape keeps intermediate values, not tensors: their tangents must outlive them."""
     x = gt.constant(rng.standard_normal(4))
     v = gt.constant(rng.standard_normal(4))
@@ -713,7 +713,7 @@ def test_jvp_matches_finite_differences_through_reductions():
     np.testing.assert_allclose(t.numpy(), finite_difference(f, [x], [v]), rtol=1e-6)
 
 
-def test_vjp_function_form_is_reusable():
+def test_vjp_function_form_is_reusable(compile_mode):
     a = rng.standard_normal(3)
     b = rng.standard_normal((2, 3))
 
@@ -754,7 +754,7 @@ def test_vjp_unconnected_input_gives_zeros():
     np.testing.assert_array_equal(gb.numpy(), np.zeros(3))
 
 
-def test_vjp_higher_order_under_tape_and_accumulator():
+def test_vjp_higher_order_under_tape_and_accumulator(compile_mode):
     """vjp_fn is differentiable: under a tape (reverse) and under an accumulator."""
     x = gt.constant(np.array([0.3, -0.8, 1.1]))
     v = gt.constant(rng.standard_normal(3))
