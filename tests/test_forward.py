@@ -694,6 +694,21 @@ def test_jvp_structures_aux_and_unconnected_outputs():
     np.testing.assert_array_equal(tangents["const"].numpy(), [0.0, 0.0])
 
 
+def test_jvp_function_form_under_a_tape():
+    """Backward-over-forward with the function form: the tape sees the tangent computation."""
+    x = gt.constant(np.array([0.3, -0.8, 1.1]))
+    v = gt.constant(rng.standard_normal(3))
+
+    def f(x):
+        return gt.sum(gt.exp(x) * gt.cos(x))
+
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        _, jv = gt.jvp(f, (x,), (v,))
+    np.testing.assert_allclose(tape.gradient(jv, x).numpy(), _hvp_nested_tapes(f, x, v),
+                               rtol=1e-12)
+
+
 def test_jvp_function_form_errors():
     x = gt.constant(1.0)
     with pytest.raises(TypeError, match="tuples or lists"):
