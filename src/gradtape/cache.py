@@ -32,6 +32,9 @@ class LRUCache:
         self.hits = self.misses = self.compiled = 0
         self.compile_time = self.build_time = 0.0
 
+    def __len__(self) -> int:
+        return len(self._data)
+
     def get(self, key: Any) -> Any:
         """The entry for ``key`` (counted as a hit), or ``None`` (counted as a miss)."""
         with self._lock:
