@@ -156,3 +156,87 @@ def test_batching_rules(shape, axis, check_batching):
     x = rng.standard_normal(shape)
     check_batching(lambda t: gt.nn.softmax(t, axis=axis), [x])
     check_batching(lambda t: gt.nn.log_softmax(t, axis=axis), [x])
+
+
+# --- the rest of tf.nn --------------------------------------------------------------------
+
+def _np_sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+ACTIVATIONS = {
+    "leaky_relu": (lambda t: gt.nn.leaky_relu(t, alpha=0.1),
+                   lambda x: np.where(x > 0, x, 0.1 * x)),
+    "relu6": (gt.nn.relu6, lambda x: np.clip(x, 0, 6)),
+    "elu": (gt.nn.elu, lambda x: np.where(x > 0, x, np.expm1(x))),
+    "selu": (gt.nn.selu, lambda x: 1.0507009873554805 * np.where(
+        x > 0, x, 1.6732632423543772 * np.expm1(x))),
+    "silu": (gt.nn.silu, lambda x: x * _np_sigmoid(x)),
+    "swish beta": (lambda t: gt.nn.swish(t, beta=2.0), lambda x: x * _np_sigmoid(2 * x)),
+    "log_sigmoid": (gt.nn.log_sigmoid, lambda x: np.log(_np_sigmoid(x))),
+    "l2_loss": (gt.nn.l2_loss, lambda x: np.sum(x ** 2) / 2),
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activations(name):
+    op, reference = ACTIVATIONS[name]
+    x = np.array([[-3.0, -0.7, 0.4], [1.3, 5.5, 7.0]])
+    np.testing.assert_allclose(op(x).numpy(), reference(x), rtol=1e-12)
+    check_grads(op, [x], order=2)
+
+
+def test_activations_do_not_overflow():
+    x = gt.constant([-1000.0, 1000.0])
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        outs = [gt.nn.elu(x), gt.nn.selu(x), gt.nn.log_sigmoid(x), gt.nn.silu(x)]
+    for out in outs:
+        assert out.dtype == np.float32
+        assert np.all(np.isfinite(tape.gradient(out, x).numpy()))
+    np.testing.assert_allclose(outs[2].numpy(), [-1000.0, 0.0])
+
+
+def test_cross_entropies():
+    logits = rng.standard_normal((3, 4))
+    labels = np_softmax(rng.standard_normal((3, 4)))
+    expected = -np.sum(labels * np_log_softmax(logits), axis=-1)
+    np.testing.assert_allclose(
+        gt.nn.softmax_cross_entropy_with_logits(labels, logits).numpy(), expected, rtol=1e-12
+    )
+    check_grads(lambda z, x: gt.nn.softmax_cross_entropy_with_logits(z, x), [labels, logits])
+
+    classes = np.array([3, 0, 3])
+    sparse = gt.nn.sparse_softmax_cross_entropy_with_logits(classes, logits)
+    np.testing.assert_allclose(sparse.numpy(), -np_log_softmax(logits)[[0, 1, 2], classes],
+                               rtol=1e-12)
+    check_grads(lambda x: gt.nn.sparse_softmax_cross_entropy_with_logits(classes, x), [logits])
+    with pytest.raises(ValueError, match="labels must be in"):
+        gt.nn.sparse_softmax_cross_entropy_with_logits(np.array([4, 0, 0]), logits)
+
+    z = rng.uniform(0, 1, (3, 4))
+    expected = -(z * np.log(_np_sigmoid(logits)) + (1 - z) * np.log(1 - _np_sigmoid(logits)))
+    np.testing.assert_allclose(
+        gt.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=logits).numpy(), expected,
+        rtol=1e-10,
+    )
+    check_grads(lambda x: gt.nn.sigmoid_cross_entropy_with_logits(z, x), [logits], order=2)
+
+
+def test_sigmoid_cross_entropy_gradient_at_zero_and_large_logits():
+    # d/dx = sigmoid(x) - z: 0.5 - z at x = 0 (TF's branch choice), finite at +-1000.
+    x = gt.constant([0.0, 1000.0, -1000.0])
+    z = gt.constant([0.25, 1.0, 0.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        loss = gt.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)
+    np.testing.assert_allclose(loss.numpy(), [np.log(2.0), 0.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), [0.25, 0.0, 0.0])
+
+
+def test_bias_add():
+    value = rng.standard_normal((2, 3, 4))
+    last, channels = rng.standard_normal(4), rng.standard_normal(3)
+    np.testing.assert_allclose(gt.nn.bias_add(value, last).numpy(), value + last)
+    np.testing.assert_allclose(gt.nn.bias_add(value, channels, data_format="NCW").numpy(),
+                               value + channels[:, None])

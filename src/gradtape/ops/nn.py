@@ -136,3 +136,128 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
         raise ValueError(f"axis {axis} must be -1 or in [0, {ndim}).")
     return bind(one_hot_p, indices, depth=int(depth), on_value=dtype.type(on).item(),
                 off_value=dtype.type(off).item(), axis=axis, dtype=dtype.name)
+
+
+# --- more of tf.nn, as composites (reachable as gt.nn.<name>) ---------------------------
+
+def softmax_cross_entropy_with_logits(labels: Any, logits: Any, axis: int = -1,
+                                      name: str | None = None) -> Any:
+    """TF's ``tf.nn.softmax_cross_entropy_with_logits``: ``-sum(labels * log_softmax)``
+    over ``axis``; differentiable in both labels and logits (as TF 2's)."""
+    del name
+    logits = operand(logits)
+    return -_reduce.sum(labels * log_softmax(logits, axis=axis), axis=axis)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
+                                             name: str | None = None) -> Any:
+    """TF's ``tf.nn.sparse_softmax_cross_entropy_with_logits``: integer class ``labels``
+    of shape ``logits.shape[:-1]``; ``-log_softmax(logits)[..., label]``."""
+    del name
+    from . import index as _index
+
+    logits = operand(logits)
+    labels = operand(labels)
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integers, got {labels.dtype}.")
+    if tuple(labels.shape) != tuple(logits.shape[:-1]):
+        raise ValueError(f"labels shape {tuple(labels.shape)} must equal logits.shape[:-1] = "
+                         f"{tuple(logits.shape[:-1])}.")
+    depth = logits.shape[-1]
+    values = np.asarray(labels._value)
+    if values.size and (values.min() < 0 or values.max() >= depth):
+        raise ValueError(f"labels must be in [0, {depth}); got values from {values.min()} to "
+                         f"{values.max()}.")
+    picked = _index.take_along_axis(log_softmax(logits), values[..., None], axis=-1)
+    return -_index.getitem(picked, (Ellipsis, 0))
+
+
+def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
+                                      name: str | None = None) -> Any:
+    """TF's ``tf.nn.sigmoid_cross_entropy_with_logits``, in TF's stable form
+    ``max(x, 0) - x * z + log(1 + exp(-|x|))`` (the branch choice keeps the derivative
+    ``sigmoid(x) - z`` exact at ``x = 0``)."""
+    del name
+    from .elementwise import greater_equal, log1p, where, zeros_like
+
+    logits = operand(logits)
+    nonneg = greater_equal(logits, 0.0)
+    relu_logits = where(nonneg, logits, zeros_like(logits))
+    neg_abs = where(nonneg, -logits, logits)
+    return relu_logits - logits * labels + log1p(exp(neg_abs))
+
+
+def l2_loss(t: Any, name: str | None = None) -> Any:
+    """TF's ``tf.nn.l2_loss``: ``sum(t ** 2) / 2``."""
+    del name
+    t = operand(t)
+    return _reduce.sum(t * t) * 0.5
+
+
+def bias_add(value: Any, bias: Any, data_format: str | None = None,
+             name: str | None = None) -> Any:
+    """TF's ``tf.nn.bias_add`` (channels last; ``NC...`` puts channels on axis 1)."""
+    del name
+    value, bias = operand(value), operand(bias)
+    if data_format is not None and data_format.startswith("NC"):
+        from . import shape as _shape
+
+        bias = _shape.reshape(bias, (-1,) + (1,) * (len(value.shape) - 2))
+    return value + bias
+
+
+def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Any:
+    """TF's ``tf.nn.leaky_relu``: ``x`` where positive, ``alpha * x`` elsewhere."""
+    del name
+    from .elementwise import greater, where
+
+    x = operand(features)
+    return where(greater(x, 0.0), x, x * alpha)
+
+
+def relu6(features: Any, name: str | None = None) -> Any:
+    """TF's ``tf.nn.relu6``: ``min(max(x, 0), 6)``."""
+    del name
+    from .elementwise import maximum, minimum
+
+    return minimum(maximum(operand(features), 0.0), 6.0)
+
+
+def elu(features: Any, name: str | None = None) -> Any:
+    """TF's ``tf.nn.elu``: ``x`` where positive, ``exp(x) - 1`` elsewhere."""
+    del name
+    from .elementwise import expm1, greater, minimum, where
+
+    x = operand(features)
+    # expm1 of min(x, 0): the unused branch never overflows, so its gradient is never nan.
+    return where(greater(x, 0.0), x, expm1(minimum(x, 0.0)))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features: Any, name: str | None = None) -> Any:
+    """TF's ``tf.nn.selu``: ``scale * elu(x, alpha)`` with the self-normalizing constants."""
+    del name
+    from .elementwise import expm1, greater, minimum, where
+
+    x = operand(features)
+    negative = expm1(minimum(x, 0.0)) * _SELU_ALPHA
+    return where(greater(x, 0.0), x, negative) * _SELU_SCALE
+
+
+def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:
+    """TF's ``tf.nn.silu`` (``swish``): ``x * sigmoid(beta * x)``."""
+    del name
+    x = operand(features)
+    return x * sigmoid(x * beta if beta != 1.0 else x)
+
+
+swish = silu
+
+
+def log_sigmoid(x: Any, name: str | None = None) -> Any:
+    """TF's ``tf.math.log_sigmoid``: ``-softplus(-x)``, stable for large ``|x|``."""
+    del name
+    return -softplus(-operand(x))
