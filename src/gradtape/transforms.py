@@ -21,7 +21,7 @@ import numpy as np
 
 from . import nest
 from .forward import ForwardAccumulator, _pair_leaves
-from .tape import GradientTape
+from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["jvp", "vjp"]
@@ -225,7 +225,7 @@ def _value_and_grad_call(f, argnums, has_aux, name, args, kwargs):
         out = f(*args, **kwargs)
     value, aux = _split_aux(out, has_aux, name)
     value = _scalar_output(value, name)
-    grads = tape.gradient(value, diff, unconnected_gradients="zero")
+    grads = tape.gradient(value, diff, unconnected_gradients=UnconnectedGradients.ZERO)
     grads = grads[0] if single else tuple(grads)
     return value, aux, grads
 
@@ -297,7 +297,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                     "jacobian requires real- or complex-valued outputs, but got "
                     f"{leaf.dtype.name}."
                 )
-            jac = tape.jacobian(leaf, diff, unconnected_gradients="zero")
+            jac = tape.jacobian(leaf, diff, unconnected_gradients=UnconnectedGradients.ZERO)
             blocks.append(jac[0] if single else tuple(jac))
         result = nest.pack_sequence_as(out, blocks)
         return (result, aux) if has_aux else result
