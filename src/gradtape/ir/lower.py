@@ -86,7 +86,10 @@ class Trace:
                         origins[slot] = ("in", r, p)
                     ins.append(slot)
                 elif v.__class__ in _PY_SCALARS:
-                    ins.append(("literal", v.__class__, v))
+                    if v == 0:  # 0.0 == -0.0, yet x / 0.0 != x / -0.0: key the sign too
+                        ins.append(("literal", v.__class__, v, repr(v)))
+                    else:
+                        ins.append(("literal", v.__class__, v))
                 else:
                     slot = len(origins)
                     if i is not None:
