@@ -34,7 +34,9 @@ def _astor_print(tree: ast.Module) -> str:
         raise ImportError("astor is not available")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return astor.to_source(tree)
+        # One line per statement, as ast.unparse prints it: astor's default line
+        # splitting breaks expressions at odd places.
+        return astor.to_source(tree, pretty_source="".join)
 
 
 def _comments(source: str, texts: list[str]) -> str:

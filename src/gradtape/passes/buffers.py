@@ -51,8 +51,10 @@ def _size(shape) -> int:
 
 
 def plan_reuse(program: Program, inlined: set[Var],
-               min_out_size: int = MIN_OUT_SIZE) -> dict[int, Reuse]:
+               min_out_size: int | None = None) -> dict[int, Reuse]:
     """For each statement (equation index) that can write into a dead buffer, how."""
+    if min_out_size is None:
+        min_out_size = MIN_OUT_SIZE
     defining = {out: eqn for eqn in program.eqns for out in eqn.outs}
     statements = [i for i, e in enumerate(program.eqns)
                   if not (len(e.outs) == 1 and e.outs[0] in inlined)]
