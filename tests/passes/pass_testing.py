@@ -65,8 +65,11 @@ def assert_same_results(before: Program, after: Program, args: Sequence[Any],
         if exact:
             np.testing.assert_array_equal(g, e)
         else:
-            rtol = 1e-5 if e.dtype in (np.float32, np.complex64) else 1e-12
-            np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol)
+            # Reading a broadcast view instead of a copy may change NumPy's summation
+            # order: allow rounding relative to the size of the values involved.
+            rtol = 2e-5 if e.dtype in (np.float32, np.complex64) else 1e-12
+            scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * scale)
 
 
 def prims(program: Program) -> list[str]:

@@ -102,3 +102,20 @@ def test_dtype_changing_noops_stay():
     check(lambda x: raw(rd.sum_p, x, axis=(), keepdims=False), var((3,), np.int8),
           expect=["sum"])
     check(lambda x: gt.cast(x, np.float64), var((3,)), expect=["cast"])
+
+
+def test_reshape_of_unbroadcast_is_one_sum():
+    after = check(lambda g: gt.reshape(gt.unbroadcast(g, (4, 1, 5)), (4, 5)), var((4, 3, 5)),
+                  expect=["sum"])
+    assert after.eqns[0].params == {"axis": (1,), "keepdims": False}
+
+
+def test_reshape_of_sum_is_one_sum():
+    after = check(lambda g: gt.reshape(gt.sum(g, axis=(0, 2)), (1, 3, 1)), var((4, 3, 5)),
+                  expect=["sum"])
+    assert after.eqns[0].params == {"axis": (0, 2), "keepdims": True}
+
+
+def test_reshape_that_moves_summed_data_stays():
+    check(lambda g: gt.reshape(gt.sum(g, axis=0), (6, 1)), var((4, 2, 3)),
+          expect=["sum", "reshape"])

@@ -7,7 +7,9 @@
   (or none); ``broadcast_to(broadcast_to(x))`` -> one broadcast;
   ``broadcast_to(reshape(x))`` -> ``broadcast_to(x)`` when the reshape only added or
   dropped leading size-1 axes (broadcasting adds those itself);
-  ``unbroadcast`` over no axes -> a reshape.
+  ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` and
+  ``reshape(sum(g))`` -> one ``sum`` when the reshape only adds or drops the summed
+  size-1 axes (``unbroadcast`` is ``reshape(sum(g))`` already).
 - An elementwise op's operand made by ``broadcast_to`` (or by a reshape adding leading
   size-1 axes) is read before that op when the output keeps its shape: the op
   broadcasts by itself (``add(a, broadcast_to(b))`` -> ``add(a, b)``).
@@ -38,9 +40,29 @@ def same_as_input(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 
 def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     inner = rw.definition(eqn.inputs[0])
-    if inner is not None and inner.prim is _shape.reshape_p:
-        return _reshape(inner.inputs[0], eqn.params["shape"], rw)
+    if inner is None:
+        return None
+    shape = tuple(eqn.params["shape"])
+    if inner.prim is _shape.reshape_p:
+        return _reshape(inner.inputs[0], shape, rw)
+    if inner.prim is _shape.unbroadcast_p:
+        return _as_sum(inner.inputs[0], tuple(inner.params["axes"]), shape, rw)
+    if inner.prim is _reduce.sum_p:
+        return _as_sum(inner.inputs[0], tuple(inner.params["axis"]), shape, rw)
     return None
+
+
+def _as_sum(g: IRValue, axes: tuple[int, ...], shape: tuple[int, ...],
+            rw: Rewriter) -> IRValue | None:
+    """``reshape(sum(g, axes), shape)`` as one sum, if ``shape`` is what a sum gives."""
+    kept = [d for i, d in enumerate(g.shape) if i not in axes]
+    if shape == tuple(kept):
+        keepdims = False
+    elif shape == tuple(1 if i in axes else d for i, d in enumerate(g.shape)):
+        keepdims = True
+    else:
+        return None
+    return rw.emit(_reduce.sum_p, (g,), {"axis": axes, "keepdims": keepdims})
 
 
 def _reshape(x: IRValue, shape: tuple[int, ...], rw: Rewriter) -> IRValue | None:
