@@ -198,6 +198,12 @@ def test_transform_inside_a_users_tape():
     np.testing.assert_allclose(tape.gradient(total, x).numpy(), 6 * x.numpy())
 
 
+def test_hessian_vector_product_with_jvp_of_grad():
+    x, v = RNG.standard_normal(3), RNG.standard_normal(3)
+    _, hv = gt.jvp(gt.grad(loss), (x,), (v,))
+    np.testing.assert_allclose(hv.numpy(), gt.hessian(loss)(x).numpy() @ v, rtol=1e-10)
+
+
 def test_mixed_partials_through_argnums():
     def f(x, y):
         return x * x * y * y * y
