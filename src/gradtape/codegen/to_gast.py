@@ -35,15 +35,24 @@ class Generated(NamedTuple):
     comments: list[str]  # marker ``COMMENT_MARKER(i)`` stands for ``# comments[i]``
 
 
-def describe(loc: Any) -> str:
-    """``tanh (model.py:14)``: the forward op and where the user called it."""
-    if loc is None:
-        return "output gradients"
-    where, op_name = loc
-    if where is None:
-        return f"{op_name}"
-    filename, line = where
-    return f"{op_name} ({os.path.basename(filename)}:{line})"
+def _where(loc: Any) -> str:
+    if loc is None or loc[0] is None:
+        return ""
+    filename, line = loc[0]
+    return f"{os.path.basename(filename)}:{line}"
+
+
+def describe(locs: list) -> str:
+    """``tanh, multiply (model.py:14)``: the forward ops and where the user called them
+    (the file's basename only, so the text is the same on every machine)."""
+    groups: dict[str, list[str]] = {}
+    for loc in locs:
+        op_name = "output gradients" if loc is None else loc[1]
+        ops = groups.setdefault(_where(loc), [])
+        if op_name not in ops:
+            ops.append(op_name)
+    return "; ".join(", ".join(ops) + (f" ({where})" if where else "")
+                     for where, ops in groups.items())
 
 
 def comment(texts: list[str], text: str) -> gast.stmt:
@@ -135,19 +144,17 @@ class _Writer:
             a.ctx = gast.Param()
         body: list[gast.stmt] = []
         current = object()
-        described: set[str] = set()
+        described: set = set()
         for index, eqn in enumerate(self.program.eqns):
             if len(eqn.outs) == 1 and eqn.outs[0] in self.inlined:
                 continue
             if eqn.loc != current:
                 current = eqn.loc
-                texts = []
-                for loc in self._fused_locs(eqn)[::-1]:
-                    text = describe(loc)
-                    if text not in texts and (loc == current or text not in described):
-                        texts.append(text)
-                described.update(texts)
-                body.append(comment(self.comments, ", ".join(texts)))
+                # This block's op, then ops fused in from blocks not described yet.
+                locs = [loc for loc in self._fused_locs(eqn)[::-1]
+                        if loc == current or loc not in described]
+                described.update(locs)
+                body.append(comment(self.comments, describe(locs)))
             body.append(self.statement(index, eqn))
         outputs = [self._output(v) for v in self.program.outputs]
         body.append(gast.Return(value=gast.Tuple(elts=outputs, ctx=gast.Load())))
