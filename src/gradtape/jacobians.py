@@ -37,32 +37,45 @@ def _rows(tape, target: Tensor, sources: list[Tensor], seeds_shape, mode) -> lis
     return rows
 
 
+def _raw_or_tensor(g: Any) -> Any:
+    # While a tape records, keep tensors so it sees the stacking (Hessians via jacobian).
+    return g if state.recording and isinstance(g, Tensor) else np.asarray(g)
+
+
+def _single_target(target: Any, method: str) -> Tensor:
+    if not isinstance(target, Tensor):
+        raise TypeError(
+            f"{method} takes one Tensor as target, got {type(target).__name__}: {target!r}. "
+            "For several targets, call it once per target (or stack them with gt.stack)."
+        )
+    return target
+
+
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
              experimental_use_pfor):
-    from .tape import _as_target, _check_source, _unconnected_mode
+    from .tape import UnconnectedGradients, _check_source, _unconnected_mode
 
     del parallel_iterations  # every row is a cached backward: no chunking is needed
+    if not tape._live:
+        tape._begin_gradient("jacobian")  # raises TF's RuntimeError
+    target = _single_target(target, "jacobian")
     if not experimental_use_pfor and not tape._persistent:
         raise RuntimeError(
             "GradientTape must be created with persistent=True to compute the jacobian "
-            "with experimental_use_pfor set to False."
+            "with experimental_use_pfor set to False (each row is a separate gradient "
+            "call). Use GradientTape(persistent=True), or keep experimental_use_pfor=True."
         )
-    tape._begin_gradient()
-    if target is None:
-        raise TypeError("Argument `target` should be a Tensor to differentiate, but received None.")
-    mode = _unconnected_mode(unconnected_gradients)
-    target = _as_target(target)
     flat_sources = nest.flatten(sources)
     for s in flat_sources:
         _check_source(s)
+    mode = _unconnected_mode(unconnected_gradients)
+    tape._begin_gradient("jacobian")
     rows = _rows(tape, target, flat_sources, target.shape, mode) if target.size else []
     out = []
     for k, s in enumerate(flat_sources):
         shape = tuple(target.shape) + tuple(s.shape)
         column = [row[k] for row in rows]
         if not rows:
-            from .tape import UnconnectedGradients
-
             out.append(Tensor._wrap(np.zeros(shape, s.dtype))
                        if mode is UnconnectedGradients.ZERO else None)
         elif all(c is None for c in column):
@@ -74,34 +87,36 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     return nest.pack_sequence_as(sources, out)
 
 
-def _raw_or_tensor(g):
-    return g if state.recording and isinstance(g, Tensor) else np.asarray(g)
-
-
 def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterations,
                    experimental_use_pfor):
-    from .tape import _as_target, _check_source, _unconnected_mode
+    from .tape import _check_source, _unconnected_mode
 
     del parallel_iterations
+    if not tape._live:
+        tape._begin_gradient("batch_jacobian")  # raises TF's RuntimeError
+    target = _single_target(target, "batch_jacobian")
+    _check_source(source)
+    for name, t in (("target", target), ("source", source)):
+        if t.ndim < 2:
+            raise ValueError(
+                f"Shape {tuple(t.shape)} must have rank at least 2: batch_jacobian needs "
+                f"a {name} of shape [batch, ...]. Use jacobian for unbatched tensors, or "
+                "add a batch axis with gt.expand_dims."
+            )
+    if target.shape[0] != source.shape[0]:
+        raise ValueError(
+            f"Need first dimension of target shape ({tuple(target.shape)}) and source shape "
+            f"({tuple(source.shape)}) to match: both are the batch dimension."
+        )
     if not experimental_use_pfor and not tape._persistent:
         raise RuntimeError(
             "GradientTape must be created with persistent=True to compute the "
-            "batch_jacobian with experimental_use_pfor set to False."
+            "batch_jacobian with experimental_use_pfor set to False (each row is a "
+            "separate gradient call). Use GradientTape(persistent=True), or keep "
+            "experimental_use_pfor=True."
         )
     mode = _unconnected_mode(unconnected_gradients)
-    target = _as_target(target)
-    _check_source(source)
-    if target.ndim < 2 or source.ndim < 2:
-        raise ValueError(
-            f"Need first dimension of target shape ({target.shape}) and source shape "
-            f"({source.shape}) to match; both need rank at least 2 ([batch, ...])."
-        )
-    if target.shape[0] != source.shape[0]:
-        raise ValueError(
-            f"Need first dimension of target shape ({target.shape}) and source shape "
-            f"({source.shape}) to match."
-        )
-    tape._begin_gradient()
+    tape._begin_gradient("batch_jacobian")
     batch = target.shape[0]
     y_shape, x_shape = tuple(target.shape[1:]), tuple(source.shape[1:])
     shape = (batch,) + y_shape + x_shape

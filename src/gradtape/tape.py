@@ -3,6 +3,10 @@
 Inside ``with GradientTape() as tape:``, every op on a watched tensor (or on a result
 computed from one) is recorded. ``tape.gradient`` lowers the records to IR, builds the
 backward program once per structure, and runs it.
+
+The tape's life follows TF's: entering it starts a recording; a non-persistent tape is
+used up by its one ``gradient``/``jacobian`` call (entering it again starts afresh);
+``stop_recording`` and ``reset`` need a tape that is recording.
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +21,7 @@ import numpy as np
 
 from . import backward, nest
 from .recording import state
-from .tensor import Tensor, constant
+from .tensor import Tensor
 from .variable import Variable
 
 logger = logging.getLogger("gradtape")
@@ -45,7 +48,26 @@ def _is_float(dtype: np.dtype) -> bool:
     return np.issubdtype(dtype, np.inexact)
 
 
-_warned_inside_persistent = False
+# TF logs these warnings through its logger a limited number of times per process.
+_warning_counts: dict[str, int] = {}
+
+
+def _warn_limited(key: str, limit: int, message: str, *args: Any) -> None:
+    count = _warning_counts.get(key, 0)
+    if count < limit:
+        _warning_counts[key] = count + 1
+        logger.warning(message, *args)
+
+
+_USED_UP = (
+    "A non-persistent GradientTape can only be used to compute one set of gradients (or "
+    "jacobians). Create the tape with GradientTape(persistent=True) to call gradient or "
+    "jacobian more than once, or record again in a new `with tape:` block."
+)
+_NEVER_ENTERED = (
+    "This GradientTape has not recorded anything: compute the target inside a "
+    "`with tape:` block (watching the sources) before asking for its {}."
+)
 
 
 class GradientTape:
@@ -63,16 +85,15 @@ class GradientTape:
         self._records: list[tuple] = []
         self._tracked: set[int] = set()  # ids watched, or computed from watched ids
         self._watched: dict[int, Tensor] = {}  # explicitly watched or accessed tensors
+        self._var_versions: dict[int, int] = {}  # variable id -> its version when watched
+        self._dtype_warned: set[int] = set()  # non-float ids already warned about
         self._recording = False
-        self._used = False  # a non-persistent tape computed its one gradient
+        self._live = False  # TF's "has a tape": entered, and not used up since
+        self._used_up = False
+        self._saved_variables: tuple[Variable, ...] = ()
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
-        if self._recording:
-            raise ValueError(
-                "Tape is still recording. This can happen if you try to re-enter an "
-                "already-active tape."
-            )
         self._push()
         return self
 
@@ -81,20 +102,33 @@ class GradientTape:
             self._pop()
 
     def _push(self) -> None:
+        if self._recording:
+            raise ValueError(
+                "Tape is still recording, This can happen if you try to re-enter an "
+                "already-active tape. Use a second GradientTape for a nested recording."
+            )
+        self._live = True
         state.recording.append(self)
         self._recording = True
 
     def _pop(self) -> None:
         if not self._recording:
-            raise ValueError("Tape is not recording.")
+            raise ValueError(
+                "Tape is not recording. stop_recording() and reset() can only be used "
+                "inside the tape's `with` block, while it records."
+            )
         state.recording.remove(self)
         self._recording = False
 
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
         """Temporarily stop recording: ops inside are not differentiable by this tape."""
-        if not self._recording:
-            raise ValueError("Tape is not recording.")
+        if not self._live:
+            raise RuntimeError(
+                "Trying to stop recording a tape which is not recording. Use "
+                "stop_recording() inside the tape's `with` block (and, for a "
+                "non-persistent tape, before its gradient is computed)."
+            )
         self._pop()
         try:
             yield
@@ -104,11 +138,15 @@ class GradientTape:
     def reset(self) -> None:
         """Forget everything recorded and watched; keep recording (TF's ``reset``)."""
         self._pop()
+        self._clear()
+        self._push()
+
+    def _clear(self) -> None:
         self._records = []
         self._tracked = set()
         self._watched = {}
-        self._used = False
-        self._push()
+        self._var_versions = {}
+        self._dtype_warned = set()
 
     # --- watching -----------------------------------------------------------------
     def watch(self, tensor: Any) -> None:
@@ -116,54 +154,61 @@ class GradientTape:
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(
-                    f"Passed in object {t!r} of type {type(t).__name__!r}, not a "
-                    "gradtape Tensor or Variable. Convert it with gt.constant first."
+                    f"Passed in object {t!r} of type {type(t).__name__!r}, not a gradtape "
+                    "Tensor or Variable. Convert it with gt.constant (or make it a "
+                    "gt.Variable) and watch that."
                 )
             if not _is_float(t.dtype):
-                logger.warning(
-                    "The dtype of the watched tensor must be floating (e.g. float32), "
-                    "got %s", t.dtype.name,
+                self._dtype_warned.add(t._id)
+                _warn_limited(
+                    "watch-dtype", 5,
+                    "The dtype of the watched tensor must be floating (e.g. float32), got "
+                    "%s: its gradient will be None. Cast it with gt.cast(x, 'float32') and "
+                    "watch the float tensor.", t.dtype.name,
                 )
             self._watch_id(t._id, t)
 
     def _watch_id(self, tensor_id: int, tensor: Tensor | None = None) -> None:
+        """Track ``tensor_id``. The dispatcher calls this for every variable a recording
+        tape sees read, so the check for "already watched" comes first."""
         self._tracked.add(tensor_id)
-        if tensor is not None:
-            self._watched.setdefault(tensor_id, tensor)
+        if tensor is not None and tensor_id not in self._watched:
+            self._watched[tensor_id] = tensor
+            if isinstance(tensor, Variable):
+                self._var_versions[tensor_id] = tensor._version
 
     def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in creation order."""
+        if not self._live:
+            return self._saved_variables
         found = [t for t in self._watched.values() if isinstance(t, Variable)]
         return tuple(sorted(found, key=lambda v: v._id))
 
     # --- gradients ------------------------------------------------------------------
-    def _begin_gradient(self) -> None:
-        if self._used:
-            raise RuntimeError(
-                "A non-persistent GradientTape can only be used to compute one set of "
-                "gradients (or jacobians). Create the tape with persistent=True to call "
-                "gradient more than once."
-            )
+    def _begin_gradient(self, what: str = "gradient") -> None:
+        """TF's checks and tape handling at the start of gradient/jacobian."""
+        if not self._live:
+            raise RuntimeError(_USED_UP if self._used_up else _NEVER_ENTERED.format(what))
         if self._recording:
             if not self._persistent:
                 self._pop()
             else:
-                global _warned_inside_persistent
-                if not _warned_inside_persistent:
-                    _warned_inside_persistent = True
-                    warnings.warn(
-                        "Calling GradientTape.gradient on a persistent tape inside its "
-                        "context is significantly less efficient than calling it outside "
-                        "the context (it causes the gradient ops to be recorded on the "
-                        "tape). Only do so to compute higher-order derivatives.",
-                        RuntimeWarning,
-                        stacklevel=3,
-                    )
+                _warn_limited(
+                    "persistent-context", 1,
+                    "Calling GradientTape.gradient on a persistent tape inside its context "
+                    "is significantly less efficient than calling it outside the context "
+                    "(it causes the gradient ops to be recorded on the tape, leading to "
+                    "increased CPU and memory usage). Only call GradientTape.gradient "
+                    "inside the context if you actually want to trace the gradient in "
+                    "order to compute higher order derivatives.",
+                )
 
     def _end_gradient(self) -> None:
         if not self._persistent:
-            self._used = True
-            self._records = []
+            self._saved_variables = self.watched_variables()
+            self._clear()
+            self._live = False
+            self._used_up = True
 
     def gradient(
         self,
@@ -173,45 +218,64 @@ class GradientTape:
         unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
     ) -> Any:
         """Gradient of ``target`` (summed over a structure of targets) with respect to
-        ``sources``, returned in the structure of ``sources``."""
+        ``sources``, returned in the structure of ``sources``.
+
+        ``output_gradients`` (one per target tensor, ``None`` meaning ones) weights each
+        target: the result is a vector-Jacobian product. Unconnected sources give
+        ``None``, or zeros with ``unconnected_gradients='zero'``. Gradients have their
+        source's dtype; integer sources give ``None``.
+        """
         self._begin_gradient()
         if target is None:
             raise TypeError(
                 "Argument `target` should be a list or nested structure of Tensors or "
                 "Variables to be differentiated, but received None."
             )
-        mode = _unconnected_mode(unconnected_gradients)
         flat_targets = [_as_target(t) for t in nest.flatten(target)]
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
             _check_source(s)
         flat_grads = _flat_output_gradients(output_gradients, flat_targets)
+        mode = _unconnected_mode(unconnected_gradients)
         grads = self._gradients(flat_targets, flat_sources, flat_grads, mode)
         self._end_gradient()
         return nest.pack_sequence_as(sources, grads)
 
     def _gradients(self, targets, sources, output_grads, mode) -> list[Any]:
-        float_sources = []
-        for s in sources:
-            if _is_float(s.dtype):
-                float_sources.append(s)
+        """One gradient (tensor or None) per source: the work behind gradient/jacobian."""
+        records = self._records
+        expanded: list[Tensor] = []  # sources as the backward sees them
+        owner: list[int] = []  # index into ``sources`` of each expanded source
+        for k, s in enumerate(sources):
+            if not _is_float(s.dtype):
+                if s._id not in self._dtype_warned:
+                    logger.warning(
+                        "The dtype of the source tensor must be floating (e.g. float32) "
+                        "when calling GradientTape.gradient, got %s: its gradient is None. "
+                        "Differentiate with respect to a float tensor instead.",
+                        s.dtype.name,
+                    )
+                continue
+            if isinstance(s, Variable) and self._var_versions.get(s._id, s._version) != \
+                    s._version:
+                versions, records = _variable_versions(records, s)
             else:
-                logger.warning(
-                    "The dtype of the source tensor must be floating (e.g. float32) when "
-                    "calling GradientTape.gradient, got %s; its gradient is None.",
-                    s.dtype.name,
-                )
-        raw = backward.gradients(self._records, float_sources, targets, output_grads)
-        by_id = dict(zip((s._id for s in float_sources), raw))
+                versions = [s]
+            expanded += versions
+            owner += [k] * len(versions)
+        raw = backward.gradients(records, expanded, targets, output_grads)
+        summed: list[Any] = [None] * len(sources)
+        for k, g in zip(owner, raw):
+            if g is not None:
+                summed[k] = g if summed[k] is None else summed[k] + g
         out = []
-        for s in sources:
-            g = by_id.get(s._id) if _is_float(s.dtype) else None
+        for s, g in zip(sources, summed):
             if g is None:
                 if mode is UnconnectedGradients.ZERO:
-                    g = np.zeros(s.shape, s.dtype)
+                    out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
                 else:
                     out.append(None)
-                    continue
+                continue
             out.append(_as_gradient(g, s))
         return out
 
@@ -224,17 +288,29 @@ class GradientTape:
         return inspect_gradient(self, target, sources, output_gradients)
 
     # jacobian and batch_jacobian live in jacobians.py to keep this module small.
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(
+        self,
+        target: Any,
+        sources: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """Jacobian of ``target`` with respect to each source: shape
-        ``target.shape + source.shape``."""
+        ``target.shape + source.shape``, in the structure of ``sources``."""
         from .jacobians import jacobian
 
         return jacobian(self, target, sources, unconnected_gradients,
                         parallel_iterations, experimental_use_pfor)
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(
+        self,
+        target: Any,
+        source: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """Per-example Jacobian: ``target[i]`` with respect to ``source[i]``, shape
         ``[batch] + target.shape[1:] + source.shape[1:]``."""
         from .jacobians import batch_jacobian
@@ -243,51 +319,104 @@ class GradientTape:
                               parallel_iterations, experimental_use_pfor)
 
 
+def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor], list]:
+    """A variable assigned since the tape first saw it: one source per value it was read
+    with (the gradient sums over them, as TF's gradient sums over all reads).
+
+    Returns the sources and the records, rewritten so that each value read has an id of
+    its own when there is more than one."""
+    values: dict[int, Any] = {}  # id(array) -> array, in order of first read
+    for rec in records:
+        for tensor_id, value in zip(rec[1], rec[2]):
+            if tensor_id == var._id:
+                values.setdefault(id(value), value)
+    if len(values) <= 1:
+        # Read with one value (maybe an older one): differentiate at that value.
+        value = next(iter(values.values()), var._value)
+        return [Tensor._alias(value, var._id)], records
+    from .tensor import _next_id
+
+    new_id = {key: _next_id() for key in values}
+    rewritten = []
+    for rec in records:
+        if var._id in rec[1]:
+            ids = tuple(new_id[id(v)] if i == var._id else i for i, v in zip(rec[1], rec[2]))
+            rec = (rec[0], ids) + rec[2:]
+        rewritten.append(rec)
+    return [Tensor._alias(values[key], new_id[key]) for key in values], rewritten
+
+
 def _as_target(t: Any) -> Tensor:
     if isinstance(t, Tensor):
         return t
-    # A constant target has no path to any source: every gradient is unconnected.
-    return constant(t)
+    raise TypeError(
+        f"Targets must be gradtape Tensors or Variables (or nested structures of them), "
+        f"got {type(t).__name__}: {t!r}. Compute the target from watched tensors inside "
+        "the tape's `with` block."
+    )
 
 
 def _check_source(s: Any) -> None:
     if not isinstance(s, Tensor):
-        raise ValueError(
-            f"Sources must be gradtape Tensors or Variables, got {type(s).__name__}: {s!r}."
+        raise TypeError(
+            f"Sources must be gradtape Tensors or Variables (or nested structures of them), "
+            f"got {type(s).__name__}: {s!r}. Pass the tensors you watched (or the "
+            "variables you read)."
         )
 
 
-def _flat_output_gradients(output_gradients, flat_targets) -> list[Any]:
+def _flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) -> list[Any]:
+    """One cotangent (or None for ones) per target, of the target's dtype and shape."""
     if output_gradients is None:
         return [None] * len(flat_targets)
     flat = nest.flatten(output_gradients)
     if len(flat) != len(flat_targets):
         raise ValueError(
-            f"output_gradients has {len(flat)} entries but target has {len(flat_targets)}: "
-            "give one output gradient (or None) per target."
+            f"output_gradients has {len(flat)} entries but target has {len(flat_targets)} "
+            "tensors: give one output gradient (or None) per target tensor, in the "
+            "structure of target."
         )
-    out = []
-    for g, t in zip(flat, flat_targets):
-        if g is not None:
-            value = g._value if isinstance(g, Tensor) else np.asarray(g)
-            if tuple(np.shape(value)) != tuple(t.shape):
-                raise ValueError(
-                    f"An output gradient of shape {np.shape(value)} was given for a target of "
-                    f"shape {t.shape}; they must match."
-                )
-            if not isinstance(g, Tensor):
-                g = value.astype(t.dtype) if _is_float(value.dtype) is False else value
-        out.append(g)
-    return out
+    return [None if g is None else _fit_output_gradient(g, t) for g, t in zip(flat, flat_targets)]
+
+
+def _fit_output_gradient(g: Any, target: Tensor) -> Any:
+    from .ops import broadcast_to, cast
+
+    if not isinstance(g, Tensor):
+        g = Tensor._wrap(np.asarray(g))
+    if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
+            target.dtype, np.complexfloating):
+        raise TypeError(
+            f"A complex output gradient ({g.dtype.name}) was given for a real target "
+            f"({target.dtype.name}); give a real output gradient."
+        )
+    if _is_float(target.dtype) and g.dtype != target.dtype:
+        g = cast(g, target.dtype)
+    if tuple(g.shape) != tuple(target.shape):
+        # TF multiplies by the output gradient, so one that broadcasts to the target works.
+        try:
+            ok = np.broadcast_shapes(tuple(g.shape), tuple(target.shape)) == tuple(target.shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"An output gradient of shape {tuple(g.shape)} was given for a target of "
+                f"shape {tuple(target.shape)}; give it the target's shape."
+            )
+        g = broadcast_to(g, target.shape)
+    return g
 
 
 def _as_gradient(g: Any, source: Tensor) -> Tensor:
-    """A raw result as a tensor of the source's dtype (TF: gradients take the source's dtype)."""
+    """A raw result as a tensor of the source's dtype and shape (TF: gradients take the
+    source's dtype)."""
     if isinstance(g, Tensor):
-        if g.dtype != source.dtype:
-            from .ops import cast
+        from .ops import broadcast_to, cast
 
+        if g.dtype != source.dtype:
             g = cast(g, source.dtype)
+        if tuple(g.shape) != tuple(source.shape):
+            g = broadcast_to(g, source.shape)
         return g
     g = np.asarray(g)
     if g.dtype != source.dtype:

@@ -69,7 +69,7 @@ class Tensor(OperatorMixin):
 
     def __len__(self) -> int:
         if self._value.ndim == 0:
-            raise TypeError("len() of a 0-d tensor (scalar) is undefined.")
+            raise TypeError("Scalar tensor has no `len()`; use t.shape or t.size.")
         return len(self._value)
 
     def __iter__(self):
@@ -99,8 +99,8 @@ class Tensor(OperatorMixin):
     def __bool__(self) -> bool:
         if self._value.size != 1:
             raise ValueError(
-                "The truth value of a tensor with more than one element is ambiguous; "
-                "use gt.reduce_any or gt.reduce_all."
+                "The truth value of a tensor with more than one element is ambiguous. "
+                "Use t.numpy().any() or t.numpy().all()."
             )
         return bool(self._value)
 
@@ -179,29 +179,66 @@ class _Ref:
 
 # --- conversion, with TensorFlow's default dtypes --------------------------------------
 
-def _default_dtype(value: Any) -> np.dtype | None:
-    """TF's dtype for Python values: float -> float32, int -> int32, complex -> complex128."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        return None  # NumPy values keep their dtype
-    if isinstance(value, bool):
-        return np.dtype(np.bool_)
-    if isinstance(value, int):
-        return np.dtype(np.int32)
-    if isinstance(value, float):
-        return np.dtype(np.float32)
-    if isinstance(value, complex):
+_INT32 = np.iinfo(np.int32)
+
+
+def _python_leaves(value: Any) -> list[Any] | None:
+    """The leaves of a (nested) list of Python scalars, or None if any leaf is something
+    else (a NumPy value or a tensor: then NumPy's inference decides, as in TF)."""
+    leaves: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (bool, int, float, complex)) and not isinstance(item, np.generic):
+            leaves.append(item)
+        else:
+            return None
+    return leaves
+
+
+def _scalar_dtype(leaves: list[Any]) -> np.dtype | None:
+    """TF's dtype for Python scalars: bool, int32 (int64 if too big), float32, complex128."""
+    kinds = {type(v) for v in leaves}
+    if complex in kinds:
         return np.dtype(np.complex128)
-    if isinstance(value, (list, tuple)):
-        array = np.asarray(value)
-        kind = array.dtype.kind
-        if kind == "f":
-            return np.dtype(np.float32)
-        if kind in "iu":
-            return np.dtype(np.int32)
-        if kind == "c":
-            return np.dtype(np.complex128)
-        return array.dtype
+    if float in kinds:
+        return np.dtype(np.float32)
+    if int in kinds:
+        big = any(not _INT32.min <= v <= _INT32.max for v in leaves if type(v) is int)
+        return np.dtype(np.int64 if big else np.int32)
+    if bool in kinds:
+        return np.dtype(np.bool_)
     return None
+
+
+def _default_dtype(value: Any) -> np.dtype | None:
+    """TF's dtype for Python values: float -> float32, int -> int32, complex -> complex128.
+    NumPy values (and lists holding them) keep NumPy's dtype."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return None
+    if isinstance(value, (bool, int, float, complex)):
+        return _scalar_dtype([value])
+    if isinstance(value, (list, tuple)):
+        leaves = _python_leaves(value)
+        return None if leaves is None else _scalar_dtype(leaves)
+    return None
+
+
+def _check_python_conversion(value: Any, dtype: np.dtype) -> None:
+    """TF refuses to lose information converting Python numbers: 1.5 to int32, 1j to
+    float32."""
+    leaves = _python_leaves(value)
+    if not leaves:
+        return
+    for v in leaves:
+        if isinstance(v, complex) and dtype.kind != "c":
+            raise TypeError(f"Cannot convert {v!r} to a tensor of dtype {dtype.name}: it is "
+                            "complex. Use a complex dtype, or pass its real part.")
+        if isinstance(v, float) and dtype.kind in "iub" and not float(v).is_integer():
+            raise TypeError(f"Cannot convert {v!r} to a tensor of dtype {dtype.name} without "
+                            "losing its fraction. Round it first, or use a float dtype.")
 
 
 def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
@@ -209,9 +246,13 @@ def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
         value = value._value
     if dtype is None:
         dtype = _default_dtype(value)
-    elif isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.complexfloating):
-        if not np.issubdtype(np.dtype(dtype), np.complexfloating):
-            raise TypeError(f"Cannot convert a complex array to {np.dtype(dtype).name}.")
+    else:
+        dtype = np.dtype(dtype)
+        if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.complexfloating):
+            if not np.issubdtype(dtype, np.complexfloating):
+                raise TypeError(f"Cannot convert a complex array to {dtype.name}; take its "
+                                "real part (gt.real) first.")
+        _check_python_conversion(value, dtype)
     # Always a private copy: a tensor must not change when the caller's array does.
     return np.array(value, dtype=dtype)
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
 
+from .recording import state
 from .tensor import Tensor, _to_array, format_value
-
-_unnamed = itertools.count()
 
 
 class Variable(Tensor):
     """TF's ``tf.Variable``: reads inside a recording tape are watched automatically when
     ``trainable``. ``assign*`` replace the held array (never write into it), so values a
-    tape recorded earlier stay as they were."""
+    tape recorded earlier stay as they were, and a later ``gradient`` uses them."""
 
-    __slots__ = ("_trainable", "_name")
+    __slots__ = ("_trainable", "_name", "_version")
     _watch_on_read = True
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
@@ -26,7 +24,8 @@ class Variable(Tensor):
             initial_value = initial_value()
         super().__init__(initial_value, dtype)
         self._trainable = bool(trainable)
-        self._name = name if name is not None else f"Variable_{next(_unnamed)}"
+        self._name = name if name is not None else "Variable"
+        self._version = 0  # bumped by every assign: tapes compare it to what they saw
 
     @property
     def trainable(self) -> bool:
@@ -36,29 +35,55 @@ class Variable(Tensor):
     def name(self) -> str:
         return f"{self._name}:0"
 
+    def _accessed(self) -> None:
+        """TF's "variable accessed": recording tapes watch a trainable variable that is
+        read or assigned."""
+        if self._trainable:
+            for tape in state.recording:
+                if tape._watch_accessed_variables:
+                    tape._watch_id(self._id, self)
+
     def _new_value(self, value: Any) -> np.ndarray:
+        if isinstance(value, Tensor) and value.dtype != self.dtype:
+            raise ValueError(
+                f"Cannot assign a {value.dtype.name} tensor to variable {self.name!r} of "
+                f"dtype {self.dtype.name}; convert it first with gt.cast(value, "
+                f"'{self.dtype.name}')."
+            )
         array = _to_array(value, self.dtype)
         if array.shape != self._value.shape:
             raise ValueError(
-                f"Cannot assign a value of shape {array.shape} to variable {self._name!r} "
-                f"of shape {self._value.shape}."
+                f"Cannot assign value to variable {self.name!r}: shape mismatch. The "
+                f"variable shape {self._value.shape} and the assigned value shape "
+                f"{array.shape} are incompatible; assign a value of shape {self._value.shape}."
             )
         return array
 
+    def _set(self, array: Any) -> None:
+        # A new array object, never a write into the old one: records still hold it.
+        self._value = np.asarray(array)
+        self._version += 1
+        self._accessed()
+
     def assign(self, value: Any, read_value: bool = True) -> Variable | None:
         """Set the value (not recorded by tapes)."""
-        self._value = self._new_value(value)
+        self._set(self._new_value(value))
         return self if read_value else None
 
     def assign_add(self, delta: Any, read_value: bool = True) -> Variable | None:
         """Add ``delta`` to the value (not recorded by tapes)."""
-        self._value = self._value + self._new_value(delta)
+        self._set(self._value + self._new_value(delta))
         return self if read_value else None
 
     def assign_sub(self, delta: Any, read_value: bool = True) -> Variable | None:
         """Subtract ``delta`` from the value (not recorded by tapes)."""
-        self._value = self._value - self._new_value(delta)
+        self._set(self._value - self._new_value(delta))
         return self if read_value else None
+
+    def numpy(self) -> np.ndarray:
+        """The current value as a NumPy array (a read: recording tapes watch it)."""
+        self._accessed()
+        return super().numpy()
 
     def read_value(self) -> Tensor:
         """The current value as a plain tensor (a read, which tapes record as the variable)."""
@@ -67,6 +92,7 @@ class Variable(Tensor):
         return identity(self)
 
     def value(self) -> Tensor:
+        """Same as :meth:`read_value`."""
         return self.read_value()
 
     def __repr__(self) -> str:
