@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..ops import elementwise as _ew
+from ..ops import shape as _shape
 from .builder import Builder
 from .lower import is_differentiable_dtype
 from .nodes import IRValue, Literal, Program, Var
@@ -40,6 +41,10 @@ def vjp_program(
     with Builder() as b:
         for out, seed in zip(forward.outputs, seeds):
             if isinstance(out, Var) and seed is not None and is_differentiable_dtype(out.dtype):
+                if isinstance(seed, Literal) and seed.aval.shape:
+                    # TF's implicit ones for a non-scalar target, as an array of the
+                    # target's shape: rules may reshape or transpose their cotangent.
+                    seed = _shape.broadcast_to(Literal(seed.value), seed.aval.shape)
                 _accumulate(cts, out, seed)
         for eqn in reversed(forward.eqns):
             out_cts = []
