@@ -1,0 +1,80 @@
+"""The generated source of a few programs, pinned in tests/golden/, and deterministic.
+
+To accept a deliberate change of the generated code, regenerate the files with
+``GRADTAPE_UPDATE_GOLDEN=1 python -m pytest tests/codegen/test_golden.py`` and review
+the diff.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from golden_programs import PROGRAMS
+
+import gradtape as gt
+from gradtape.backward import _cache
+
+GOLDEN_DIR = pathlib.Path(__file__).resolve().parent.parent / "golden"
+UPDATE = os.environ.get("GRADTAPE_UPDATE_GOLDEN") == "1"
+
+
+def _source(name: str) -> str:
+    tape, target, sources = PROGRAMS[name]()
+    return tape.inspect(target, sources).source
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_generated_source_matches_golden_file(name):
+    source = _source(name)
+    path = GOLDEN_DIR / f"{name}.txt"
+    if UPDATE:
+        path.write_text(source)
+    assert path.exists(), f"missing {path}: run with GRADTAPE_UPDATE_GOLDEN=1 to create it"
+    assert source == path.read_text()
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_golden_program_compiled_equals_interpreted(name):
+    results = []
+    for compiled in (False, True):
+        gt.clear_cache()
+        with gt.config(compile=compiled, compile_after=1):
+            tape, target, sources = PROGRAMS[name]()
+            grads = tape.gradient(target, sources)
+            assert gt.cache_info().compiled == int(compiled)
+            results.append([g.numpy() for g in grads])
+    for interpreted, generated in zip(*results):
+        np.testing.assert_allclose(generated, interpreted, rtol=1e-6)
+
+
+def test_the_running_function_is_the_inspected_source():
+    gt.clear_cache()
+    with gt.config(compile_after=1):
+        tape, target, sources = PROGRAMS["mlp"]()
+        tape.gradient(target, sources)
+    (entry,) = _cache.entries()
+    assert entry.compiled.source == tape.inspect(target, sources).source
+
+
+def _sources_in_subprocess(hash_seed: str) -> str:
+    here = str(pathlib.Path(__file__).resolve().parent)
+    code = (
+        f"import sys; sys.path.insert(0, {here!r})\n"
+        "from golden_programs import PROGRAMS\n"
+        "for name, make in PROGRAMS.items():\n"
+        "    tape, target, sources = make()\n"
+        "    print(tape.inspect(target, sources).source, end='\\x00')\n"
+    )
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, cwd=here)
+    return out.stdout
+
+
+def test_generation_is_identical_across_processes_and_hash_seeds():
+    here = "\x00".join(_source(name) for name in PROGRAMS) + "\x00"
+    assert _sources_in_subprocess("0") == here
+    assert _sources_in_subprocess("4242") == here
