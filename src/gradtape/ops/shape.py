@@ -2,6 +2,8 @@
 
 ``unbroadcast`` is the one place broadcasting is undone: the summed axes are computed
 from static shapes when the rule runs, so the generated code is a single ``np.sum``.
+Primitives give explicit shape rules: the default (running the implementation on arrays
+of ones) would allocate a full-size array per traced equation.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ reshape_p = Primitive(
     "reshape", _reshape_impl,
     vjp=lambda g, y, x, shape: (reshape(g, x.shape),),
     jvp=lambda ts, y, x, shape: reshape(ts[0], shape),
+    shape_rule=lambda x, shape: Aval(shape, x.dtype),
 )
 
 
@@ -67,6 +70,7 @@ transpose_p = Primitive(
     "transpose", _transpose_impl,
     vjp=lambda g, y, x, axes: (transpose(g, tuple(np.argsort(axes).tolist())),),
     jvp=lambda ts, y, x, axes: transpose(ts[0], axes),
+    shape_rule=lambda x, axes: Aval(tuple(x.shape[a] for a in axes), x.dtype),
 )
 
 
@@ -97,6 +101,7 @@ broadcast_to_p = Primitive(
     "broadcast_to", _broadcast_to_impl,
     vjp=lambda g, y, x, shape: (unbroadcast(g, x.shape),),
     jvp=lambda ts, y, x, shape: broadcast_to(ts[0], shape),
+    shape_rule=lambda x, shape: Aval(shape, x.dtype),
 )
 
 
@@ -119,6 +124,7 @@ unbroadcast_p = Primitive(
     "unbroadcast", _unbroadcast_impl,
     vjp=lambda g, y, x, axes, shape: (broadcast_to(g, x.shape),),
     jvp=lambda ts, y, x, axes, shape: unbroadcast(ts[0], shape),
+    shape_rule=lambda g, axes, shape: Aval(shape, g.dtype),
 )
 
 
@@ -160,6 +166,7 @@ identity_p = Primitive(
     "identity", _identity_impl,
     vjp=lambda g, y, x: (g,),
     jvp=lambda ts, y, x: ts[0],
+    shape_rule=lambda x: x.aval,
 )
 
 
