@@ -223,10 +223,16 @@ def _extremum_primitive(name, impl):
     )
 
 
-max_p = _extremum_primitive(
-    "max", lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims))
-min_p = _extremum_primitive(
-    "min", lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims))
+def _max_impl(x, axis, keepdims):
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def _min_impl(x, axis, keepdims):
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+max_p = _extremum_primitive("max", _max_impl)
+min_p = _extremum_primitive("min", _min_impl)
 
 
 def _reduce(prim, x, axis, keepdims):
@@ -401,21 +407,26 @@ def _linrec(a, b, axis: int, reverse: bool):
 
 # --- cumsum and cumprod ----------------------------------------------------------------
 
-def _scan_impl(accumulate, fill):
-    def impl(x, axis, exclusive, reverse):
-        x = np.asarray(x)
-        if reverse:
-            x = np.flip(x, axis)
-        out = accumulate(x, axis=axis)
-        if exclusive:
-            out = _shift_impl(out, axis, 1, fill)
-        return np.flip(out, axis) if reverse else out
+def _accumulate(accumulate, fill, x, axis, exclusive, reverse):
+    x = np.asarray(x)
+    if reverse:
+        x = np.flip(x, axis)
+    out = accumulate(x, axis=axis)
+    if exclusive:
+        out = _shift_impl(out, axis, 1, fill)
+    return np.flip(out, axis) if reverse else out
 
-    return impl
+
+def _cumsum_impl(x, axis, exclusive, reverse):
+    return _accumulate(np.cumsum, 0, x, axis, exclusive, reverse)
+
+
+def _cumprod_impl(x, axis, exclusive, reverse):
+    return _accumulate(np.cumprod, 1, x, axis, exclusive, reverse)
 
 
 cumsum_p = Primitive(
-    "cumsum", _scan_impl(np.cumsum, 0),
+    "cumsum", _cumsum_impl,
     vjp=lambda g, y, x, axis, exclusive, reverse: (
         _cumsum(g, axis, exclusive, not reverse),
     ),
@@ -440,7 +451,7 @@ def _cumprod_jvp(ts, y, x, axis, exclusive, reverse):
 
 
 cumprod_p = Primitive(
-    "cumprod", _scan_impl(np.cumprod, 1), vjp=_cumprod_vjp, jvp=_cumprod_jvp,
+    "cumprod", _cumprod_impl, vjp=_cumprod_vjp, jvp=_cumprod_jvp,
 )
 
 
@@ -452,7 +463,7 @@ def _cumprod(x, axis, exclusive, reverse):
     return bind(cumprod_p, x, axis=axis, exclusive=exclusive, reverse=reverse)
 
 
-def _scan(prim, x, axis, exclusive, reverse, dtype):
+def _scan_op(prim, x, axis, exclusive, reverse, dtype):
     x = _cast_for(x, dtype)
     if axis is None:  # NumPy's rule: scan the flattened tensor
         x = _shape.reshape(x, (-1,))
@@ -465,13 +476,13 @@ def cumsum(x, axis=None, exclusive=False, reverse=False, dtype=None):
     """Cumulative sum along ``axis`` (the flattened tensor when None, like NumPy).
     ``exclusive`` and ``reverse`` are TF's: leave out each element itself, scan from
     the end."""
-    return _scan(cumsum_p, x, axis, exclusive, reverse, dtype)
+    return _scan_op(cumsum_p, x, axis, exclusive, reverse, dtype)
 
 
 def cumprod(x, axis=None, exclusive=False, reverse=False, dtype=None):
     """Cumulative product along ``axis`` (flattened when None), with TF's ``exclusive``
     and ``reverse``. Exact derivatives with zeros in ``x`` (no division by ``x``)."""
-    return _scan(cumprod_p, x, axis, exclusive, reverse, dtype)
+    return _scan_op(cumprod_p, x, axis, exclusive, reverse, dtype)
 
 
 @implements(np.cumsum)
@@ -505,8 +516,12 @@ def _others_product(x, axes):
     return _shape.transpose(others, tuple(np.argsort(perm).tolist()))
 
 
+def _prod_impl(x, axis, keepdims):
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
 prod_p = Primitive(
-    "prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    "prod", _prod_impl,
     vjp=lambda g, y, x, axis, keepdims: (
         _kept(g, x.shape, axis, keepdims) * _ew.conj(_others_product(x, axis)),
     ),
@@ -537,14 +552,16 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 # --- argmax and argmin (not differentiable) --------------------------------------------
 
-argmax_p = Primitive(
-    "argmax",
-    lambda x, axis, keepdims: np.asarray(np.argmax(x, axis=axis, keepdims=keepdims), np.int64),
-)
-argmin_p = Primitive(
-    "argmin",
-    lambda x, axis, keepdims: np.asarray(np.argmin(x, axis=axis, keepdims=keepdims), np.int64),
-)
+def _argmax_impl(x, axis, keepdims):
+    return np.asarray(np.argmax(x, axis=axis, keepdims=keepdims), np.int64)
+
+
+def _argmin_impl(x, axis, keepdims):
+    return np.asarray(np.argmin(x, axis=axis, keepdims=keepdims), np.int64)
+
+
+argmax_p = Primitive("argmax", _argmax_impl)  # no rules: never recorded
+argmin_p = Primitive("argmin", _argmin_impl)
 
 
 def _arg_extremum(prim, x, axis, keepdims):

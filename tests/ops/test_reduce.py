@@ -1,0 +1,332 @@
+"""Reductions and scans: values equal NumPy's (through gt.* and NumPy dispatch), derivatives
+match finite differences to 2nd order (3rd for a few) in reverse and forward mode, for
+every axis form; zeros in prod/cumprod, ties in max/min, float32 and TF's aliases."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.testing import check_grads
+
+rng = np.random.default_rng(3)
+
+AXES = [None, 0, -1, (0, 2), (-1, 1), ()]
+
+# name -> (gradtape op, NumPy reference); both take (x, axis=, keepdims=).
+REDUCTIONS = {
+    "sum": (gt.sum, np.sum),
+    "mean": (gt.mean, np.mean),
+    "prod": (gt.prod, np.prod),
+    "max": (gt.max, np.max),
+    "min": (gt.min, np.min),
+    "var": (gt.var, np.var),
+    "std": (gt.std, np.std),
+    "logsumexp": (gt.logsumexp, None),
+}
+
+
+def _logsumexp(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _reference(name):
+    return REDUCTIONS[name][1] or _logsumexp
+
+
+def _distinct(shape):
+    """Values with no ties and away from zero (max/min and std are smooth there)."""
+    n = int(np.prod(shape))
+    x = rng.permutation(n).reshape(shape) * 0.25 + 0.5
+    return x * rng.choice([-1.0, 1.0], size=shape)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_values_and_second_order(name, axis, keepdims):
+    op = REDUCTIONS[name][0]
+    x = _distinct((2, 3, 4))
+    expected = _reference(name)(x, axis=axis, keepdims=keepdims)
+    out = op(gt.constant(x), axis=axis, keepdims=keepdims)
+    assert out.shape == np.shape(expected)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    if name == "std" and axis == ():
+        return  # zero spread: the square root's infinite slope (tested below)
+    check_grads(lambda t: op(t, axis=axis, keepdims=keepdims), [x], order=2)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("shape", [(), (5,), (3, 1)])
+def test_small_shapes(name, shape):
+    op = REDUCTIONS[name][0]
+    x = _distinct(shape)
+    np.testing.assert_allclose(op(gt.constant(x)).numpy(), _reference(name)(x), rtol=1e-12)
+    if name == "std" and x.size == 1:
+        return  # zero spread: the square root's infinite slope (tested below)
+    check_grads(op, [x], order=2)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("axis", [None, 1, (0, 2)], ids=str)
+def test_forward_mode(name, axis, check_jvp):
+    op = REDUCTIONS[name][0]
+    check_jvp(lambda t: op(t, axis=axis), [_distinct((2, 3, 4))])
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "var", "logsumexp"])
+def test_third_order(name):
+    op = REDUCTIONS[name][0]
+    check_grads(lambda t: op(t, axis=1), [_distinct((2, 3))], order=3)
+
+
+@pytest.mark.parametrize("name,func", [
+    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max),
+    ("amax", np.amax), ("min", np.min), ("amin", np.amin), ("var", np.var),
+    ("std", np.std),
+])
+def test_numpy_functions_dispatch_and_record(name, func):
+    x = _distinct((3, 4))
+    t = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(t)
+        y = func(t, axis=0, keepdims=True)
+        loss = gt.sum(y * y)
+    assert isinstance(y, gt.Tensor)
+    np.testing.assert_allclose(y.numpy(), func(x, axis=0, keepdims=True), rtol=1e-12)
+    assert tape.gradient(loss, t) is not None
+    check_grads(lambda a: func(a, 1), [x], order=1)
+
+
+def test_numpy_positional_arguments_and_unsupported_ones():
+    x = _distinct((3, 4))
+    t = gt.constant(x)
+    np.testing.assert_allclose(np.sum(t, 1, None, None, True).numpy(),
+                               np.sum(x, 1, None, None, True))
+    np.testing.assert_allclose(np.var(t, 0, None, None, 1).numpy(), np.var(x, 0, None, None, 1))
+    np.testing.assert_allclose(np.mean(t, dtype=np.float32).numpy(), np.mean(x, dtype=np.float32),
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="out="):
+        np.sum(t, out=np.empty(()))
+    with pytest.raises(TypeError, match="initial="):
+        np.max(t, initial=3.0)
+    with pytest.raises(TypeError, match="where="):
+        np.mean(t, where=x > 0)
+
+
+def test_axis_errors():
+    t = gt.constant(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="out of bounds"):
+        gt.mean(t, axis=2)
+    with pytest.raises(ValueError, match="Repeated axis"):
+        gt.max(t, axis=(1, -1))
+
+
+# --- prod and cumprod with zeros ---------------------------------------------------------
+
+ZEROS = {
+    "one zero": np.array([[2.0, 0.0, -1.5, 0.5], [1.0, 3.0, -2.0, 0.25]]),
+    "two zeros": np.array([[0.0, 2.0, 0.0, -1.5], [1.0, 0.0, 3.0, 0.0]]),
+    "all zero": np.zeros((2, 4)),
+}
+
+
+@pytest.mark.parametrize("case", list(ZEROS))
+@pytest.mark.parametrize("axis", [None, 1, 0, (0, 1)], ids=str)
+def test_prod_with_zeros_third_order(case, axis):
+    check_grads(lambda t: gt.prod(t, axis=axis), [ZEROS[case]], order=3)
+
+
+def test_prod_gradient_with_one_zero_is_product_of_the_others():
+    x = gt.constant(np.array([2.0, 0.0, 3.0, 4.0]))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.prod(x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 24.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("case", list(ZEROS))
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprod_with_zeros_third_order(case, exclusive, reverse):
+    check_grads(lambda t: gt.cumprod(t, 1, exclusive=exclusive, reverse=reverse),
+                [ZEROS[case]], order=3)
+
+
+@pytest.mark.parametrize("op,reference", [(gt.cumsum, np.cumsum), (gt.cumprod, np.cumprod)])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1], ids=str)
+def test_scans_values_and_second_order(op, reference, axis):
+    x = rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1, 1], (3, 4))
+    np.testing.assert_allclose(op(gt.constant(x), axis).numpy(), reference(x, axis), rtol=1e-12)
+    npfunc = getattr(np, reference.__name__)
+    np.testing.assert_allclose(npfunc(gt.constant(x), axis=axis).numpy(), reference(x, axis))
+    check_grads(lambda t: op(t, axis), [x], order=2)
+
+
+@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod])
+def test_scans_exclusive_and_reverse_values_match_tensorflow(op):
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    t = gt.constant(x)
+    if op is gt.cumsum:
+        expected = {(False, False): [[1, 3, 6], [4, 9, 15]], (True, False): [[0, 1, 3], [0, 4, 9]],
+                    (False, True): [[6, 5, 3], [15, 11, 6]], (True, True): [[5, 3, 0], [11, 6, 0]]}
+    else:
+        expected = {(False, False): [[1, 2, 6], [4, 20, 120]],
+                    (True, False): [[1, 1, 2], [1, 4, 20]],
+                    (False, True): [[6, 6, 3], [120, 30, 6]],
+                    (True, True): [[6, 3, 1], [30, 6, 1]]}
+    for (exclusive, reverse), want in expected.items():
+        out = op(t, axis=1, exclusive=exclusive, reverse=reverse)
+        np.testing.assert_array_equal(out.numpy(), want)
+
+
+@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scans_forward_mode(op, exclusive, reverse, check_jvp):
+    x = ZEROS["one zero"] if op is gt.cumprod else _distinct((2, 4))
+    check_jvp(lambda t: op(t, 1, exclusive=exclusive, reverse=reverse), [x])
+
+
+def test_cumprod_second_order_at_zero_is_exact():
+    # y = x0 * x1 * x2 (the last cumprod entry): d2y/dx0dx1 = x2, nonzero even at x0 = 0.
+    x = gt.constant(np.array([0.0, 0.0, 5.0]))
+    with gt.GradientTape() as outer:
+        outer.watch(x)
+        with gt.GradientTape() as inner:
+            inner.watch(x)
+            y = gt.cumprod(x)[2]
+        g = inner.gradient(y, x)
+        g1 = g[1]
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(outer.gradient(g1, x).numpy(), [5.0, 0.0, 0.0])
+
+
+# --- max and min ties, logsumexp stability ----------------------------------------------
+
+def test_max_min_split_the_gradient_among_ties_like_tensorflow():
+    x = gt.constant(np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, -1.0]]))
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        top = gt.reduce_max(x, axis=1)
+        low = gt.reduce_min(x)
+        whole = gt.max(x)
+    np.testing.assert_allclose(tape.gradient(top, x).numpy(),
+                               [[0, 0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3, 0]])
+    np.testing.assert_allclose(tape.gradient(low, x).numpy(), [[0, 0, 0, 0], [0, 0, 0, 1]])
+    np.testing.assert_allclose(tape.gradient(whole, x).numpy(),
+                               [[0, 0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0]])
+
+
+def test_logsumexp_is_stable_and_its_gradient_is_softmax():
+    x = np.array([[1000.0, 999.0, -1000.0], [-np.inf, 0.0, 1.0]])
+    t = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(t)
+        y = gt.reduce_logsumexp(t, axis=1)
+    want = [1000.0 + np.log1p(np.exp(-1.0)), 1.0 + np.log1p(np.exp(-1.0))]
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12)
+    shifted = np.exp(x - np.max(x, axis=1, keepdims=True))
+    np.testing.assert_allclose(tape.gradient(y, t).numpy(),
+                               shifted / shifted.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert gt.logsumexp(gt.constant([-np.inf, -np.inf])).numpy() == -np.inf
+
+
+# --- var/std, dtypes, aliases, argmax -----------------------------------------------------
+
+@pytest.mark.parametrize("ddof", [0, 1, 2])
+def test_var_std_ddof(ddof):
+    x = _distinct((3, 4))
+    for op, ref in [(gt.var, np.var), (gt.std, np.std)]:
+        np.testing.assert_allclose(op(gt.constant(x), axis=1, ddof=ddof).numpy(),
+                                   ref(x, axis=1, ddof=ddof), rtol=1e-12)
+        check_grads(lambda t, op=op: op(t, axis=1, ddof=ddof), [x], order=2)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_float32_stays_float32(name):
+    op = REDUCTIONS[name][0]
+    x = gt.constant(_distinct((3, 4)).astype(np.float32))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = op(x, axis=0)
+    assert y.dtype == np.float32
+    g = tape.gradient(y, x)
+    assert g.dtype == np.float32
+
+
+def test_float32_scans_stay_float32():
+    x = gt.constant(_distinct((3, 4)).astype(np.float32))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.cumprod(x, 1) + gt.cumsum(x, 0)
+    assert y.dtype == np.float32
+    assert tape.gradient(y, x).dtype == np.float32
+
+
+def test_integer_inputs_average_in_float64_like_numpy():
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    for op, ref in [(gt.mean, np.mean), (gt.var, np.var), (gt.std, np.std)]:
+        out = op(gt.constant(x), axis=1)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out.numpy(), ref(x, axis=1))
+    assert gt.sum(gt.constant(x)).dtype == np.sum(x).dtype
+    np.testing.assert_array_equal(gt.cumsum(gt.constant(x), 1).numpy(), np.cumsum(x, 1))
+
+
+def test_tensorflow_aliases_take_tensorflow_argument_names():
+    x = _distinct((2, 3))
+    t = gt.constant(x)
+    pairs = [
+        (gt.reduce_sum, np.sum), (gt.reduce_mean, np.mean), (gt.reduce_max, np.max),
+        (gt.reduce_min, np.min), (gt.reduce_prod, np.prod), (gt.reduce_std, np.std),
+        (gt.reduce_variance, np.var), (gt.reduce_logsumexp, _logsumexp),
+    ]
+    for alias, ref in pairs:
+        out = alias(input_tensor=t, axis=1, keepdims=True, name="r")
+        np.testing.assert_allclose(out.numpy(), ref(x, axis=1, keepdims=True), rtol=1e-12)
+
+
+def test_tensor_mean_method():
+    x = _distinct((2, 3))
+    np.testing.assert_allclose(gt.constant(x).mean(axis=0).numpy(), x.mean(axis=0))
+
+
+@pytest.mark.parametrize("op,func", [(gt.argmax, np.argmax), (gt.argmin, np.argmin)])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_argmax_argmin_are_int64_and_not_differentiable(op, func, axis):
+    x = _distinct((3, 4))
+    t = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(t)
+        idx = op(t, axis=axis)
+        as_float = gt.cast(idx, np.float64)
+    assert idx.dtype == np.int64
+    np.testing.assert_array_equal(idx.numpy(), func(x, axis=axis))
+    np.testing.assert_array_equal(func(t, axis=axis).numpy(), func(x, axis=axis))
+    assert tape.gradient(as_float, t) is None
+    np.testing.assert_array_equal(op(t, axis=axis, keepdims=True).numpy(),
+                                  func(x, axis=axis, keepdims=True))
+    assert op(t, 0, output_type=np.int32).dtype == np.int32
+
+
+def test_compiled_and_interpreted_backward_agree(compile_mode):
+    x = _distinct((3, 4))
+
+    def f(t):
+        return gt.sum(gt.prod(t, 0) * gt.max(t, 1, keepdims=True) + gt.cumprod(t, 1)
+                      + gt.logsumexp(t, -1, keepdims=True) * gt.std(t, 0))
+
+    for _ in range(3):  # interpreted first, then compiled (compile_after=1 in the fixture)
+        check_grads(f, [x], order=2)
+
+
+def test_std_gradient_at_zero_spread_is_nan_like_jax():
+    x = gt.constant(np.array([2.0, 2.0, 2.0]))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.std(x)
+    assert y.numpy() == 0.0
+    with np.errstate(all="ignore"):
+        assert np.all(np.isnan(tape.gradient(y, x).numpy()))
