@@ -162,6 +162,8 @@ class Optimizer:
         is ``None`` this raises ``ValueError``. Returns ``iterations``.
         """
         pairs = list(grads_and_vars)
+        if not pairs:
+            raise ValueError("No gradients provided for any variable: [].")
         for pair in pairs:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(
@@ -174,8 +176,11 @@ class Optimizer:
         return self._iterations
 
     def apply(self, grads: Iterable[Any], trainable_variables: Iterable[Variable]) -> None:
-        """Keras 3's ``apply``: ``grads[i]`` updates ``trainable_variables[i]``."""
+        """Keras 3's ``apply``: ``grads[i]`` updates ``trainable_variables[i]``. Empty
+        lists are a no-op (no iteration is counted), as in Keras 3."""
         grads, variables = list(grads), list(trainable_variables)
+        if not grads and not variables:
+            return
         if len(grads) != len(variables):
             raise ValueError(
                 f"Got {len(grads)} gradients for {len(variables)} variables; pass one "
