@@ -8,6 +8,8 @@ of ones) would allocate a full-size array per traced equation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ir.nodes import Aval
@@ -212,7 +214,7 @@ def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
 # --- squeeze, ravel, swapaxes, moveaxis (composites of reshape and transpose) -----------
 
 @implements(np.squeeze)
-def squeeze(a, axis=None, name=None, squeeze_dims=None):
+def squeeze(a: Any, axis: Any = None, name: str | None = None, squeeze_dims: Any = None) -> Any:
     """``a`` without its size-1 axes (only those in ``axis`` if given; TF's and NumPy's)."""
     del name
     if squeeze_dims is not None:
@@ -233,7 +235,7 @@ def squeeze(a, axis=None, name=None, squeeze_dims=None):
 
 
 @implements(np.ravel)
-def ravel(a, order="C"):
+def ravel(a: Any, order: str = "C") -> Any:
     """``a`` as a 1-d tensor (row-major)."""
     return reshape(a, (-1,), order=order)
 
@@ -242,7 +244,7 @@ flatten = ravel
 
 
 @implements(np.swapaxes)
-def swapaxes(a, axis1, axis2):
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     """``a`` with two axes exchanged."""
     a = operand(a)
     ndim = len(a.shape)
@@ -253,7 +255,7 @@ def swapaxes(a, axis1, axis2):
 
 
 @implements(np.moveaxis)
-def moveaxis(a, source, destination):
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     """``a`` with the axes ``source`` moved to positions ``destination`` (NumPy's)."""
     a = operand(a)
     ndim = len(a.shape)
@@ -318,7 +320,8 @@ concatenate_p.batch = _concatenate_batch
 
 
 @implements(np.concatenate)
-def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
+def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
+                casting: Any = None) -> Any:
     """Join tensors along an existing axis (all of them flattened if ``axis`` is None)."""
     if out is not None:
         raise TypeError("concatenate(..., out=) cannot write into a tensor: tensors are "
@@ -350,14 +353,15 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
     return bind(concatenate_p, *xs, axis=axis)
 
 
-def concat(values, axis, name=None):
+def concat(values: Any, axis: int, name: str | None = None) -> Any:
     """TF's name for :func:`concatenate`."""
     del name
     return concatenate(values, axis=axis)
 
 
 @implements(np.stack)
-def stack(arrays, axis=0, out=None, *, dtype=None, casting=None, name=None):
+def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: Any = None, name: str | None = None) -> Any:
     """Join same-shaped tensors along a new axis (TF's ``tf.stack`` and NumPy's)."""
     del name
     if out is not None:
@@ -374,7 +378,8 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting=None, name=None):
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
 
-def unstack(value, num=None, axis=0, name=None):
+def unstack(value: Any, num: int | None = None, axis: int = 0,
+            name: str | None = None) -> list:
     """TF's ``tf.unstack``: the slices of ``value`` along ``axis``, as a list."""
     del name
     value = operand(value)
@@ -394,13 +399,13 @@ def _atleast(arys, shape_of):
 
 
 @implements(np.atleast_1d)
-def atleast_1d(*arys):
+def atleast_1d(*arys: Any) -> Any:
     """Each input viewed with at least one dimension."""
     return _atleast(arys, lambda s: s if len(s) >= 1 else (1,))
 
 
 @implements(np.atleast_2d)
-def atleast_2d(*arys):
+def atleast_2d(*arys: Any) -> Any:
     """Each input viewed with at least two dimensions (a row for 1-d inputs)."""
     return _atleast(arys, lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s)
 
@@ -416,7 +421,7 @@ def _shape_3d(s):
 
 
 @implements(np.atleast_3d)
-def atleast_3d(*arys):
+def atleast_3d(*arys: Any) -> Any:
     """Each input viewed with at least three dimensions (NumPy's placement of new axes)."""
     return _atleast(arys, _shape_3d)
 
@@ -426,26 +431,26 @@ def _as_list(x):
 
 
 @implements(np.hstack)
-def hstack(tup, *, dtype=None, casting=None):
+def hstack(tup: Any, *, dtype: Any = None, casting: Any = None) -> Any:
     """Join along the second axis (the first for 1-d inputs)."""
     xs = _as_list(atleast_1d(*tup))
     return concatenate(xs, axis=0 if len(xs[0].shape) == 1 else 1, dtype=dtype)
 
 
 @implements(np.vstack)
-def vstack(tup, *, dtype=None, casting=None):
+def vstack(tup: Any, *, dtype: Any = None, casting: Any = None) -> Any:
     """Join along the first axis, 1-d inputs becoming rows."""
     return concatenate(_as_list(atleast_2d(*tup)), axis=0, dtype=dtype)
 
 
 @implements(np.dstack)
-def dstack(tup):
+def dstack(tup: Any) -> Any:
     """Join along the third axis."""
     return concatenate(_as_list(atleast_3d(*tup)), axis=2)
 
 
 @implements(np.column_stack)
-def column_stack(tup):
+def column_stack(tup: Any) -> Any:
     """1-d inputs as columns, joined along the second axis."""
     xs = []
     for a in tup:
@@ -493,13 +498,13 @@ def _numpy_split(ary, indices_or_sections, axis=0):
 
 
 @implements(np.array_split)
-def array_split(ary, indices_or_sections, axis=0):
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     """NumPy's ``array_split``: like NumPy's split, sections may be unequal."""
     return _np_split(ary, indices_or_sections, axis, equal=False)
 
 
 @implements(np.hsplit)
-def hsplit(ary, indices_or_sections):
+def hsplit(ary: Any, indices_or_sections: Any) -> list:
     """NumPy's ``hsplit``: split along the second axis (the first for 1-d)."""
     ary = operand(ary)
     if len(ary.shape) == 0:
@@ -508,7 +513,7 @@ def hsplit(ary, indices_or_sections):
 
 
 @implements(np.vsplit)
-def vsplit(ary, indices_or_sections):
+def vsplit(ary: Any, indices_or_sections: Any) -> list:
     """NumPy's ``vsplit``: split along the first axis of a tensor of rank >= 2."""
     ary = operand(ary)
     if len(ary.shape) < 2:
@@ -516,7 +521,8 @@ def vsplit(ary, indices_or_sections):
     return _np_split(ary, indices_or_sections, 0)
 
 
-def split(value, num_or_size_splits, axis=0, num=None, name=None):
+def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None,
+          name: str | None = None) -> list:
     """TF's ``tf.split``: an int gives that many equal pieces; a list gives the pieces'
     SIZES (one may be -1). ``np.split(t, ...)`` keeps NumPy's meaning (split indices)."""
     del name
@@ -550,7 +556,7 @@ __all__ += ["split", "array_split", "hsplit", "vsplit"]
 # --- tile and repeat: broadcasting in disguise -----------------------------------------
 
 @implements(np.tile)
-def tile(A, reps=None, multiples=None, name=None):
+def tile(A: Any, reps: Any = None, multiples: Any = None, name: str | None = None) -> Any:
     """``A`` repeated ``reps`` times along each axis (TF calls ``reps`` ``multiples``)."""
     del name
     if multiples is not None:
@@ -574,7 +580,7 @@ def tile(A, reps=None, multiples=None, name=None):
 
 
 @implements(np.repeat)
-def repeat(a, repeats, axis=None, name=None):
+def repeat(a: Any, repeats: Any, axis: int | None = None, name: str | None = None) -> Any:
     """Each element repeated ``repeats`` times (an int, or one count per element)."""
     del name
     a = operand(a)
@@ -603,7 +609,7 @@ __all__ += ["tile", "repeat"]
 # --- flip and roll: slices ---------------------------------------------------------------
 
 @implements(np.flip)
-def flip(m, axis=None):
+def flip(m: Any, axis: Any = None) -> Any:
     """``m`` with the order of elements reversed along ``axis`` (all axes if None)."""
     m = operand(m)
     ndim = len(m.shape)
@@ -615,14 +621,14 @@ def flip(m, axis=None):
     return bind(_index.getitem_p, m, index=template)
 
 
-def reverse(tensor, axis, name=None):
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
     """TF's ``tf.reverse``: :func:`flip` along the given axes."""
     del name
     return flip(tensor, axis=tuple(int(a) for a in np.asarray(axis).reshape(-1)))
 
 
 @implements(np.fliplr)
-def fliplr(m):
+def fliplr(m: Any) -> Any:
     """Reverse the second axis."""
     m = operand(m)
     if len(m.shape) < 2:
@@ -631,7 +637,7 @@ def fliplr(m):
 
 
 @implements(np.flipud)
-def flipud(m):
+def flipud(m: Any) -> Any:
     """Reverse the first axis."""
     m = operand(m)
     if len(m.shape) < 1:
@@ -640,7 +646,7 @@ def flipud(m):
 
 
 @implements(np.roll)
-def roll(a, shift, axis=None, name=None):
+def roll(a: Any, shift: Any, axis: Any = None, name: str | None = None) -> Any:
     """Elements shifted cyclically by ``shift`` along ``axis`` (NumPy's and TF's)."""
     del name
     a = operand(a)
@@ -695,8 +701,8 @@ _GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
 @implements(np.pad)
-def pad(array, pad_width=None, mode="constant", constant_values=0, *, paddings=None,
-        name=None, **kwargs):
+def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_values: Any = 0,
+        *, paddings: Any = None, name: str | None = None, **kwargs: Any) -> Any:
     """NumPy's ``pad`` and TF's ``tf.pad(tensor, paddings, mode, constant_values)``.
 
     Modes: constant (a scalar value), edge, reflect, symmetric, wrap (TF's CONSTANT,
@@ -785,13 +791,13 @@ def _triangle(prim, m, k):
 
 
 @implements(np.triu)
-def triu(m, k=0):
+def triu(m: Any, k: int = 0) -> Any:
     """The upper triangle of the last two axes (zero below the ``k``-th diagonal)."""
     return _triangle(triu_p, m, k)
 
 
 @implements(np.tril)
-def tril(m, k=0):
+def tril(m: Any, k: int = 0) -> Any:
     """The lower triangle of the last two axes (zero above the ``k``-th diagonal)."""
     return _triangle(tril_p, m, k)
 
