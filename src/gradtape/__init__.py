@@ -4,6 +4,7 @@ from . import ops as _ops
 from . import optimizers as optimizers
 from .cache import cache_info, clear_cache
 from .config import config
+from .custom import custom_gradient, stop_gradient
 from .forward import ForwardAccumulator
 from .ops import *  # noqa: F403
 from .ops import nn as nn
@@ -26,6 +27,7 @@ __all__ = [
     "config",
     "constant",
     "convert_to_tensor",
+    "custom_gradient",
     "grad",
     "hessian",
     "is_tensor",
@@ -33,6 +35,7 @@ __all__ = [
     "jvp",
     "linalg",
     "optimizers",
+    "stop_gradient",
     "value_and_grad",
     "vjp",
     *_ops.__all__,

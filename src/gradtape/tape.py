@@ -244,9 +244,13 @@ class GradientTape:
     def _gradients(self, targets, sources, output_grads, mode) -> list[Any]:
         """One gradient (tensor or None) per source: the work behind gradient/jacobian."""
         records = self._records
+        tracked = self._tracked
+        target_ids = {t._id for t in targets}
         expanded: list[Tensor] = []  # sources as the backward sees them
         owner: list[int] = []  # index into ``sources`` of each expanded source
         for k, s in enumerate(sources):
+            if s._id not in tracked and s._id not in target_ids:
+                continue  # TF: a tensor the tape never watched has no gradient
             if not _is_float(s.dtype):
                 if s._id not in self._dtype_warned:
                     logger.warning(

@@ -35,7 +35,13 @@ def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
     env = dict(zip(program.inputs, args))
     for eqn in program.eqns:
         vals = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-        out = bind(eqn.prim, *vals, **eqn.params)
+        # A primitive that runs user code on tensors (custom_gradient's grad_fn) does so
+        # itself, so that the recording tapes see that code's own operations.
+        run_on_tensors = getattr(eqn.prim, "run_on_tensors", None)
+        if run_on_tensors is not None:
+            out = run_on_tensors(*vals, **eqn.params)
+        else:
+            out = bind(eqn.prim, *vals, **eqn.params)
         if eqn.prim.multiple_results:
             env.update(zip(eqn.outs, out))
         else:
