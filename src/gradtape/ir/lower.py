@@ -74,7 +74,7 @@ class Trace:
         key.append(tuple(avals))
 
         wiring, out_slots = [], []
-        for r, (prim, in_ids, in_vals, params, out_ids, out_vals, _) in enumerate(records):
+        for r, (prim, in_ids, in_vals, params, out_ids, _outs, _loc) in enumerate(records):
             ins = []
             p = 0
             for i, v in zip(in_ids, in_vals):
@@ -101,8 +101,7 @@ class Trace:
                     key.append(aval)
                 p += 1
             outs = []
-            p = 0
-            for o, v in zip(out_ids, out_vals):
+            for p, o in enumerate(out_ids):
                 slot = slot_of.get(o)
                 if slot is None:
                     slot = slot_of[o] = len(origins)
@@ -113,7 +112,6 @@ class Trace:
                     # the cotangent reaching it, and the op still passes gradient upstream.
                     origins[slot] = ("out", r, p)
                 outs.append(slot)
-                p += 1
             ins_t, outs_t = tuple(ins), tuple(outs)
             wiring.append(ins_t)
             out_slots.append(outs_t)
@@ -160,12 +158,13 @@ class Trace:
                 slot_vars[s].hint = prim.name
                 defined_by_eqn.add(s)
             eqns.append(Eqn(prim, inputs, [slot_vars[s] for s in outs], params, loc))
-        for s, origin in enumerate(self.origins):
-            if origin[0] == "in":
-                slot_vars[s].hint = "c"
-        inputs = [slot_vars[s] for s in dict.fromkeys(self.source_slots)
-                  if s not in defined_by_eqn]
-        inputs += [slot_vars[s] for s, o in enumerate(self.origins) if o[0] == "in"]
+        # A source's value may be read from a record ("in"), yet it is a source.
+        sources = dict.fromkeys(self.source_slots)
+        constants = [s for s, o in enumerate(self.origins) if o[0] == "in" and s not in sources]
+        for s in constants:
+            slot_vars[s].hint = "c"
+        inputs = [slot_vars[s] for s in sources if s not in defined_by_eqn]
+        inputs += [slot_vars[s] for s in constants]
         outputs = [None if s is None else slot_vars[s] for s in self.target_slots]
         return Program(inputs, eqns, outputs), slot_vars
 
