@@ -1,0 +1,532 @@
+"""Linear algebra: values equal NumPy's (through gt.*, gt.linalg.* and NumPy dispatch);
+derivatives match finite differences to 2nd order (3rd for a few), reverse and forward
+mode, with 1-d operands, broadcast batch dims, einsum's subscript forms and float32."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.testing import check_grads
+
+rng = np.random.default_rng(4)
+
+
+def _randn(*shape):
+    return rng.standard_normal(shape)
+
+
+def _spd(*shape):
+    """Well-conditioned symmetric positive definite matrices of ``shape`` (..., n, n)."""
+    m = rng.standard_normal(shape)
+    n = shape[-1]
+    return m @ np.swapaxes(m, -1, -2) / n + np.eye(n)
+
+
+def _well_conditioned(*shape):
+    """Non-symmetric, invertible, with a positive determinant."""
+    n = shape[-1]
+    return rng.standard_normal(shape) * 0.3 + np.eye(n) * 1.5
+
+
+# --- matmul and friends -------------------------------------------------------------------
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)),
+    ((4,), (4,)),
+    ((4,), (4, 2)),
+    ((3, 4), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((3,), (2, 3, 4)),
+    ((2, 3, 4), (4,)),
+]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_matmul_values_and_second_order(shapes):
+    a, b = _randn(*shapes[0]), _randn(*shapes[1])
+    expected = np.matmul(a, b)
+    for out in (gt.matmul(gt.constant(a), gt.constant(b)), gt.constant(a) @ gt.constant(b),
+                np.matmul(gt.constant(a), gt.constant(b)), a @ gt.constant(b)):
+        assert isinstance(out, gt.Tensor)
+        assert out.shape == expected.shape
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    check_grads(gt.matmul, [a, b], order=2)
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES[:7], ids=str)
+def test_matmul_forward_mode(shapes, check_jvp):
+    check_jvp(gt.matmul, [_randn(*shapes[0]), _randn(*shapes[1])])
+
+
+def test_matmul_third_order():
+    check_grads(lambda a, b: gt.matmul(a, b) * gt.matmul(a, b), [_randn(2, 3), _randn(3, 2)],
+                order=3)
+
+
+def test_matmul_tensorflow_flags():
+    a, b = _randn(2, 4, 3), _randn(2, 5, 4)
+    ta, tb = gt.constant(a), gt.constant(b)
+    swap = lambda m: np.swapaxes(m, -1, -2)  # noqa: E731
+    np.testing.assert_allclose(gt.matmul(ta, tb, transpose_a=True, transpose_b=True).numpy(),
+                               swap(a) @ swap(b))
+    np.testing.assert_allclose(gt.linalg.matmul(tb, ta, adjoint_a=False).numpy(), b @ a)
+    c = _randn(3, 3) + 1j * _randn(3, 3)
+    np.testing.assert_allclose(gt.matmul(c, c, adjoint_a=True).numpy(), swap(c).conj() @ c)
+    check_grads(lambda x, y: gt.matmul(x, y, transpose_a=True, transpose_b=True), [a, b])
+
+
+def test_matmul_errors():
+    with pytest.raises(ValueError, match="enough dimensions"):
+        gt.matmul(gt.constant(2.0), gt.constant([1.0]))
+    with pytest.raises(ValueError):
+        gt.matmul(gt.constant(np.ones((2, 3))), gt.constant(np.ones((2, 3))))
+
+
+DOT_SHAPES = [((), (3,)), ((4,), (4,)), ((3, 4), (4,)), ((3, 4), (4, 2)), ((2, 3, 4), (4,)),
+              ((2, 3, 4), (5, 4, 6)), ((4,), (2, 4, 3))]
+
+
+@pytest.mark.parametrize("shapes", DOT_SHAPES, ids=str)
+def test_dot(shapes):
+    a, b = _randn(*shapes[0]), _randn(*shapes[1])
+    np.testing.assert_allclose(gt.dot(gt.constant(a), gt.constant(b)).numpy(), np.dot(a, b),
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.dot(gt.constant(a), b).numpy(), np.dot(a, b), rtol=1e-12)
+    check_grads(gt.dot, [a, b], order=2)
+
+
+TENSORDOT_CASES = [
+    ((3, 4, 5), (4, 5, 2), 2),
+    ((3, 4), (4, 2), 1),
+    ((3, 4), (5, 2), 0),
+    ((3, 4, 5), (5, 3, 2), ([0, 2], [1, 0])),
+    ((3, 4, 5), (2, 5), (-1, -1)),
+    ((2, 3), (3, 2), ([1, 0], [0, 1])),
+]
+
+
+@pytest.mark.parametrize("sa,sb,axes", TENSORDOT_CASES, ids=str)
+def test_tensordot(sa, sb, axes):
+    a, b = _randn(*sa), _randn(*sb)
+    expected = np.tensordot(a, b, axes)
+    np.testing.assert_allclose(gt.tensordot(gt.constant(a), gt.constant(b), axes).numpy(),
+                               expected, rtol=1e-12)
+    np.testing.assert_allclose(np.tensordot(gt.constant(a), b, axes=axes).numpy(), expected,
+                               rtol=1e-12)
+    check_grads(lambda x, y: gt.tensordot(x, y, axes), [a, b], order=2)
+
+
+def test_tensordot_errors():
+    with pytest.raises(ValueError, match="shape-mismatch"):
+        gt.tensordot(gt.constant(np.ones((2, 3))), gt.constant(np.ones((2, 3))), 1)
+
+
+@pytest.mark.parametrize("op,func,shapes", [
+    (gt.inner, np.inner, ((4,), (4,))),
+    (gt.inner, np.inner, ((2, 4), (3, 4))),
+    (gt.inner, np.inner, ((), (2, 3))),
+    (gt.outer, np.outer, ((3,), (4,))),
+    (gt.outer, np.outer, ((2, 2), (3,))),
+    (gt.vdot, np.vdot, ((2, 3), (6,))),
+], ids=str)
+def test_inner_outer_vdot(op, func, shapes):
+    a, b = _randn(*shapes[0]), _randn(*shapes[1])
+    np.testing.assert_allclose(op(gt.constant(a), gt.constant(b)).numpy(), func(a, b),
+                               rtol=1e-12)
+    np.testing.assert_allclose(func(gt.constant(a), gt.constant(b)).numpy(), func(a, b),
+                               rtol=1e-12)
+    check_grads(op, [a, b], order=2)
+
+
+def test_vdot_conjugates_the_first_argument():
+    a = _randn(3) + 1j * _randn(3)
+    b = _randn(3) + 1j * _randn(3)
+    np.testing.assert_allclose(gt.vdot(a, b).numpy(), np.vdot(a, b))
+
+
+# --- einsum --------------------------------------------------------------------------------
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 2)]),
+    ("ij,jk", [(3, 4), (4, 2)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij->j", [(3, 4)]),
+    ("ii->", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij->j", [(3, 3, 2)]),
+    ("iji->ij", [(3, 2, 3)]),
+    ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("i,i,i->i", [(4,), (4,), (4,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ijk,jil->kl", [(2, 3, 4), (3, 2, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ij,ij->i", [(3, 1), (3, 4)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("i...->...", [(3, 2, 4)]),
+    ("...i,...i", [(2, 3), (3,)]),
+    ("ba,Ab", [(2, 3), (4, 2)]),
+    ("ij,kl->", [(2, 3), (4, 5)]),
+    ("ij,i->j", [(3, 4), (3,)]),
+    ("ii,ij->j", [(3, 3), (3, 2)]),
+    ("->", [()]),
+    (",i->i", [(), (3,)]),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum_values_and_second_order(spec, shapes):
+    arrays = [_randn(*s) for s in shapes]
+    expected = np.einsum(spec, *arrays)
+    out = gt.einsum(spec, *[gt.constant(a) for a in arrays])
+    assert out.shape == np.shape(expected)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.einsum(spec, *[gt.constant(a) for a in arrays]).numpy(),
+                               expected, rtol=1e-12, atol=1e-12)
+    check_grads(lambda *xs: gt.einsum(spec, *xs), arrays, order=2)
+
+
+@pytest.mark.parametrize("spec,shapes", [c for c in EINSUM_CASES if c[0] != "->"],
+                         ids=[c[0] for c in EINSUM_CASES if c[0] != "->"])
+def test_einsum_forward_mode(spec, shapes, check_jvp):
+    check_jvp(lambda *xs: gt.einsum(spec, *xs), [_randn(*s) for s in shapes])
+
+
+@pytest.mark.parametrize("spec,shapes", [("ij,jk->ik", [(2, 3), (3, 2)]), ("ii->i", [(3, 3)]),
+                                         ("iij->j", [(2, 2, 3)]), ("i,j,i->j", [(2,), (3,), (2,)])])
+def test_einsum_third_order(spec, shapes):
+    check_grads(lambda *xs: gt.einsum(spec, *xs) ** 2, [_randn(*s) for s in shapes], order=3)
+
+
+def test_einsum_interleaved_form_and_dtype():
+    a, b = _randn(3, 4), _randn(4, 2)
+    np.testing.assert_allclose(gt.einsum(a, [0, 1], b, [1, 2], [0, 2]).numpy(), a @ b)
+    np.testing.assert_allclose(gt.einsum(a, [Ellipsis, 1], b, [1, 2]).numpy(), a @ b)
+    out = gt.einsum("ij,jk->ik", a, b, dtype=np.float32)
+    assert out.dtype == np.float32
+    a32 = gt.constant(a.astype(np.float32))
+    assert gt.einsum("ij->j", a32).dtype == np.float32
+
+
+@pytest.mark.parametrize("spec,shapes,match", [
+    ("ij,jk->ik", [(2, 3), (4, 2)], "size of index"),
+    ("ii->i", [(2, 3)], "repeated index"),
+    ("ij->ik", [(2, 3)], "output subscripts"),
+    ("ij->ii", [(2, 2)], "output subscripts"),
+    ("ij,jk->ik", [(2, 3)], "operand subscripts"),
+    ("ijk->i", [(2, 3)], "does not match"),
+    ("...i->i", [(2, 3)], "ellipsis"),
+    ("i$->i", [(2, 3)], "invalid subscript"),
+])
+def test_einsum_errors(spec, shapes, match):
+    with pytest.raises(ValueError, match=match):
+        gt.einsum(spec, *[gt.constant(np.ones(s)) for s in shapes])
+
+
+def test_einsum_float32_gradients_stay_float32():
+    a = gt.constant(_randn(3, 3).astype(np.float32))
+    b = gt.constant(_randn(3, 2).astype(np.float32))
+    with gt.GradientTape() as tape:
+        tape.watch([a, b])
+        y = gt.einsum("ii,ij->j", a, b)
+    ga, gb = tape.gradient(y, [a, b])
+    assert y.dtype == ga.dtype == gb.dtype == np.float32
+    np.testing.assert_allclose(ga.numpy(), np.diag(b.numpy().sum(1)), rtol=1e-6)
+
+
+# --- trace and diagonal ------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,offset,axis1,axis2", [
+    ((3, 3), 0, 0, 1), ((3, 4), 1, 0, 1), ((4, 3), -2, 0, 1), ((2, 3, 4), 0, 1, 2),
+    ((2, 3, 4), 1, -1, 0), ((3, 2, 3), -1, 2, 0),
+], ids=str)
+def test_diagonal_and_trace(shape, offset, axis1, axis2):
+    x = _randn(*shape)
+    t = gt.constant(x)
+    np.testing.assert_array_equal(gt.diagonal(t, offset, axis1, axis2).numpy(),
+                                  np.diagonal(x, offset, axis1, axis2))
+    np.testing.assert_array_equal(np.diagonal(t, offset, axis1, axis2).numpy(),
+                                  np.diagonal(x, offset, axis1, axis2))
+    np.testing.assert_allclose(gt.trace(t, offset, axis1, axis2).numpy(),
+                               np.trace(x, offset, axis1, axis2), rtol=1e-12)
+    np.testing.assert_allclose(np.trace(t, offset, axis1, axis2).numpy(),
+                               np.trace(x, offset, axis1, axis2), rtol=1e-12)
+    check_grads(lambda a: gt.diagonal(a, offset, axis1, axis2), [x], order=2)
+    check_grads(lambda a: gt.trace(a, offset, axis1, axis2), [x], order=2)
+
+
+def test_diagonal_forward_mode(check_jvp):
+    check_jvp(lambda a: gt.diagonal(a, 1, 2, 0), [_randn(3, 2, 4)])
+    check_jvp(lambda a: gt.trace(a * a), [_randn(3, 3)])
+
+
+def test_linalg_trace_and_diagonal_use_the_last_two_axes():
+    x = _randn(2, 3, 3)
+    np.testing.assert_allclose(gt.linalg.trace(x).numpy(), np.trace(x, axis1=-2, axis2=-1))
+    np.testing.assert_array_equal(gt.linalg.diagonal(x, offset=1).numpy(),
+                                  np.diagonal(x, 1, -2, -1))
+    np.testing.assert_array_equal(gt.linalg.diag_part(x, k=-1).numpy(),
+                                  np.diagonal(x, -1, -2, -1))
+    if hasattr(np.linalg, "trace"):
+        np.testing.assert_allclose(np.linalg.trace(gt.constant(x)).numpy(),
+                                   np.linalg.trace(x))
+
+
+# --- inv, det, slogdet, solve, cholesky -----------------------------------------------------
+
+BATCHES = [(), (2,), (2, 1)]
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+def test_inv(batch):
+    a = _well_conditioned(*batch, 3, 3)
+    np.testing.assert_allclose(gt.linalg.inv(a).numpy(), np.linalg.inv(a), rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.inv(gt.constant(a)).numpy(), np.linalg.inv(a))
+    check_grads(gt.linalg.inv, [a], order=2)
+    np.testing.assert_allclose(gt.linalg.inv(a, adjoint=True).numpy(),
+                               np.linalg.inv(np.swapaxes(a, -1, -2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+def test_det_and_slogdet(batch):
+    a = _well_conditioned(*batch, 3, 3)
+    a[..., 0, :] *= -1  # a negative determinant: sign -1
+    np.testing.assert_allclose(gt.linalg.det(a).numpy(), np.linalg.det(a), rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(gt.constant(a)).numpy(), np.linalg.det(a))
+    sign, logabsdet = gt.linalg.slogdet(a)
+    want_sign, want_log = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(sign.numpy(), want_sign)
+    np.testing.assert_allclose(logabsdet.numpy(), want_log, rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.slogdet(gt.constant(a)).logabsdet.numpy(), want_log)
+    check_grads(gt.linalg.det, [a], order=2)
+    check_grads(lambda x: gt.linalg.slogdet(x)[1], [a], order=2)
+
+
+def test_slogdet_sign_has_no_gradient_and_logdet_gradient_is_inverse_transpose():
+    a = gt.constant(_well_conditioned(3, 3))
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        sign, logabsdet = gt.linalg.slogdet(a)
+    g = tape.gradient(logabsdet, a)
+    np.testing.assert_allclose(g.numpy(), np.linalg.inv(a.numpy()).T, rtol=1e-12)
+    assert np.all(tape.gradient(sign, a, unconnected_gradients="zero").numpy() == 0)
+
+
+def test_det_gradient_of_singular_matrix_raises():
+    a = gt.constant(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with gt.GradientTape() as tape:
+        tape.watch(a)
+        d = gt.linalg.det(a)
+    with pytest.raises(np.linalg.LinAlgError):
+        tape.gradient(d, a)
+
+
+@pytest.mark.parametrize("sa,sb", [
+    ((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 2)),
+    ((2, 3, 3), (3, 4)), ((3, 3), (2, 3, 1)), ((2, 1, 3, 3), (4, 3, 2)),
+], ids=str)
+def test_solve(sa, sb):
+    a, b = _well_conditioned(*sa), _randn(*sb)
+    expected = np.linalg.solve(a, b) if len(sb) != 2 or len(sa) == 2 else None
+    out = gt.linalg.solve(a, b)
+    x = out.numpy()
+    np.testing.assert_allclose(a @ (x[..., None] if len(sb) == 1 else x),
+                               np.broadcast_to(b[..., None] if len(sb) == 1 else b,
+                                               (a @ (x[..., None] if len(sb) == 1 else x)).shape),
+                               rtol=1e-10, atol=1e-12)
+    if expected is not None:
+        np.testing.assert_allclose(x, expected, rtol=1e-12)
+        np.testing.assert_allclose(np.linalg.solve(gt.constant(a), b).numpy(), expected)
+    check_grads(gt.linalg.solve, [a, b], order=2)
+
+
+def test_solve_adjoint():
+    a, b = _well_conditioned(3, 3), _randn(3, 2)
+    np.testing.assert_allclose(gt.linalg.solve(a, b, adjoint=True).numpy(),
+                               np.linalg.solve(a.T, b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+def test_cholesky(batch):
+    a = _spd(*batch, 4, 4)
+    np.testing.assert_allclose(gt.linalg.cholesky(a).numpy(), np.linalg.cholesky(a),
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.cholesky(gt.constant(a)).numpy(),
+                               np.linalg.cholesky(a))
+    np.testing.assert_allclose(gt.linalg.cholesky(a, upper=True).numpy(),
+                               np.swapaxes(np.linalg.cholesky(a), -1, -2), rtol=1e-12)
+    # The input is symmetrized first, so finite differences along any direction agree.
+    check_grads(gt.linalg.cholesky, [a], order=2)
+
+
+def test_cholesky_gradient_is_symmetric_and_matches_the_formula():
+    a = _spd(3, 3)
+    t = gt.constant(a)
+    w = _randn(3, 3)
+    with gt.GradientTape() as tape:
+        tape.watch(t)
+        y = gt.sum(gt.linalg.cholesky(t) * w)
+    g = tape.gradient(y, t).numpy()
+    np.testing.assert_allclose(g, g.T, rtol=1e-12)
+    # Directional derivative along a symmetric direction, by finite differences of NumPy.
+    d = _randn(3, 3)
+    d = d + d.T
+    eps = 1e-6
+    numeric = (np.sum(np.linalg.cholesky(a + eps * d) * w)
+               - np.sum(np.linalg.cholesky(a - eps * d) * w)) / (2 * eps)
+    np.testing.assert_allclose(np.sum(g * d), numeric, rtol=1e-6)
+
+
+def test_cholesky_of_non_positive_definite_raises():
+    with pytest.raises(np.linalg.LinAlgError):
+        gt.linalg.cholesky(np.array([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_non_square_raises():
+    for op in (gt.linalg.inv, gt.linalg.det, gt.linalg.slogdet, gt.linalg.cholesky):
+        with pytest.raises(np.linalg.LinAlgError, match="square"):
+            op(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "slogdet", "solve", "cholesky", "logdet"])
+def test_linalg_forward_mode(name, check_jvp):
+    a = _spd(2, 3, 3) if name in ("cholesky", "logdet") else _well_conditioned(2, 3, 3)
+    if name == "solve":
+        check_jvp(gt.linalg.solve, [a, _randn(2, 3, 2)])
+    elif name == "slogdet":
+        check_jvp(lambda x: gt.linalg.slogdet(x)[1], [a])
+    else:
+        check_jvp(getattr(gt.linalg, name), [a])
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "cholesky"])
+def test_linalg_third_order(name):
+    a = _spd(2, 2) if name == "cholesky" else _well_conditioned(2, 2)
+    check_grads(getattr(gt.linalg, name), [a], order=3, rtol=1e-4)
+
+
+def test_logdet():
+    a = _spd(2, 3, 3)
+    np.testing.assert_allclose(gt.linalg.logdet(a).numpy(), np.linalg.slogdet(a)[1],
+                               rtol=1e-12)
+    check_grads(gt.linalg.logdet, [a], order=2)
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "solve", "cholesky", "matmul", "einsum"])
+def test_float32_stays_float32(name):
+    a = gt.constant(_spd(2, 3, 3).astype(np.float32))
+    b = gt.constant(_randn(2, 3, 2).astype(np.float32))
+    ops = {
+        "inv": lambda: gt.linalg.inv(a), "det": lambda: gt.linalg.det(a),
+        "solve": lambda: gt.linalg.solve(a, b), "cholesky": lambda: gt.linalg.cholesky(a),
+        "matmul": lambda: gt.matmul(a, b), "einsum": lambda: gt.einsum("bii,bij->bj", a, b),
+    }
+    with gt.GradientTape() as tape:
+        tape.watch([a, b])
+        y = ops[name]()
+    assert y.dtype == np.float32
+    for g in tape.gradient(y, [a, b]):
+        assert g is None or g.dtype == np.float32
+
+
+# --- norm -------------------------------------------------------------------------------------
+
+VECTOR_NORMS = [None, 2, 1, np.inf, -np.inf, 3, 0.5]
+MATRIX_NORMS = [None, "fro", 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("ord", VECTOR_NORMS, ids=str)
+@pytest.mark.parametrize("shape,axis", [((5,), None), ((3, 4), 1), ((3, 4), -2),
+                                        ((2, 3, 4), 0)], ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_vector_norms(ord, shape, axis, keepdims):
+    x = rng.permutation(int(np.prod(shape))).reshape(shape) * 0.3 + 0.2
+    x *= rng.choice([-1.0, 1.0], size=shape)
+    expected = np.linalg.norm(x, ord, axis, keepdims)
+    np.testing.assert_allclose(gt.linalg.norm(x, ord, axis, keepdims).numpy(), expected,
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(gt.constant(x), ord, axis, keepdims).numpy(),
+                               expected, rtol=1e-12)
+    check_grads(lambda t: gt.linalg.norm(t, ord, axis, keepdims), [x], order=2)
+
+
+@pytest.mark.parametrize("ord", MATRIX_NORMS, ids=str)
+@pytest.mark.parametrize("shape,axis", [((3, 4), None), ((2, 3, 4), (1, 2)),
+                                        ((2, 3, 4), (2, 0)), ((2, 3, 4), (-1, -3))], ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_matrix_norms(ord, shape, axis, keepdims):
+    # Continuous values: no ties among row/column sums (max/min are kinked there).
+    x = rng.uniform(0.2, 1.5, shape) * rng.choice([-1.0, 1.0], size=shape)
+    expected = np.linalg.norm(x, ord, axis, keepdims)
+    np.testing.assert_allclose(gt.linalg.norm(x, ord, axis, keepdims).numpy(), expected,
+                               rtol=1e-12)
+    check_grads(lambda t: gt.linalg.norm(t, ord, axis, keepdims), [x], order=2)
+
+
+def test_norm_defaults_and_errors():
+    x = _randn(2, 3, 4)
+    np.testing.assert_allclose(gt.norm(x).numpy(), np.linalg.norm(x), rtol=1e-12)
+    np.testing.assert_allclose(gt.linalg.norm(x, keepdims=True).numpy(),
+                               np.linalg.norm(x, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(gt.linalg.norm(x, "euclidean").numpy(), np.linalg.norm(x))
+    np.testing.assert_array_equal(gt.linalg.norm(np.array([0.0, 2.0, 0.0]), 0).numpy(), 1.0)
+    with pytest.raises(ValueError, match="Improper number of dimensions"):
+        gt.linalg.norm(x, 1)
+    with pytest.raises(ValueError, match="Invalid norm order"):
+        gt.linalg.norm(x[0, 0], "fro")
+    with pytest.raises(NotImplementedError, match="singular values"):
+        gt.linalg.norm(x[0], "nuc")
+    assert gt.linalg.norm(np.arange(3)).dtype == np.float64
+
+
+def test_norm_gradient_at_zero_is_nan_like_jax():
+    x = gt.constant(np.zeros(3))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.linalg.norm(x)
+    with np.errstate(all="ignore"):
+        assert np.all(np.isnan(tape.gradient(y, x).numpy()))
+
+
+def test_norm_forward_mode(check_jvp):
+    check_jvp(lambda t: gt.linalg.norm(t, axis=1), [_randn(3, 4)])
+    check_jvp(lambda t: gt.linalg.norm(t, 1, axis=(0, 1)), [_randn(3, 4)])
+
+
+def test_numpy_array_api_linalg_functions():
+    x = _randn(2, 3, 3)
+    t = gt.constant(x)
+    if hasattr(np.linalg, "vector_norm"):
+        np.testing.assert_allclose(np.linalg.vector_norm(t).numpy(), np.linalg.vector_norm(x))
+        np.testing.assert_allclose(np.linalg.vector_norm(t, axis=(0, 2), keepdims=True).numpy(),
+                                   np.linalg.vector_norm(x, axis=(0, 2), keepdims=True))
+        np.testing.assert_allclose(np.linalg.matrix_norm(t, ord=1).numpy(),
+                                   np.linalg.matrix_norm(x, ord=1))
+        np.testing.assert_allclose(np.linalg.matmul(t, t).numpy(), np.linalg.matmul(x, x))
+        np.testing.assert_allclose(np.linalg.matrix_transpose(t).numpy(),
+                                   np.linalg.matrix_transpose(x))
+    check_grads(lambda a: gt.linalg.vector_norm(a, axis=(0, 2)), [x], order=2)
+
+
+def test_linalg_namespace():
+    assert {"inv", "det", "slogdet", "solve", "cholesky", "norm", "matmul", "einsum",
+            "trace", "diagonal", "tensordot", "matvec", "adjoint"} <= set(gt.linalg.__all__)
+    a, v = _randn(2, 3, 4), _randn(2, 4)
+    np.testing.assert_allclose(gt.linalg.matvec(a, v).numpy(), np.einsum("bij,bj->bi", a, v))
+    np.testing.assert_allclose(gt.linalg.adjoint(a).numpy(), np.swapaxes(a, -1, -2))
+
+
+def test_compiled_and_interpreted_backward_agree(compile_mode):
+    a, b = _spd(2, 3, 3), _randn(3, 2)
+
+    def f(x, y):
+        z = gt.linalg.solve(x, y) + gt.einsum("bii,ij->bj", gt.linalg.inv(x), y)[:, None, :]
+        return gt.sum(gt.linalg.cholesky(x) @ z) + gt.sum(gt.linalg.slogdet(x)[1])
+
+    for _ in range(3):  # interpreted first, then compiled (compile_after=1 in the fixture)
+        check_grads(f, [a, b], order=2)
