@@ -137,3 +137,30 @@ def test_folding_that_fails_is_left_for_run_time():
     after = fold(before)
     assert prims(after).count("checked_reciprocal") == 1  # 1/4 folded, 1/0 kept
     assert 0.25 in literal_values(after)
+
+
+def test_power_of_two_scales_combine():
+    # A mean of squares: g * 2.0 * (1 / n). Scaling by 2 is exact, so one multiply by
+    # 2 / n rounds exactly as the two did.
+    before = build(lambda x: (x * 2.0) * np.float32(0.1), var((5,)))
+    after = fold(before)
+    assert prims(after) == ["multiply"]
+    assert literal_values(after) == [np.float32(0.2)]
+    assert_same_results(before, after, args_for(before))
+
+
+def test_other_scales_stay_apart():
+    before = build(lambda x: (x * 3.0) * np.float32(0.1), var((5,)))
+    assert prims(fold(before)) == ["multiply", "multiply"]
+
+
+def test_scales_across_dtypes_stay_apart():
+    # float16 * 2.0 may overflow to inf where float32 * 0.2 would not.
+    before = build(lambda x: (x * 2.0) * np.float32(0.1), var((5,), np.float16))
+    assert prims(fold(before)) == ["multiply", "multiply"]
+
+
+def test_scales_whose_product_is_subnormal_stay_apart():
+    tiny = np.finfo(np.float32).tiny
+    before = build(lambda x: (x * 0.5) * np.float32(tiny), var((5,)))
+    assert prims(fold(before)) == ["multiply", "multiply"]

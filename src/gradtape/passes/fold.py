@@ -9,6 +9,10 @@
   that would promote differently).
 - A fill operand of an elementwise equation becomes a scalar literal when that leaves
   the output's shape and dtype unchanged (``x * full(2.0)`` -> ``x * 2.0``).
+- Constant factors of a product are multiplied together, ``(x * a) * b`` ->
+  ``x * (a * b)``, only where that is exact: one factor a power of two (so ``a * b``
+  and the product keep one rounding) and one dtype throughout. ``x * 2.0 * (1 / n)``
+  is what the VJP of a mean of squares emits.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program
+from ..ops import elementwise as _ew
 from ..ops import shape as _shape
 from .rewrite import Rewriter, rewrite
 
@@ -92,6 +97,55 @@ def literal_operands(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return rw.emit(eqn.prim, inputs, eqn.params)
 
 
+def _power_of_two(c) -> bool:
+    mantissa, _ = np.frexp(c)
+    return bool(np.isfinite(c)) and abs(float(mantissa)) == 0.5
+
+
+def _scale_of(v: IRValue, rw: Rewriter):
+    """``(x, c)`` if ``v`` is ``x * c`` for a literal real scalar ``c``."""
+    eqn = rw.definition(v)
+    if eqn is None or eqn.prim is not _ew.multiply.primitive:
+        return None
+    for x, c in ((eqn.inputs[0], rw.fill(eqn.inputs[1])), (eqn.inputs[1], rw.fill(eqn.inputs[0]))):
+        if c is not None and not isinstance(x, Literal) and np.isrealobj(c):
+            return x, c
+    return None
+
+
+def _exact_product(a, b, dtype: np.dtype):
+    """``a * b`` in ``dtype`` if both factors are exact there, one is a power of two and
+    the product is a normal number (so scaling by it rounds as the two steps did)."""
+    fa, fb = dtype.type(a), dtype.type(b)
+    if fa != a or fb != b:
+        return None
+    pow2, other = (fa, fb) if _power_of_two(fa) else (fb, fa)
+    if not _power_of_two(pow2):
+        return None
+    with np.errstate(all="ignore"):
+        c = fa * fb
+        normal = bool(np.isfinite(c)) and abs(c) >= np.finfo(dtype).tiny
+    return c if normal and c / pow2 == other else None
+
+
+def fold_scales(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """``(x * a) * b`` -> ``x * (a * b)`` where that rounds exactly as before."""
+    out = eqn.outs[0]
+    if not np.issubdtype(out.dtype, np.floating):
+        return None
+    for v, b in ((eqn.inputs[0], rw.fill(eqn.inputs[1])), (eqn.inputs[1], rw.fill(eqn.inputs[0]))):
+        inner = _scale_of(v, rw) if b is not None and np.isrealobj(b) else None
+        if inner is None or not inner[0].dtype == v.dtype == out.dtype:
+            continue
+        c = _exact_product(inner[1], b, out.dtype)
+        if c is not None:
+            return rw.emit(_ew.multiply.primitive, (inner[0], scalar_literal(c)), {})
+    return None
+
+
+RULES = {_ew.multiply.primitive: [fold_scales]}
+
+
 def fold_constants(program: Program) -> Program:
     """Fold every equation whose value is known at compile time."""
-    return rewrite(program, {}, generic=(fold_fill,), late=(literal_operands,))
+    return rewrite(program, RULES, generic=(fold_fill,), late=(literal_operands,))

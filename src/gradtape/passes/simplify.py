@@ -9,11 +9,11 @@ single pass: every equation sees its inputs already simplified.
 from __future__ import annotations
 
 from ..ir.nodes import Program
-from . import noop_shapes, zeros_ones
+from . import fold, noop_shapes, zeros_ones
 from .fold import fold_fill, literal_operands
 from .rewrite import merge_rules, rewrite
 
-RULES = merge_rules(zeros_ones.RULES, noop_shapes.RULES)
+RULES = merge_rules(zeros_ones.RULES, fold.RULES, noop_shapes.RULES)
 LATE = (literal_operands, noop_shapes.implicit_broadcasts)
 
 
