@@ -134,10 +134,14 @@ def run_workload(title: str, makers: dict[str, Callable[[], Callable[[], Any]]],
                  strict: Sequence[str] = (GRADTAPE, "hand-written")) -> Result:
     """Check, cold-time and time every implementation of one workload.
 
-    Implementations whose name starts with one of ``strict`` must give the expected
-    gradients (an AssertionError otherwise); peers that fail are reported, not fatal.
+    ``expected`` is the hand-written result, or for stateful steps (a training step that
+    updates its parameters) a function of the call number (1, 2, 3) giving the state
+    after that many calls; such steps carry an ``observe()`` attribute returning their
+    state. Implementations whose name starts with one of ``strict`` must match (an
+    AssertionError otherwise); peers that fail are reported, not fatal.
     """
     result = Result(title)
+    expect = expected if callable(expected) else (lambda _: expected)
     ready: dict[str, Callable[[], Any]] = {}
     for name, maker in makers.items():
         is_strict = name == HAND or name.startswith(tuple(strict))
@@ -145,16 +149,19 @@ def run_workload(title: str, makers: dict[str, Callable[[], Callable[[], Any]]],
             continue
         try:
             fn = maker()
-            start = time.perf_counter()
-            out = fn()
-            result.first[name] = time.perf_counter() - start
-            start = time.perf_counter()
-            out2 = fn()
-            result.second[name] = time.perf_counter() - start
-            # The first calls may take another path (interpreted, then compiled): check
-            # each, and a steady-state call too.
-            for i, got in enumerate((out, out2, fn()), 1):
-                assert_close(got, expected, f"{title} / {name} (call {i})", rtol, atol)
+            observe = getattr(fn, "observe", None)
+            seen = []
+            for i in range(3):  # the first calls may interpret, later ones run compiled
+                start = time.perf_counter()
+                out = fn()
+                elapsed = time.perf_counter() - start
+                if i == 0:
+                    result.first[name] = elapsed
+                elif i == 1:
+                    result.second[name] = elapsed
+                seen.append(observe() if observe is not None else out)
+            for i, got in enumerate(seen, 1):
+                assert_close(got, expect(i), f"{title} / {name} (call {i})", rtol, atol)
         except Skip as why:
             result.notes[name] = f"skipped: {why}"
             continue
@@ -207,23 +214,31 @@ def report(title: str, rows: list[tuple[str, float]], baseline: str,
     return "\n".join(lines) + "\n"
 
 
-def report_result(result: Result) -> str:
+def report_result(result: Result, versus: str = GRADTAPE) -> str:
     rows = sorted(result.times.items(), key=lambda kv: kv[1])
-    return report(result.title, rows, HAND, GRADTAPE, result.notes)
+    return report(result.title, rows, HAND, versus, result.notes)
+
+
+def _reference_time(r: Result, prefix: str) -> float | None:
+    """Steady per-call time of the first row whose name starts with ``prefix``."""
+    for name, seconds in r.times.items():
+        if name.startswith(prefix):
+            return seconds
+    return None
 
 
 def report_cold(results: Sequence[Result], reference: str = "autograd") -> str:
-    """First and second call of every implementation, and gradtape's first call in units
-    of ``reference``'s steady per-call time ("a few autograd calls")."""
+    """First and second call of every implementation, and both in units of the
+    ``reference`` row's steady per-call time ("a few autograd calls")."""
     lines = ["### First calls (cold: new structure, trace + compile)", "",
              "Times of the first and second call in a process that has already run other "
              "workloads (library imports and one-time initialisation excluded). "
-             f"The last column divides by {reference}'s steady per-call time.", "",
+             f"The last columns divide by {reference}'s steady per-call time.", "",
              f"| workload | implementation | 1st call | 2nd call | steady | 1st ÷ {reference} |"
              f" 2nd ÷ {reference} |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for r in results:
-        ref = r.times.get(reference)
+        ref = _reference_time(r, reference)
         for name in r.first:
             if name not in r.times or name.startswith("hand-written"):
                 continue

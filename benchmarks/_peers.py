@@ -349,3 +349,24 @@ def all_steps(loss: Loss, params: Sequence[np.ndarray], data: tuple,
         "TF tf.function": lambda: tf_step(loss, params, data, True, variables),
         "PyTorch": lambda: torch_step(loss, params, data),
     }
+
+
+def _tiny_loss(ops: Any, p: list, data: tuple) -> Any:
+    x = p[0]
+    return ops.sum(ops.tanh(ops.matmul(x, x)) * ops.sin(x) + ops.exp(-x * ops.cos(x)))
+
+
+def warm_up(with_peers: bool = True) -> None:
+    """Import and initialise each library once on a tiny problem (float32 and float64),
+    so first-call figures show the cost of a new structure, not of loading a library."""
+    for dtype in (np.float32, np.float64):
+        tiny = [np.eye(3, dtype=dtype)]
+        for name, make in all_steps(_tiny_loss, tiny, (), variables=False).items():
+            if not with_peers and not name.startswith("gradtape"):
+                continue
+            try:
+                fn = make()
+                fn()
+                fn()
+            except Exception:  # noqa: BLE001 - each workload reports its own failures
+                pass

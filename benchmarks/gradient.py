@@ -30,7 +30,6 @@ from _harness import (  # noqa: E402
     GRADTAPE,
     HAND,
     Result,
-    Settings,
     Target,
     command,
     machine,
@@ -320,26 +319,10 @@ def cold_targets(results: list[Result], few: float = 3.0) -> str:
     return "\n".join(lines) + "\n" if len(lines) > 2 else ""
 
 
-def warm_up(settings: Settings) -> None:
-    """Import and initialise each library once on a tiny problem, so the first-call
-    figures show the cost of a new structure, not of loading a library."""
-    tiny = [np.ones(3, np.float32)]
-    makers = peers.all_steps(elementwise_loss, tiny, (), variables=False)
-    for name, make in makers.items():
-        if not settings.peers and not name.startswith(GRADTAPE):
-            continue
-        try:
-            fn = make()
-            fn()
-            fn()
-        except Exception:  # noqa: BLE001 - reported later, workload by workload
-            pass
-
-
 def main(argv: list[str] | None = None) -> list[Result]:
     args = parser(__doc__.splitlines()[0]).parse_args(argv)
     settings = settings_from(args)
-    warm_up(settings)
+    peers.warm_up(settings.peers)
     results, titles = [], {}
     for build in WORKLOADS:
         w = build()
