@@ -530,3 +530,80 @@ def test_compiled_and_interpreted_backward_agree(compile_mode):
 
     for _ in range(3):  # interpreted first, then compiled (compile_after=1 in the fixture)
         check_grads(f, [a, b], order=2)
+
+
+@pytest.mark.parametrize("name,f,shapes,batched", [
+    ("matmul", gt.matmul, [(3, 4), (4, 2)], None),
+    ("matmul b only", gt.matmul, [(2, 3, 4), (4, 2)], [False, True]),
+    ("matmul a only", gt.matmul, [(3, 4), (5, 4, 2)], [True, False]),
+    ("matvec", gt.matmul, [(3, 4), (4,)], None),
+    ("tensordot", lambda a, b: gt.tensordot(a, b, ([0, 2], [1, 0])), [(3, 4, 5), (5, 3)], None),
+    ("einsum", lambda a, b: gt.einsum("ij,jk->ik", a, b), [(3, 4), (4, 2)], None),
+    ("einsum trace", lambda a: gt.einsum("ii->", a), [(3, 3)], None),
+    ("einsum one side", lambda a, b: gt.einsum("bij,j->bi", a, b), [(2, 3, 4), (4,)],
+     [False, True]),
+    ("diagonal", lambda a: gt.diagonal(a, 1, 2, 0), [(3, 2, 4)], None),
+    ("trace", lambda a: gt.trace(a, -1), [(3, 3)], None),
+    ("inv", gt.linalg.inv, [(2, 3, 3)], None),
+    ("det", gt.linalg.det, [(3, 3)], None),
+    ("slogdet", lambda a: gt.linalg.slogdet(a)[1], [(3, 3)], None),
+    ("solve", gt.linalg.solve, [(3, 3), (3, 2)], None),
+    ("solve a only", gt.linalg.solve, [(3, 3), (2, 3, 2)], [True, False]),
+    ("solve vector", gt.linalg.solve, [(3, 3), (3,)], [False, True]),
+    ("norm", lambda a: gt.linalg.norm(a, 1, (0, 1)), [(3, 4)], None),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_batching_rules(name, f, shapes, batched, check_batching):
+    arrays = [_well_conditioned(*s) if len(s) >= 2 and s[-1] == s[-2] else _randn(*s)
+              for s in shapes]
+    check_batching(f, arrays, batched)
+
+
+def test_batching_rules_of_cholesky_and_the_derivative_primitives(check_batching):
+    from gradtape.ops import linalg as la
+
+    def chol(a):  # positive definite for every batch element
+        return gt.linalg.cholesky(gt.matmul(a, gt.linalg.matrix_transpose(a)) + 3.0)
+
+    check_batching(chol, [_randn(3, 3)])
+    check_batching(lambda g: la.bind(la.einsum_embed_p, g, subscripts="ij->iij",
+                                     shape=(3, 3, 2)), [_randn(3, 2)])
+    check_batching(lambda g: la.bind(la.diagonal_scatter_p, g, offset=1, axis1=0, axis2=2,
+                                     shape=(3, 2, 4)), [_randn(2, 3)])
+
+
+def test_complex_gradients_follow_tensorflow_convention():
+    # TF: the gradient of a real loss is dL/dRe + i dL/dIm.
+    def numeric(f, args, k, eps=1e-6):
+        g = np.zeros_like(args[k])
+        for idx in np.ndindex(args[k].shape):
+            for unit in (1.0, 1j):
+                p = [a.copy() for a in args]
+                m = [a.copy() for a in args]
+                p[k][idx] += eps * unit
+                m[k][idx] -= eps * unit
+                diff = f(*map(gt.constant, p)).numpy() - f(*map(gt.constant, m)).numpy()
+                g[idx] += diff / (2 * eps) * (1 if unit == 1.0 else 1j)
+        return g
+
+    def cz(*shape):
+        return _randn(*shape) + 1j * _randn(*shape)
+
+    def loss(y):
+        return gt.sum(gt.real(y * gt.conj(y))) + gt.sum(gt.real(y))
+
+    cases = [
+        (lambda a, b: loss(gt.matmul(a, b)), [cz(2, 3), cz(3, 2)]),
+        (lambda a, b: loss(gt.einsum("ii,ij->j", a, b)), [cz(3, 3), cz(3, 2)]),
+        (lambda a, b: loss(gt.linalg.solve(a, b)), [cz(3, 3) + 3 * np.eye(3), cz(3, 2)]),
+        (lambda a: loss(gt.linalg.inv(a) + gt.linalg.det(a)), [cz(3, 3) + 3 * np.eye(3)]),
+        (lambda a: loss(gt.linalg.cholesky(a)),
+         [(lambda m: m @ m.conj().T + 3 * np.eye(3))(cz(3, 3))]),
+        (lambda a: gt.linalg.norm(a) + gt.var(a), [cz(2, 3)]),
+    ]
+    for f, args in cases:
+        ts = [gt.constant(a) for a in args]
+        with gt.GradientTape() as tape:
+            tape.watch(ts)
+            y = f(*ts)
+        for k, g in enumerate(tape.gradient(y, ts)):
+            np.testing.assert_allclose(g.numpy(), numeric(f, args, k), atol=1e-6)

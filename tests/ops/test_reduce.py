@@ -330,3 +330,53 @@ def test_std_gradient_at_zero_spread_is_nan_like_jax():
     assert y.numpy() == 0.0
     with np.errstate(all="ignore"):
         assert np.all(np.isnan(tape.gradient(y, x).numpy()))
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("axis", [None, 1, (0, 2)], ids=str)
+def test_batching_rules(name, axis, check_batching):
+    op = REDUCTIONS[name][0]
+    check_batching(lambda t: op(t, axis=axis, keepdims=axis == 1), [_distinct((2, 3, 4))])
+
+
+@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod, gt.argmax, gt.argmin])
+@pytest.mark.parametrize("axis", [None, 0, -1], ids=str)
+def test_scan_and_arg_batching_rules(op, axis, check_batching):
+    check_batching(lambda t: op(t, axis), [_distinct((3, 4))])
+
+
+def test_batching_rules_of_the_cumprod_derivative(check_batching):
+    # The backward of cumprod holds the shift and linear-recurrence primitives.
+    from gradtape.ops import reduce as r
+
+    x, g = _distinct((3, 4)), _distinct((3, 4))
+    check_batching(lambda t, c: r.cumprod_p.vjp(c, None, t, axis=1, exclusive=True,
+                                                reverse=False)[0], [x, g], [True, False])
+    check_batching(lambda t, c: r.cumprod_p.vjp(c, None, t, axis=0, exclusive=False,
+                                                reverse=True)[0], [x, g], [False, True])
+
+
+def test_complex_gradients_follow_tensorflow_convention():
+    # TF: the gradient of a real loss is dL/dRe + i dL/dIm (zeros in prod's input too).
+    z = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    z[0, 1] = 0.0
+    ops = [lambda t: gt.prod(t, 1), lambda t: gt.cumprod(t, 1, reverse=True),
+           lambda t: gt.cumsum(t, 0), lambda t: gt.mean(t * t, (0, 1))]
+    eps = 1e-6
+    for op in ops:
+        def loss(t, op=op):
+            y = op(t)
+            return gt.sum(gt.real(y * gt.conj(y))) + gt.sum(gt.real(y))
+
+        t = gt.constant(z)
+        with gt.GradientTape() as tape:
+            tape.watch(t)
+            y = loss(t)
+        numeric = np.zeros_like(z)
+        for idx in np.ndindex(z.shape):
+            for unit in (1.0, 1j):
+                step = np.zeros_like(z)
+                step[idx] = eps * unit
+                diff = loss(gt.constant(z + step)).numpy() - loss(gt.constant(z - step)).numpy()
+                numeric[idx] += diff / (2 * eps) * (1 if unit == 1.0 else 1j)
+        np.testing.assert_allclose(tape.gradient(y, t).numpy(), numeric, atol=1e-6)

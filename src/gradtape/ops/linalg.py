@@ -840,6 +840,59 @@ if hasattr(np, "matrix_transpose"):
     implements(np.matrix_transpose)(matrix_transpose)
 
 
+
+# --- batching rules: the batch axis is a new leading axis --------------------------------
+
+def _broadcasting_batch(prim):
+    """Batch dims broadcast like elementwise ops (right-aligned): line the axis up."""
+    def rule(size, args, batched):
+        from ..ir import batching
+
+        return batching.batch_elementwise(prim, size, args, batched)
+
+    return rule
+
+
+def _leading_batch(prim):
+    """The op already maps over leading dims."""
+    return lambda size, args, batched: bind(prim, args[0])
+
+
+def _einsum_batch(size, args, batched, subscripts):
+    free = [c for c in _LETTERS if c not in subscripts]
+    if not free:
+        from ..ir import batching
+
+        return batching.batch_by_loop(einsum_p, size, args, batched, subscripts=subscripts)
+    terms, out = _split_spec(subscripts)
+    terms = [free[0] + t if f else t for t, f in zip(terms, batched)]
+    return bind(einsum_p, *args, subscripts=",".join(terms) + "->" + free[0] + out)
+
+
+def _embed_batch(size, args, batched, subscripts, shape):
+    free = [c for c in _LETTERS if c not in subscripts]
+    if not free:
+        from ..ir import batching
+
+        return batching.batch_by_loop(einsum_embed_p, size, args, batched,
+                                      subscripts=subscripts, shape=shape)
+    src, dst = subscripts.split("->")
+    return bind(einsum_embed_p, args[0], subscripts=f"{free[0]}{src}->{free[0]}{dst}",
+                shape=(size,) + tuple(shape))
+
+
+matmul_p.batch = _broadcasting_batch(matmul_p)
+solve_p.batch = _broadcasting_batch(solve_p)
+for _prim in (inv_p, det_p, slogdet_p, cholesky_p):
+    _prim.batch = _leading_batch(_prim)
+einsum_p.batch = _einsum_batch
+einsum_embed_p.batch = _embed_batch
+diagonal_p.batch = lambda size, args, batched, offset, axis1, axis2: bind(
+    diagonal_p, args[0], offset=offset, axis1=axis1 + 1, axis2=axis2 + 1)
+diagonal_scatter_p.batch = lambda size, args, batched, offset, axis1, axis2, shape: bind(
+    diagonal_scatter_p, args[0], offset=offset, axis1=axis1 + 1, axis2=axis2 + 1,
+    shape=(size,) + tuple(shape))
+
 # --- the gt.linalg namespace -----------------------------------------------------------
 
 namespace = types.ModuleType(
@@ -857,4 +910,4 @@ for _name, _op in {
 }.items():
     setattr(namespace, _name, _op)
 namespace.__all__ = sorted(n for n in vars(namespace) if not n.startswith("_"))
-del _name, _op, _func
+del _name, _op, _func, _prim

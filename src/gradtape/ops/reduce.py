@@ -596,3 +596,46 @@ def _np_argmax(a, axis=None, out=None, *, keepdims=False):
 def _np_argmin(a, axis=None, out=None, *, keepdims=False):
     _numpy_extras("argmin", out=out)
     return argmin(a, axis, keepdims)
+
+
+# --- batching rules: the batch axis is a new leading axis, so axes move up by one ----------
+
+def _axes_up(prim):
+    def rule(size, args, batched, axis, **params):
+        return bind(prim, args[0], axis=tuple(a + 1 for a in axis), **params)
+
+    return rule
+
+
+def _axis_up(prim):
+    def rule(size, args, batched, axis, **params):
+        return bind(prim, args[0], axis=axis + 1, **params)
+
+    return rule
+
+
+def _linrec_batch(size, args, batched, axis, reverse):
+    a, b = (x if f else _shape.broadcast_to(x, (size,) + tuple(x.shape))
+            for x, f in zip(args, batched))
+    return bind(linrec_p, a, b, axis=axis + 1, reverse=reverse)
+
+
+def _arg_extremum_batch(prim):
+    def rule(size, args, batched, axis, keepdims):
+        x = args[0]
+        if axis is not None:
+            return bind(prim, x, axis=axis + 1, keepdims=keepdims)
+        out = bind(prim, _shape.reshape(x, (size, -1)), axis=1, keepdims=False)
+        return _shape.reshape(out, (size,) + (1,) * (len(x.shape) - 1)) if keepdims else out
+
+    return rule
+
+
+for _prim in (sum_p, max_p, min_p, prod_p, logsumexp_p):
+    _prim.batch = _axes_up(_prim)
+for _prim in (cumsum_p, cumprod_p, shift_p):
+    _prim.batch = _axis_up(_prim)
+linrec_p.batch = _linrec_batch
+argmax_p.batch = _arg_extremum_batch(argmax_p)
+argmin_p.batch = _arg_extremum_batch(argmin_p)
+del _prim
