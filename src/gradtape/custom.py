@@ -164,8 +164,29 @@ def _forward_vjp(g: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
     return bind(custom_gradient_vjp_p, *g, call=call)
 
 
+def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
+    """Forward mode through grad_fn, as TF does: grad_fn(u) is linear in u (u -> J^T u),
+    so the JVP ``J t`` is the gradient of ``<grad_fn(u), t>`` with respect to ``u``."""
+    from .tape import GradientTape
+
+    if any(not isinstance(x, Tensor) for x in inputs):
+        raise NotImplementedError(
+            "A custom_gradient function's JVP runs grad_fn on tensors; it cannot be "
+            "traced into a program."
+        )
+    upstream = [Tensor._wrap(np.zeros(a.shape, a.dtype)) for a in call.out_avals]
+    with GradientTape() as tape:
+        tape.watch(upstream)
+        grads = call.gradients(upstream)
+    pairs = [(g, t) for g, t in zip(grads, ts) if t is not None]
+    if not pairs:
+        return tuple(None for _ in call.out_avals)
+    return tuple(tape.gradient([g for g, _ in pairs], upstream,
+                               output_gradients=[t for _, t in pairs]))
+
+
 custom_gradient_p = Primitive(
-    "custom_gradient", _forward_impl, vjp=_forward_vjp,
+    "custom_gradient", _forward_impl, vjp=_forward_vjp, jvp=_forward_jvp,
     shape_rule=lambda *inputs, call: list(call.out_avals),
     multiple_results=True, cacheable=False,
 )
