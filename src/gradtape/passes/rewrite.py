@@ -49,6 +49,7 @@ class Rewriter:
         self.eqns: list[Eqn] = []
         self._subst: dict[Var, IRValue] = {}
         self._defs: dict[Var, Eqn] = {}
+        self._uses: dict[Var, int] = {}
         self._loc: Any = None
         self._depth = 0
 
@@ -56,6 +57,12 @@ class Rewriter:
     def definition(self, v: IRValue) -> Eqn | None:
         """The (rewritten) equation defining ``v``; ``None`` for inputs and literals."""
         return self._defs.get(v) if isinstance(v, Var) else None
+
+    def uses(self, v: IRValue) -> int:
+        """How often ``v`` is read in the program as given (a replacement inherits the
+        count of what it replaces): a hint for rewrites that pay only for a value's
+        one reader, never a correctness condition."""
+        return self._uses.get(v, 0) if isinstance(v, Var) else 0
 
     def fill(self, v: IRValue) -> Any:
         """The scalar all of ``v`` equals, or ``None``."""
@@ -78,6 +85,14 @@ class Rewriter:
 
     # --- the walk -------------------------------------------------------------------
     def run(self, program: Program) -> Program:
+        uses = self._uses
+        for eqn in program.eqns:
+            for v in eqn.inputs:
+                if isinstance(v, Var):
+                    uses[v] = uses.get(v, 0) + 1
+        for v in program.outputs:
+            if isinstance(v, Var):
+                uses[v] = uses.get(v, 0) + 1
         for eqn in program.eqns:
             inputs = tuple(self.read(v) for v in eqn.inputs)
             if any(a is not b for a, b in zip(inputs, eqn.inputs)):
@@ -96,6 +111,8 @@ class Rewriter:
                     value = rule(eqn, self)
                     if value is not None and value is not out and same_aval(value, out):
                         self._subst[out] = value
+                        if isinstance(value, Var):
+                            self._uses[value] = self.uses(value) + self.uses(out)
                         return
             finally:
                 self._depth -= 1

@@ -1,0 +1,66 @@
+"""Negations absorbed by the adds, subtracts and constant multiplies next to them."""
+
+import numpy as np
+import pytest
+from pass_testing import args_for, assert_same_results, build, literal_values, prims, var
+
+import gradtape as gt
+from gradtape.ir.verifier import verify
+from gradtape.passes.dce import eliminate_dead_code
+from gradtape.passes.signs import fold_negations
+
+
+def simplify(program):
+    out = eliminate_dead_code(fold_negations(program))
+    verify(out)
+    return out
+
+
+@pytest.mark.parametrize("make, expect", [
+    (lambda x, y: x + gt.negative(y), ["subtract"]),
+    (lambda x, y: gt.negative(y) + x, ["subtract"]),
+    (lambda x, y: x - gt.negative(y), ["add"]),
+    (lambda x, y: gt.negative(x) * gt.negative(y), ["multiply"]),
+    (lambda x, y: x + y * gt.negative(gt.sin(x)), ["sin", "multiply", "subtract"]),
+    (lambda x, y: x - gt.negative(gt.sin(x)) * y, ["sin", "multiply", "add"]),
+], ids=["x+-y", "-y+x", "x--y", "-x*-y", "x+y*-s", "x--s*y"])
+def test_negations_fold_into_adds_and_products(make, expect):
+    before = build(make, var((2, 3)), var((2, 3)))
+    after = simplify(before)
+    assert prims(after) == expect
+    assert_same_results(before, after, args_for(before))
+
+
+def test_negated_operand_times_a_constant():
+    before = build(lambda x: gt.negative(x) * 0.5, var((3,)))
+    after = simplify(before)
+    assert prims(after) == ["multiply"] and literal_values(after) == [-0.5]
+    assert type(literal_values(after)[0]) is float  # still weakly typed: float32 result
+    assert_same_results(before, after, args_for(before))
+
+
+def test_negated_constant_product():
+    before = build(lambda x: gt.negative(x * np.float64(3)), var((3,)))
+    after = simplify(before)
+    assert prims(after) == ["multiply"] and after.outputs[0].dtype == np.float64
+    assert type(literal_values(after)[0]) is np.float64
+    assert_same_results(before, after, args_for(before))
+
+
+def test_shared_product_is_not_duplicated():
+    # y * -s is read twice: rewriting one reader would add a multiply, not save one.
+    def f(x, y):
+        p = y * gt.negative(gt.sin(x))
+        return x + p, p * 2.0
+
+    before = build(f, var((3,)), var((3,)))
+    after = simplify(before)
+    assert len(after.eqns) <= len(before.eqns)
+    assert_same_results(before, after, args_for(before))
+
+
+def test_integer_constants_are_not_negated():
+    # -(-2**31) overflows: leave integer products alone.
+    before = build(lambda x: gt.negative(x) * np.int32(-2**31), var((3,), np.int32))
+    after = simplify(before)
+    assert prims(after) == ["negative", "multiply"]
