@@ -203,6 +203,12 @@ def test_einsum_third_order(spec, shapes):
     check_grads(lambda *xs: gt.einsum(spec, *xs) ** 2, [_randn(*s) for s in shapes], order=3)
 
 
+def test_einsum_large_contraction_takes_the_planned_path():
+    a, b = _randn(40, 50), _randn(50, 60)  # big enough for np.einsum's optimize path
+    np.testing.assert_allclose(gt.einsum("ij,jk->ik", a, b).numpy(), a @ b, rtol=1e-12)
+    check_grads(lambda x, y: gt.einsum("ij,jk->ik", x, y), [a, b], order=1)
+
+
 def test_einsum_interleaved_form_and_dtype():
     a, b = _randn(3, 4), _randn(4, 2)
     np.testing.assert_allclose(gt.einsum(a, [0, 1], b, [1, 2], [0, 2]).numpy(), a @ b)
@@ -559,16 +565,17 @@ def test_batching_rules(name, f, shapes, batched, check_batching):
 
 
 def test_batching_rules_of_cholesky_and_the_derivative_primitives(check_batching):
-    from gradtape.ops import linalg as la
+    from gradtape.ops import contraction, linalg
+    from gradtape.ops.registry import bind
 
     def chol(a):  # positive definite for every batch element
         return gt.linalg.cholesky(gt.matmul(a, gt.linalg.matrix_transpose(a)) + 3.0)
 
     check_batching(chol, [_randn(3, 3)])
-    check_batching(lambda g: la.bind(la.einsum_embed_p, g, subscripts="ij->iij",
-                                     shape=(3, 3, 2)), [_randn(3, 2)])
-    check_batching(lambda g: la.bind(la.diagonal_scatter_p, g, offset=1, axis1=0, axis2=2,
-                                     shape=(3, 2, 4)), [_randn(2, 3)])
+    check_batching(lambda g: bind(contraction.einsum_embed_p, g, subscripts="ij->iij",
+                                  shape=(3, 3, 2)), [_randn(3, 2)])
+    check_batching(lambda g: bind(linalg.diagonal_scatter_p, g, offset=1, axis1=0, axis2=2,
+                                  shape=(3, 2, 4)), [_randn(2, 3)])
 
 
 def test_complex_gradients_follow_tensorflow_convention():
