@@ -5,6 +5,7 @@ import pytest
 from pass_testing import args_for, assert_same_results, build, prims, raw, var
 
 import gradtape as gt
+from gradtape.ir.nodes import Aval, Literal
 from gradtape.ir.verifier import verify
 from gradtape.ops import elementwise as ew
 from gradtape.ops import shape as sh
@@ -137,4 +138,15 @@ def test_python_literal_never_replaces_a_var():
     before = build(lambda x: x * raw(ew.multiply.primitive, 1.0, ones(())), var((3,), np.float16))
     after = simplify(before)
     assert after.outputs[0].dtype == np.float32
+    assert_same_results(before, after, args_for(before))
+
+
+def test_a_shaped_literal_never_replaces_a_var():
+    # The implicit seed of a non-scalar target is a literal whose aval has the target's
+    # shape but whose value is one scalar (read as that scalar by every equation): it
+    # may not stand in for a var of that shape, which a reshape or a sum could read.
+    seed = Literal(np.float32(1), Aval((2, 3), np.dtype(np.float32)))
+    before = build(lambda x: (gt.negative(gt.negative(seed)), x), var((2, 3)))
+    after = simplify(before)
+    assert not isinstance(after.outputs[0], Literal)
     assert_same_results(before, after, args_for(before))

@@ -31,8 +31,11 @@ def same_aval(value: IRValue, var: Var) -> bool:
     """Whether ``value`` can stand for ``var`` everywhere, dtype promotion included."""
     if isinstance(value, Literal):
         # A Python scalar is weakly typed (x_f32 * 2.0 stays float32) where a var is
-        # not: only a NumPy scalar of the same dtype behaves exactly like a 0-d var.
+        # not: only a NumPy scalar of the same dtype behaves exactly like a 0-d var. A
+        # literal is its scalar wherever it is read, whatever shape its aval claims.
         if not isinstance(value.value, np.generic) or value.value.dtype != var.dtype:
+            return False
+        if value.aval.shape != () or var.aval.shape != ():
             return False
     return tuple(value.aval.shape) == tuple(var.aval.shape) and value.aval.dtype == var.dtype
 
