@@ -81,28 +81,32 @@ def plan_reuse(program: Program, inlined: set[Var],
             last_use[v] = _INF
 
     # may_alias[v]: the fresh buffers (named by the var that created them) v may share.
-    fresh: dict[Var, None] = {}  # a dict, not a set: its order must not depend on ids
+    # fresh[b]: the statement after which buffer b is dead (its definition at the
+    # earliest). A dict, not a set: its order must not depend on ids.
+    fresh: dict[Var, float] = {}
     may_alias: dict[Var, frozenset] = {}
-    for i in statements:
+    for pos, i in enumerate(statements):
         eqn = program.eqns[i]
         if ufunc_of(eqn) is not None and eqn.outs[0].aval.shape != ():
-            fresh[eqn.outs[0]] = None
+            fresh[eqn.outs[0]] = pos
             may_alias[eqn.outs[0]] = frozenset((eqn.outs[0],))
         else:
             shared = frozenset().union(*(may_alias.get(v, ()) for v in statement_leaves[i]))
             for out in eqn.outs:
                 may_alias[out] = shared
-    end: dict[Var, float] = {b: -1 for b in fresh}  # statement after which b is dead
+    end = dict(fresh)
     for v, buffers in may_alias.items():
         t = last_use.get(v, -1)
         for b in buffers:
             if t > end[b]:
                 end[b] = t
 
+    # A buffer last read by statement p is free from p on (ufuncs allow their output to
+    # overlap their inputs); one never read is free only after its own statement.
     dying: dict[int, list[Var]] = {}
     for b, t in end.items():
         if t != _INF:
-            dying.setdefault(int(t) if t >= 0 else -1, []).append(b)
+            dying.setdefault(int(t) + (t == fresh[b]), []).append(b)
     # (shape, dtype) -> dead buffers, oldest first. Dicts, not lists: ``==`` on a Var
     # builds IR, so Vars are only ever compared by identity (hashing).
     free: dict[tuple, dict[Var, None]] = {}
@@ -111,7 +115,6 @@ def plan_reuse(program: Program, inlined: set[Var],
         for b in dying.get(pos, ()):
             free.setdefault((b.aval.shape, b.aval.dtype), {})[b] = None
 
-    release(-1)  # buffers never read at all
     plan: dict[int, Reuse] = {}
     for pos, i in enumerate(statements):
         release(pos)  # buffers whose last reader is this statement: ufuncs allow overlap

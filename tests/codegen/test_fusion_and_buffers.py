@@ -1,0 +1,224 @@
+"""The fusion and buffer-reuse analyses, and random programs that stress buffer reuse."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradtape as gt
+from gradtape.codegen import compile_program, generate_source
+from gradtape.ir.builder import Builder
+from gradtape.ir.interpreter import run
+from gradtape.ir.nodes import Aval, Program, Var
+from gradtape.passes.buffers import plan_reuse
+from gradtape.passes.fusion import inline_vars
+
+F64 = np.dtype(np.float64)
+
+
+def _inputs(*shapes):
+    return [Var(Aval(shape, F64), f"in{i}") for i, shape in enumerate(shapes)]
+
+
+def _program(build, *shapes):
+    inputs = _inputs(*shapes)
+    with Builder() as b:
+        outputs = build(*inputs)
+    return Program(inputs, b.eqns, list(outputs))
+
+
+def _plan(program, min_out_size=1):
+    return plan_reuse(program, inline_vars(program), min_out_size=min_out_size)
+
+
+def _kinds(program, plan):
+    return {program.eqns[i].outs[0].hint + str(i): (r.kind, r.buffer.hint)
+            for i, r in plan.items()}
+
+
+# --- fusion -------------------------------------------------------------------------------
+
+def test_single_use_elementwise_results_are_inlined():
+    program = _program(lambda x, y: [gt.sin(x) * y + 1.0], (4,), (4,))
+    inlined = inline_vars(program)
+    assert len(inlined) == 2  # sin and multiply are written inside the add
+    source, _, _ = generate_source(program)
+    assert "sin(in0_1) * in1_2 + 1.0" in source
+
+
+def test_results_read_twice_or_returned_are_not_inlined():
+    def build(x):
+        s = gt.sin(x)
+        return [s * s, gt.exp(x)]
+
+    program = _program(build, (3,))
+    assert inline_vars(program) == set()
+
+
+def test_fused_expressions_stay_small():
+    def build(x):
+        y = x
+        for _ in range(20):
+            y = gt.sin(y) * 2.0
+        return [y]
+
+    program = _program(build, (3,))
+    source, _, _ = generate_source(program)
+    body = [line for line in source.splitlines() if " = " in line]
+    assert len(body) > 3
+    assert all(line.count("sin(") <= 6 for line in body)
+    np.testing.assert_allclose(compile_program(program).function(np.ones(3))[0],
+                               run(program, [np.ones(3)])[0])
+
+
+# --- buffer reuse -----------------------------------------------------------------------------
+
+def test_dead_owned_buffer_is_reused_with_out():
+    def build(x):
+        a = gt.exp(x)
+        b = gt.sin(a)  # a dies here
+        c = gt.cos(b)  # b dies here
+        return [c]
+
+    program = _program(build, (8,))
+    plan = plan_reuse(program, set(), min_out_size=1)
+    assert {i: (r.kind, r.buffer) for i, r in plan.items()} == {
+        1: ("out", program.eqns[0].outs[0]),
+        2: ("out", program.eqns[1].outs[0]),
+    }
+
+
+def test_inputs_are_never_written():
+    program = _program(lambda x, y: [gt.sin(x) + y, gt.exp(y)], (8,), (8,))
+    for reuse in _plan(program).values():
+        assert reuse.buffer not in program.inputs
+
+
+def test_no_reuse_while_a_view_of_the_buffer_is_alive():
+    def build(x):
+        a = gt.exp(x)  # owned
+        view = gt.reshape(a, (2, 4))  # may alias a
+        b = gt.sin(gt.cos(x))  # a is dead as a name, but not its view
+        return [view, b]
+
+    program = _program(build, (8,))
+    assert _plan(program) == {}
+
+
+def test_views_of_a_dead_buffer_keep_it_alive_until_their_last_use():
+    def build(x):
+        a = gt.exp(x)
+        t = gt.transpose(gt.reshape(a, (2, 4)), (1, 0))
+        s = gt.cos(t)  # last use of the view chain (sum, not a ufunc, would extend it)
+        b = gt.sin(x) * 3.0  # 8 elements: may now reuse a
+        return [s, b]
+
+    program = _program(build, (8,))
+    plan = plan_reuse(program, set(), min_out_size=1)  # no fusion: every result named
+    # sin(x) may write into exp's buffer only after cos read the last view of it.
+    assert min(plan) == 4 and plan[4] == ("out", program.eqns[0].outs[0], -1)
+    compiled = compile_program(program, fuse=False, reuse=True)
+    x = np.linspace(0, 1, 8)
+    for got, want in zip(compiled.function(x), run(program, [x])):
+        np.testing.assert_allclose(got, want)
+
+
+def test_returned_values_are_never_reused():
+    def build(x):
+        a = gt.exp(x)
+        b = gt.sin(a)
+        return [a, b, gt.cos(b)]
+
+    program = _program(build, (8,))
+    assert _plan(program) == {}
+
+
+def test_accumulation_is_in_place_on_a_dead_owned_operand():
+    def build(x):
+        a = gt.exp(x)  # read twice: a named, owned temporary
+        return [a + gt.sin(a) * 2.0]
+
+    program = _program(build, (8,))
+    plan = _plan(program)
+    ((i, reuse),) = plan.items()
+    assert reuse.kind == "iadd" and reuse.buffer is program.eqns[0].outs[0]
+    source, _, _ = generate_source(program)
+    assert "exp_2 += sin(exp_2) * 2.0" in source
+    x = np.linspace(0, 1, 8)
+    np.testing.assert_allclose(compile_program(program).function(x)[0],
+                               np.exp(x) + np.sin(np.exp(x)) * 2.0)
+
+
+def test_no_accumulation_when_dtype_or_shape_differ():
+    def build(x, y):
+        return [gt.exp(x) + gt.sin(y)]  # (8,) + (3, 8) -> (3, 8): neither fits
+
+    program = _program(build, (8,), (3, 8))
+    assert not [r for r in _plan(program).values() if r.kind == "iadd"]
+
+
+def test_small_arrays_skip_out_but_still_accumulate():
+    def build(x):
+        a = gt.exp(x)
+        b = gt.sin(a)
+        return [gt.cos(b) + gt.exp(b)]
+
+    program = _program(build, (8,))
+    kinds = sorted(r.kind for r in plan_reuse(program, inline_vars(program)).values())
+    assert "out" not in kinds
+
+
+# --- random programs: generated code with aggressive reuse == interpreter -----------------------
+
+UNARY = [gt.sin, gt.tanh, gt.exp, gt.negative, gt.square, lambda v: v * 2.0, gt.identity,
+         lambda v: gt.reshape(v, v.shape[::-1]) if v.ndim == 2 else gt.identity(v),
+         lambda v: gt.transpose(v) if v.ndim == 2 else gt.sin(v),
+         lambda v: v[::-1] if v.ndim >= 1 else v * 1.5,
+         lambda v: gt.broadcast_to(v, (3,) + v.shape)[1]]
+BINARY = [gt.add, gt.multiply, gt.subtract, lambda a, b: gt.maximum(a, b)]
+
+
+@st.composite
+def random_programs(draw):
+    shape = draw(st.sampled_from([(4, 4), (6,), (2, 2)]))
+    n_inputs = draw(st.integers(1, 3))
+    ops = draw(st.lists(st.tuples(st.booleans(), st.integers(0, 100), st.integers(0, 100),
+                                  st.integers(0, 100)), min_size=1, max_size=14))
+    outs = draw(st.lists(st.integers(0, 100), min_size=1, max_size=4))
+    return shape, n_inputs, ops, outs
+
+
+def _build_random(shape, n_inputs, ops, outs):
+    inputs = _inputs(*[shape] * n_inputs)
+    values = list(inputs)
+    with Builder() as b:
+        for binary, k, i, j in ops:
+            same = [v for v in values if v.shape == shape]
+            if binary:
+                values.append(BINARY[k % len(BINARY)](same[i % len(same)], same[j % len(same)]))
+            else:
+                values.append(UNARY[k % len(UNARY)](values[i % len(values)]))
+    return Program(inputs, b.eqns, [values[o % len(values)] for o in outs])
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_programs())
+def test_random_programs_with_aggressive_buffer_reuse(spec):
+    program = _build_random(*spec)
+    shape, n_inputs = spec[0], spec[1]
+    rng = np.random.default_rng(len(program.eqns))
+    args = [rng.standard_normal(shape) for _ in range(n_inputs)]
+    copies = [a.copy() for a in args]
+    expected = run(program, [a.copy() for a in args])
+    from gradtape.passes import buffers
+
+    old = buffers.MIN_OUT_SIZE
+    buffers.MIN_OUT_SIZE = 1
+    try:
+        compiled = compile_program(program)
+    finally:
+        buffers.MIN_OUT_SIZE = old
+    got = compiled.function(*args)
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)  # inputs untouched
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
