@@ -306,12 +306,22 @@ def selected(settings: Settings, key: str) -> bool:
     return not settings.only or any(word in key for word in settings.only)
 
 
+def _version(module: str) -> str:
+    version = getattr(sys.modules[module], "__version__", None)
+    if version is None:  # e.g. autograd: ask the installed distribution
+        from importlib import metadata
+
+        for dist in metadata.packages_distributions().get(module, []):
+            return metadata.version(dist)
+    return version or "?"
+
+
 def versions(modules: Sequence[str]) -> str:
+    """Versions of the libraries this process loaded (the ones that were measured)."""
     found = [f"Python {platform.python_version()}"]
     for module in ["numpy", *modules]:
-        mod = sys.modules.get(module)
-        if mod is not None:
-            found.append(f"{module} {getattr(mod, '__version__', '?')}")
+        if module in sys.modules:
+            found.append(f"{module} {_version(module)}")
     return ", ".join(found)
 
 
