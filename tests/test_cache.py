@@ -214,3 +214,22 @@ def test_memory_stays_flat_over_ten_thousand_steps():
         tracemalloc.stop()
     assert after - before < 64 * 1024, f"grew by {after - before} bytes"
     assert gt.cache_info().entries == 1
+
+
+def test_repeated_gradients_on_a_growing_persistent_tape_stay_right(compile_mode):
+    x = gt.Variable(np.array([0.5, 1.0]))
+    v = x.numpy()
+    with gt.GradientTape(persistent=True) as tape:
+        y = gt.reduce_sum(gt.sin(x))
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos(v))
+        z = gt.reduce_sum(gt.exp(x) * y)  # the tape grew since the last call
+        np.testing.assert_allclose(tape.gradient(z, x).numpy(),
+                                   np.exp(v) * np.sin(v).sum() + np.exp(v).sum() * np.cos(v))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos(v))
+    np.testing.assert_allclose(tape.gradient([y, z], x).numpy(),
+                               np.cos(v) + np.exp(v) * np.sin(v).sum()
+                               + np.exp(v).sum() * np.cos(v))
+    np.testing.assert_allclose(tape.gradient(y, x, output_gradients=gt.constant(2.0)).numpy(),
+                               2 * np.cos(v))
+    x.assign([3.0, 4.0])  # recorded values are what the gradient uses, as in TF
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos(v))

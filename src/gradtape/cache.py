@@ -31,6 +31,7 @@ class LRUCache:
         self.maxsize = maxsize
         self.hits = self.misses = self.compiled = 0
         self.compile_time = self.build_time = 0.0
+        self.on_clear: list = []  # callbacks: other memos of built backwards
 
     def __len__(self) -> int:
         return len(self._data)
@@ -45,6 +46,11 @@ class LRUCache:
                 self.hits += 1
                 self._data.move_to_end(key)
             return entry
+
+    def count_hit(self) -> None:
+        """A hit found without a key lookup (a persistent tape's repeated gradient)."""
+        with self._lock:
+            self.hits += 1
 
     def put(self, key: Any, entry: Any) -> Any:
         """Store ``entry`` unless another thread stored one first; return the stored one."""
@@ -87,6 +93,8 @@ class LRUCache:
             self._data.clear()
             self.hits = self.misses = self.compiled = 0
             self.compile_time = self.build_time = 0.0
+        for forget in self.on_clear:
+            forget()
         for entry in old:
             release = getattr(entry, "release", None)
             if release is not None:

@@ -267,7 +267,8 @@ class GradientTape:
                 versions = [s]
             expanded += versions
             owner += [k] * len(versions)
-        raw = backward.gradients(records, expanded, targets, output_grads)
+        raw = backward.gradients(records, expanded, targets, output_grads,
+                                 tape=self if self._persistent else None)
         summed: list[Any] = [None] * len(sources)
         for k, g in zip(owner, raw):
             if g is not None:
