@@ -380,3 +380,24 @@ def test_complex_gradients_follow_tensorflow_convention():
                 diff = loss(gt.constant(z + step)).numpy() - loss(gt.constant(z - step)).numpy()
                 numeric[idx] += diff / (2 * eps) * (1 if unit == 1.0 else 1j)
         np.testing.assert_allclose(tape.gradient(y, t).numpy(), numeric, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_shape_rules_agree_with_the_implementations(dtype):
+    from gradtape.ir.nodes import Aval, Var
+    from gradtape.ops import reduce as r
+    from gradtape.ops.registry import _eval_on_dummies
+
+    x = Var(Aval((2, 3, 4), np.dtype(dtype)))
+    cases = [(p, dict(axis=axis, keepdims=k))
+             for p in (r.sum_p, r.max_p, r.min_p, r.prod_p)
+             for axis in ((0,), (0, 2), (0, 1, 2)) for k in (False, True)]
+    cases += [(p, dict(axis=axis, keepdims=k)) for p in (r.argmax_p, r.argmin_p)
+              for axis in (None, 1) for k in (False, True)]
+    cases += [(p, dict(axis=1, exclusive=e, reverse=v)) for p in (r.cumsum_p, r.cumprod_p)
+              for e in (False, True) for v in (False, True)]
+    cases += [(r.shift_p, dict(axis=2, offset=-1))]
+    if dtype == np.float32:
+        cases += [(r.logsumexp_p, dict(axis=(1,), keepdims=k)) for k in (False, True)]
+    for prim, params in cases:
+        assert prim.shape_rule(x, **params) == _eval_on_dummies(prim, (x,), params), prim

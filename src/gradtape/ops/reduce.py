@@ -598,6 +598,37 @@ def _np_argmin(a, axis=None, out=None, *, keepdims=False):
     return argmin(a, axis, keepdims)
 
 
+# --- shape rules: computed from the shapes, the dtype from a one-element run -------------
+# (the default runs the implementation on arrays of ones of the full shape)
+
+def _tiny(x):
+    return np.ones((1,) * len(x.shape), x.dtype)
+
+
+def _reduction_shape(impl):
+    def rule(x, axis, keepdims, **params):
+        axes = tuple(range(len(x.shape))) if axis is None else (
+            (axis,) if isinstance(axis, int) else axis)
+        dtype = np.asarray(impl(_tiny(x), axis=axis, keepdims=keepdims, **params)).dtype
+        if keepdims:
+            return _aval(keepdims_shape(x.shape, axes), dtype)
+        return _aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype)
+
+    return rule
+
+
+def _same_shape(impl):
+    def rule(x, **params):
+        return _aval(x.shape, np.asarray(impl(_tiny(x), **params)).dtype)
+
+    return rule
+
+
+for _prim in (sum_p, max_p, min_p, prod_p, logsumexp_p, argmax_p, argmin_p):
+    _prim.shape_rule = _reduction_shape(_prim.impl)
+for _prim in (cumsum_p, cumprod_p, shift_p):
+    _prim.shape_rule = _same_shape(_prim.impl)
+
 # --- batching rules: the batch axis is a new leading axis, so axes move up by one ----------
 
 def _axes_up(prim):
