@@ -46,6 +46,15 @@ def test_astor_and_unparse_print_the_same_function(name):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_fast_gast_to_ast_copy_equals_gasts_own_conversion(name):
+    from gradtape.codegen.to_gast import to_gast
+
+    program, _ = _golden_backward(name)
+    module = to_gast(program).module
+    assert ast.dump(emit.to_ast(module)) == ast.dump(gast.gast_to_ast(module))
+
+
 def test_a_failing_astor_falls_back_to_unparse(monkeypatch):
     program, args = _golden_backward("broadcasting")
 

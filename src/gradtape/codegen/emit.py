@@ -50,6 +50,40 @@ def _comments(source: str, texts: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _convert(value):
+    if isinstance(value, gast.AST):
+        return to_ast(value)
+    if isinstance(value, list):
+        return [_convert(v) for v in value]
+    return value
+
+
+_FIELDS: dict[type, tuple[type, tuple[str, ...]]] = {}
+
+
+def to_ast(node: gast.AST) -> ast.AST:
+    """The stdlib ``ast`` form of a gast tree the generator builds.
+
+    A direct field-by-field copy, several times faster than ``gast.gast_to_ast``'s
+    generic visitor (which serves as the fallback for anything unexpected).
+    """
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Param):
+        return ast.arg(arg=node.id, annotation=None, type_comment=None)
+    hit = _FIELDS.get(node.__class__)
+    if hit is None:
+        ast_class = getattr(ast, node.__class__.__name__)
+        hit = _FIELDS[node.__class__] = (ast_class, ast_class._fields)
+    ast_class, fields = hit
+    return ast_class(**{f: _convert(getattr(node, f, None)) for f in fields})
+
+
+def _module_ast(module: gast.Module) -> ast.Module:
+    try:
+        return to_ast(module)
+    except Exception:  # noqa: BLE001 - a node the fast copy does not know: use gast's
+        return gast.gast_to_ast(module)
+
+
 def _blank_line_before_def(source: str) -> str:
     return re.sub(r"\n+(def )", r"\n\n\n\1", source, count=1)
 
@@ -57,7 +91,7 @@ def _blank_line_before_def(source: str) -> str:
 def to_source(module: gast.Module, comments: list[str],
               printer: str = "astor") -> tuple[str, str]:
     """``(source, printer used)``: astor unless it is unavailable or fails."""
-    tree = gast.gast_to_ast(module)
+    tree = _module_ast(module)
     source = None
     used = printer
     if printer == "astor":
