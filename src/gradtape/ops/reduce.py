@@ -14,8 +14,8 @@ Derivatives that are easy to get wrong:
   to any order. Its NumPy implementation loops over the scanned axis in Python, which
   only the derivative pays for.
 - ``max``/``min`` split the cotangent evenly among tied maxima, like ``tf.reduce_max``.
-- ``std`` at zero spread and ``logsumexp`` of an all ``-inf`` slice have non-finite
-  gradients, as in NumPy-based JAX and TensorFlow.
+- ``std`` at zero spread and ``logsumexp`` of an all ``-inf`` slice have NaN gradients,
+  as in JAX and TensorFlow.
 
 ``mean``, ``var`` and ``std`` are composites of ``sum``; integer inputs are averaged in
 float64, as NumPy does. ``argmax``/``argmin`` are not differentiable and return int64.
