@@ -295,8 +295,9 @@ def render(results: list[Result], titles: dict[str, str], threads: int) -> str:
              f"Machine: {machine(threads)}.", "",
              "Versions: " + versions(["gradtape", "autograd", "jax", "tensorflow", "torch"])
              + ".", "",
-             f"Learning rate {LEARNING_RATE}; every implementation's parameters after 1, 2 "
-             "and 3 steps are checked against the hand-written NumPy step before timing. "
+             f"Training step: SGD with learning rate {LEARNING_RATE}; every "
+             "implementation's parameters after 1, 2 and 3 steps are checked against the "
+             "hand-written NumPy step's before timing. "
              "PyTorch and autograd run eagerly (no compiled mode is used for them).", ""]
     parts += [report_result(r, versus=FUNCTION) for r in results]
     parts.append(report_targets(results, targets(titles)))
