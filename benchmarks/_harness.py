@@ -129,39 +129,46 @@ class Settings:
     only: list[str] | None
 
 
-def run_workload(title: str, makers: dict[str, Callable[[], Callable[[], Any]]],
-                 expected: Any, settings: Settings, *, rtol: float, atol: float,
-                 strict: Sequence[str] = (GRADTAPE, "hand-written")) -> Result:
-    """Check, cold-time and time every implementation of one workload.
+def checked(title: str, name: str, maker: Callable[[], Callable[[], Any]], expected: Any,
+            rtol: float, atol: float) -> tuple[Callable[[], Any], float, float]:
+    """Make an implementation, call it three times (the first calls may interpret, later
+    ones run compiled code), check every result; return it with its 1st and 2nd call times.
 
     ``expected`` is the hand-written result, or for stateful steps (a training step that
     updates its parameters) a function of the call number (1, 2, 3) giving the state
-    after that many calls; such steps carry an ``observe()`` attribute returning their
-    state. Implementations whose name starts with one of ``strict`` must match (an
+    after that many calls; such steps carry an ``observe()`` attribute returning it.
+    """
+    expect = expected if callable(expected) else (lambda _: expected)
+    fn = maker()
+    observe = getattr(fn, "observe", None)
+    seen, times = [], []
+    for _ in range(3):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+        seen.append(observe() if observe is not None else out)
+    for i, got in enumerate(seen, 1):
+        assert_close(got, expect(i), f"{title} / {name} (call {i})", rtol, atol)
+    return fn, times[0], times[1]
+
+
+def run_workload(title: str, makers: dict[str, Callable[[], Callable[[], Any]]],
+                 expected: Any, settings: Settings, *, rtol: float, atol: float,
+                 strict: Sequence[str] = (GRADTAPE, "hand-written")) -> Result:
+    """Check, cold-time and time every implementation of one workload (see ``checked``).
+
+    Implementations whose name starts with one of ``strict`` must match (an
     AssertionError otherwise); peers that fail are reported, not fatal.
     """
     result = Result(title)
-    expect = expected if callable(expected) else (lambda _: expected)
     ready: dict[str, Callable[[], Any]] = {}
     for name, maker in makers.items():
         is_strict = name == HAND or name.startswith(tuple(strict))
         if not settings.peers and not is_strict:
             continue
         try:
-            fn = maker()
-            observe = getattr(fn, "observe", None)
-            seen = []
-            for i in range(3):  # the first calls may interpret, later ones run compiled
-                start = time.perf_counter()
-                out = fn()
-                elapsed = time.perf_counter() - start
-                if i == 0:
-                    result.first[name] = elapsed
-                elif i == 1:
-                    result.second[name] = elapsed
-                seen.append(observe() if observe is not None else out)
-            for i, got in enumerate(seen, 1):
-                assert_close(got, expect(i), f"{title} / {name} (call {i})", rtol, atol)
+            fn, result.first[name], result.second[name] = checked(
+                title, name, maker, expected, rtol, atol)
         except Skip as why:
             result.notes[name] = f"skipped: {why}"
             continue

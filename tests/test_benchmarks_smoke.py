@@ -1,8 +1,9 @@
-"""The benchmark workloads compute correct gradients with gradtape (no timing here).
+"""The benchmark workloads compute correct results with gradtape (no timing here).
 
-benchmarks/gradient.py times gradtape against hand-written NumPy gradients; these tests
-import its workloads and check gradtape's gradients equal the hand-written ones, on the
-first (uncompiled) call and on later (compiled) calls.
+The scripts in benchmarks/ time gradtape against hand-written NumPy code; these tests
+import their workloads and check that gradtape's gradients, Hessians, Jacobians and
+training steps equal the hand-written ones, on the first (uncompiled) call and on later
+(compiled) calls.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 def _load(name: str):
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+        if name in sys.modules:  # function.py imports gradient.py by its plain name
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up here
+        sys.modules[name] = module  # dataclasses look their module up here
         spec.loader.exec_module(module)
         return module
     finally:
@@ -32,21 +35,29 @@ def _load(name: str):
 
 
 gradient = _load("gradient")
+higher_order = _load("higher_order")
+function = _load("function")
 harness = sys.modules["_harness"]
 
+# The per-example loop is a slow comparison row, not a gradtape feature.
+CHECKED = (harness.HAND, harness.GRADTAPE, function.FUNCTION, "gradtape eager tape")
+WORKLOADS = [*gradient.WORKLOADS, *higher_order.WORKLOADS, *function.WORKLOADS]
 
-@pytest.mark.parametrize("build", gradient.WORKLOADS, ids=lambda b: b.__name__)
+
+@pytest.mark.parametrize("build", WORKLOADS,
+                         ids=lambda b: f"{b.__module__}.{b.__name__}")
 def test_gradtape_matches_hand_written(build):
     w = build()
-    for name in (harness.HAND, harness.GRADTAPE):
+    names = [name for name in CHECKED if name in w.makers]
+    assert harness.HAND in names and len(names) >= 2
+    skipped = []
+    for name in names:
         try:
-            step = w.makers[name]()
-            results = [step() for _ in range(3)]  # interpreted, then compiled
+            harness.checked(w.title, name, w.makers[name], w.expected, w.rtol, w.atol)
         except harness.Skip as why:
-            pytest.skip(str(why))
-        for i, got in enumerate(results):
-            harness.assert_close(got, w.expected, f"{w.title} / {name} call {i}",
-                                 w.rtol, w.atol)
+            skipped.append(f"{name}: {why}")
+    if len(skipped) == len(names) - 1:
+        pytest.skip("; ".join(skipped))
 
 
 def test_hand_written_scalar_chain_matches_finite_differences():
@@ -56,6 +67,18 @@ def test_hand_written_scalar_chain_matches_finite_differences():
     numeric = (f(ops, [x + h], ()) - f(ops, [x - h], ())) / (2 * h)
     assert gradient.chain_hand_math(x)[0] == pytest.approx(numeric, rel=1e-5)
     assert float(gradient.chain_hand(np.float64(x))[0]) == pytest.approx(numeric, rel=1e-5)
+
+
+def test_hand_written_hessian_matches_finite_differences_of_the_gradient():
+    a, x = higher_order._data()
+
+    def grad(v):
+        return a.T @ (1 - np.tanh(a @ v) ** 2)
+
+    h = 1e-6
+    numeric = np.stack([(grad(x + h * e) - grad(x - h * e)) / (2 * h)
+                        for e in np.eye(len(x))], axis=1)
+    np.testing.assert_allclose(higher_order.hessian_hand(a, x), numeric, atol=1e-7)
 
 
 def test_main_runs_quick_without_peers(capsys):
