@@ -164,3 +164,37 @@ def test_scales_whose_product_is_subnormal_stay_apart():
     tiny = np.finfo(np.float32).tiny
     before = build(lambda x: (x * 0.5) * np.float32(tiny), var((5,)))
     assert prims(fold(before)) == ["multiply", "multiply"]
+
+
+def test_exact_sums_of_fills_fold():
+    # mean's VJP of a ones seed: -1 summed over 3 rows is exactly -3 in any order.
+    def f(x):
+        fill = raw(sh.broadcast_to_p, np.float64(-1), shape=(3, 4))
+        return x + gt.unbroadcast(fill, (4,)) / 3 + gt.sum(fill, axis=(0, 1))
+
+    before = build(f, var((4,), np.float64))
+    after = fold(before)
+    assert prims(after) == ["add", "add"]
+    assert_same_results(before, after, args_for(before))
+
+
+def test_inexact_sums_of_fills_stay():
+    # 0.1f has a 24-bit mantissa: 0.1f + 0.1f + 0.1f may round differently than 3 * 0.1f.
+    def f(x):
+        return x + gt.sum(raw(sh.broadcast_to_p, np.float32(0.1), shape=(3, 4)), axis=0)
+
+    before = build(f, var((4,)))
+    after = fold(before)
+    assert "sum" in prims(after)
+    assert_same_results(before, after, args_for(before))
+
+
+def test_integer_sums_of_fills_fold_in_the_sum_dtype():
+    def f(x):
+        ones = gt.ones_like(x)  # int32; np.sum of int32 is the platform integer
+        return gt.sum(ones, axis=0)
+
+    before = build(f, var((5, 2), np.int32))
+    after = fold(before)
+    assert prims(after) == ["broadcast_to"]
+    assert_same_results(before, after, args_for(before))

@@ -64,3 +64,38 @@ def test_integer_constants_are_not_negated():
     before = build(lambda x: gt.negative(x) * np.int32(-2**31), var((3,), np.int32))
     after = simplify(before)
     assert prims(after) == ["negative", "multiply"]
+
+
+def test_negation_sinks_through_sums_to_the_subtract_that_absorbs_it():
+    # subtract's VJP: unbroadcast(-g) feeding an add: the add becomes a subtract.
+    def f(x, g):
+        return x + gt.unbroadcast(gt.negative(g), (3,)) / 4.0
+
+    before = build(f, var((3,)), var((2, 3)))
+    after = simplify(before)
+    assert prims(after) == ["unbroadcast", "divide", "subtract"]
+    assert_same_results(before, after, args_for(before), exact=False)
+
+
+def test_negation_does_not_sink_into_a_bigger_array():
+    before = build(lambda a, b: gt.negative(a) * b, var((3,)), var((4, 3)))
+    after = simplify(before)
+    assert prims(after) == ["negative", "multiply"]
+
+
+def test_negation_read_twice_stays():
+    def f(x, g):
+        n = gt.negative(g)
+        return gt.sum(n, axis=0), n * x
+
+    before = build(f, var((3,)), var((2, 3)))
+    after = simplify(before)
+    assert prims(after).count("negative") == 1
+    assert_same_results(before, after, args_for(before))
+
+
+def test_negative_minus_something_is_a_negated_sum():
+    before = build(lambda x, y: gt.sum(gt.negative(x) - y) + 1.0, var((3,)), var((3,)))
+    after = simplify(before)
+    assert prims(after) == ["add", "sum", "subtract"]  # 1.0 - sum(x + y)
+    assert_same_results(before, after, args_for(before), exact=False)

@@ -23,7 +23,7 @@ from ..ops import shape as _shape
 _REARRANGING = frozenset({
     _shape.reshape_p, _shape.transpose_p, _shape.broadcast_to_p, _shape.identity_p,
 })
-# Sums: all zeros sum to zero; other fills would round differently than np.sum does.
+# Sums of a fill: n * c, when every partial sum is exact (so any summation order agrees).
 _SUMMING = frozenset({_reduce.sum_p, _shape.unbroadcast_p})
 _CREATING = {_ew.zeros_like_p: 0, _ew.ones_like_p: 1}
 
@@ -81,7 +81,7 @@ class Fills:
         if not values:
             return None
         if prim in _SUMMING:
-            return out.dtype.type(0) if is_zero(values[0]) else None
+            return _sum_of_fill(values[0], eqn.inputs[0], out)
         if any(c is None for c in values):
             return None
         if prim in _REARRANGING:
@@ -89,6 +89,36 @@ class Fills:
         if prim.elementwise:
             return _apply(eqn, values)
         return None
+
+
+def _sum_of_fill(c: Any, x: IRValue, out: Var) -> Any:
+    """``c`` summed over the elements of ``x`` that make one element of ``out``, if that
+    is exact: ``|c|``'s integer mantissa times the count fits the output's precision."""
+    if c is None:
+        return None
+    dtype = out.dtype
+    if is_zero(c):
+        return dtype.type(0)
+    in_size = int(np.prod(x.shape, dtype=np.int64))
+    out_size = int(np.prod(out.shape, dtype=np.int64))
+    if isinstance(x, Literal) or out_size == 0:
+        return None
+    n = in_size // out_size
+    if dtype.kind == "f" and dtype.itemsize <= 8:
+        c = float(c)
+        if not np.isfinite(c):
+            return None
+        mantissa, _ = c.as_integer_ratio()
+        if abs(mantissa) * n >= 2 ** (np.finfo(dtype).nmant + 1):
+            return None
+        with np.errstate(all="ignore"):
+            total = dtype.type(c * n)  # c * n is exact in Python's double here
+        return total if np.isfinite(total) else None
+    if dtype.kind in "iu" and np.asarray(c).dtype.kind in "biu":
+        total = int(c) * n
+        info = np.iinfo(dtype)
+        return dtype.type(total) if info.min <= total <= info.max else None
+    return None
 
 
 def _apply(eqn: Eqn, values: list) -> Any:

@@ -2,9 +2,15 @@
 ``x + y``, ``(-x) * c`` -> ``x * (-c)``, ``-(x * c)`` -> ``x * (-c)``, ``(-x) * (-y)`` ->
 ``x * y``, and ``p + a * (-b)`` -> ``p - a * b`` when the product has no other reader.
 
+A negation that cannot be absorbed where it is sinks towards its reader through ops
+that commute with it and do not grow the array (``sum(-x)`` -> ``-sum(x)``, same for
+``unbroadcast``, ``reshape``, ``transpose``, products and quotients), so the add or
+subtract that finally reads it can absorb it. A negation read twice stays put.
+
 VJP rules emit these all the time (``cos``'s is ``g * -sin(x)``, ``subtract``'s is
-``-g``). Each rewrite is exact in IEEE arithmetic: ``x - y`` is defined as ``x + (-y)``
-and rounding is symmetric in sign. None adds an equation.
+``unbroadcast(-g)``). Each rewrite is exact in IEEE arithmetic for floating-point
+dtypes: ``x - y`` is defined as ``x + (-y)`` and rounding is symmetric in sign (integer
+negation wraps, so integers are left alone). None adds an equation.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import numpy as np
 
 from ..ir.nodes import Eqn, IRValue, Literal, Program
 from ..ops import elementwise as _ew
+from ..ops import reduce as _reduce
+from ..ops import shape as _shape
 from .fold import scalar_literal
 from .rewrite import Rewriter, rewrite
 
@@ -25,6 +33,46 @@ def negated(v: IRValue, rw: Rewriter) -> IRValue | None:
     """``x`` if ``v`` is ``-x``."""
     eqn = rw.definition(v)
     return eqn.inputs[0] if eqn is not None and eqn.prim is _ew.negative_p else None
+
+
+def _sinkable(v: IRValue, eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """``x`` if ``v`` is ``-x``, read only by ``eqn``, and floating-point like its output."""
+    x = negated(v, rw)
+    if x is None or rw.uses(v) != 1:
+        return None
+    if not all(np.issubdtype(d, np.inexact) for d in (x.dtype, eqn.outs[0].dtype)):
+        return None
+    return x
+
+
+def _size(v: IRValue) -> int:
+    return int(np.prod(v.shape, dtype=np.int64))
+
+
+def _negation_of(prim, inputs, params, rw: Rewriter) -> IRValue | None:
+    inner = rw.emit(prim, inputs, params)
+    return None if inner is None else rw.emit(_ew.negative_p, (inner,), {})
+
+
+def sink_negation(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """``f(-x)`` -> ``-f(x)`` for ``f`` linear in ``x`` that keeps or shrinks the size."""
+    x = _sinkable(eqn.inputs[0], eqn, rw)
+    if x is None:
+        return None
+    return _negation_of(eqn.prim, (x,), eqn.params, rw)
+
+
+def _sink_through_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """``a * (-b)``, ``(-a) / b``, ``a / (-b)`` -> the negation of the product/quotient,
+    unless the negation would then run over a bigger array."""
+    out = eqn.outs[0]
+    inputs = list(eqn.inputs)
+    for i, v in enumerate(inputs):
+        x = _sinkable(v, eqn, rw)
+        if x is not None and _size(v) == _size(out):
+            inputs[i] = x
+            return _negation_of(eqn.prim, inputs, eqn.params, rw)
+    return None
 
 
 def _minus(v: IRValue, rw: Rewriter) -> IRValue | None:
@@ -69,6 +117,8 @@ def subtract_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     if (pair := _product_of_negation(b, rw)) is not None:
         product = rw.emit(_multiply, pair, {})
         return None if product is None else rw.emit(_add, (a, product), {})
+    if (x := _sinkable(a, eqn, rw)) is not None and _size(a) == _size(eqn.outs[0]):
+        return _negation_of(_add, (x, b), {}, rw)  # -x - b = -(x + b)
     return None
 
 
@@ -80,7 +130,15 @@ def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     for x, other in ((na, b), (nb, a)):
         if x is not None and (minus := _minus(other, rw)) is not None:
             return rw.emit(_multiply, (x, minus), {})
-    return None
+    return _sink_through_product(eqn, rw)
+
+
+def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    a, b = eqn.inputs
+    na, nb = negated(a, rw), negated(b, rw)
+    if na is not None and nb is not None:
+        return rw.emit(_ew.divide.primitive, (na, nb), {})
+    return _sink_through_product(eqn, rw)
 
 
 def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
@@ -99,6 +157,11 @@ RULES = {
     _subtract: [subtract_rule],
     _multiply: [multiply_rule],
     _ew.negative_p: [negative_rule],
+    _ew.divide.primitive: [divide_rule],
+    _reduce.sum_p: [sink_negation],
+    _shape.unbroadcast_p: [sink_negation],
+    _shape.reshape_p: [sink_negation],
+    _shape.transpose_p: [sink_negation],
 }
 
 
