@@ -253,6 +253,7 @@ class GradientTape:
                 continue  # TF: a tensor the tape never watched has no gradient
             if not _is_float(s.dtype):
                 if s._id not in self._dtype_warned:
+                    self._dtype_warned.add(s._id)  # once per tape, not per jacobian row
                     logger.warning(
                         "The dtype of the source tensor must be floating (e.g. float32) "
                         "when calling GradientTape.gradient, got %s: its gradient is None. "
