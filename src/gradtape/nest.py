@@ -3,6 +3,7 @@ dicts in sorted key order, everything else in order; any other object is a leaf.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 
@@ -25,16 +26,29 @@ def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
     def build(s):
         if isinstance(s, dict):
             built = {k: build(s[k]) for k in sorted(s)}
-            return type(s)((k, built[k]) for k in s) if type(s) is not dict else {
-                k: built[k] for k in s
-            }
+            if type(s) is dict:
+                return {k: built[k] for k in s}  # the caller's key order
+            if isinstance(s, defaultdict):
+                out = type(s)(s.default_factory)
+                out.update((k, built[k]) for k in s)
+                return out
+            return type(s)((k, built[k]) for k in s)
         if _is_namedtuple(s):
             return type(s)(*[build(x) for x in s])
         if isinstance(s, (list, tuple)):
             return type(s)(build(x) for x in s)
-        return next(leaves)
+        leaf = next(leaves, _END)
+        if leaf is _END:
+            raise ValueError("Fewer values than leaves in the structure to pack them into.")
+        return leaf
 
-    return build(structure)
+    result = build(structure)
+    if next(leaves, _END) is not _END:
+        raise ValueError("More values than leaves in the structure to pack them into.")
+    return result
+
+
+_END = object()
 
 
 def map_structure(fn, structure: Any) -> Any:
