@@ -213,11 +213,18 @@ def _scalar_dtype(leaves: list[Any]) -> np.dtype | None:
     return None
 
 
+_SCALAR_DTYPES = {float: np.dtype(np.float32), bool: np.dtype(np.bool_),
+                  complex: np.dtype(np.complex128)}  # ints depend on their size
+
+
 def _default_dtype(value: Any) -> np.dtype | None:
     """TF's dtype for Python values: float -> float32, int -> int32, complex -> complex128.
     NumPy values (and lists holding them) keep NumPy's dtype."""
     if isinstance(value, (np.ndarray, np.generic)):
         return None
+    kind = _SCALAR_DTYPES.get(type(value))
+    if kind is not None:
+        return kind
     if isinstance(value, (bool, int, float, complex)):
         return _scalar_dtype([value])
     if isinstance(value, (list, tuple)):
