@@ -57,6 +57,7 @@ class Fills:
 
     def __init__(self) -> None:
         self._known: dict[Var, Any] = {}
+        self._last: tuple[Eqn | None, Any] = (None, None)  # infer's latest answer
 
     def value(self, v: IRValue | None) -> Any:
         """The scalar every element of ``v`` equals, or ``None`` if unknown."""
@@ -71,6 +72,13 @@ class Fills:
 
     def infer(self, eqn: Eqn) -> Any:
         """The fill value of ``eqn``'s output, computed from what is known of its inputs."""
+        last, c = self._last
+        if last is not eqn:
+            c = self._infer(eqn)
+            self._last = (eqn, c)
+        return c
+
+    def _infer(self, eqn: Eqn) -> Any:
         prim = eqn.prim
         if prim.multiple_results:
             return None

@@ -48,6 +48,7 @@ class Rewriter:
         self._rules = rules
         self._generic = tuple(generic)
         self._late = tuple(late)
+        self._table: dict[Primitive, tuple[Rule, ...]] = {}
         self.fills = Fills()
         self.eqns: list[Eqn] = []
         self._subst: dict[Var, IRValue] = {}
@@ -125,10 +126,11 @@ class Rewriter:
             self._defs[o] = eqn
         self.fills.observe(eqn)
 
-    def _rules_for(self, prim: Primitive) -> Iterable[Rule]:
-        yield from self._generic
-        yield from self._rules.get(prim, ())
-        yield from self._late
+    def _rules_for(self, prim: Primitive) -> tuple[Rule, ...]:
+        rules = self._table.get(prim)
+        if rules is None:
+            rules = self._table[prim] = (*self._generic, *self._rules.get(prim, ()), *self._late)
+        return rules
 
 
 def rewrite(program: Program, rules: Mapping[Primitive, Sequence[Rule]],
