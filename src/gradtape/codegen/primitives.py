@@ -26,8 +26,11 @@ from ..ir.nodes import Eqn, Var
 from .literals import call, literal, name, numpy_global
 from .naming import GlobalNames
 
-# primitive name -> (the implementation it was written for, template)
-TEMPLATES: dict[str, tuple[str, str]] = {
+# primitive name -> (the implementation it was written for, template[, array template]).
+# The array template, ndarray methods (cheaper than NumPy's Python-level wrappers that
+# call them), serves when input 0 is an array of rank >= 1: a NumPy function returns
+# those as ndarrays, never as Python or NumPy scalars.
+TEMPLATES: dict[str, tuple] = {
     "add": ("numpy.add", "{0} + {1}"),
     "subtract": ("numpy.subtract", "{0} - {1}"),
     "multiply": ("numpy.multiply", "{0} * {1}"),
@@ -35,14 +38,20 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "power": ("numpy.power", "{0} ** {1}"),
     "mod": ("numpy.remainder", "{0} % {1}"),
     "negative": ("numpy.negative", "-{0}"),
-    "reshape": ("gradtape.ops.shape._reshape_impl", "reshape({0}, {shape})"),
-    "transpose": ("gradtape.ops.shape._transpose_impl", "transpose({0}, {axes})"),
+    "matmul": ("numpy.matmul", "{0} @ {1}"),
+    "reshape": ("gradtape.ops.shape._reshape_impl", "reshape({0}, {shape})",
+                "{0}.reshape({shape})"),
+    "transpose": ("gradtape.ops.shape._transpose_impl", "transpose({0}, {axes})",
+                  "{0}.transpose({axes})"),
     "broadcast_to": ("gradtape.ops.shape._broadcast_to_impl", "broadcast_to({0}, {shape})"),
     "unbroadcast": ("gradtape.ops.shape._unbroadcast_impl",
-                    "reshape(sum({0}, axis={axes}), {shape})"),
+                    "reshape(sum({0}, axis={axes}), {shape})",
+                    "{0}.sum(axis={axes}).reshape({shape})"),
     "identity": ("gradtape.ops.shape._identity_impl", "{0}"),
-    "sum": ("gradtape.ops.reduce._sum_impl", "sum({0}, axis={axis}, keepdims={keepdims})"),
-    "cast": ("gradtape.ops.elementwise._cast_impl", "asarray({0}).astype({dtype})"),
+    "sum": ("gradtape.ops.reduce._sum_impl", "sum({0}, axis={axis}, keepdims={keepdims})",
+            "{0}.sum(axis={axis}, keepdims={keepdims})"),
+    "cast": ("gradtape.ops.elementwise._cast_impl", "asarray({0}).astype({dtype})",
+             "{0}.astype({dtype})"),
     "sigmoid": ("gradtape.ops.elementwise._sigmoid_impl", "exp(-logaddexp(0, -{0}))"),
     "relu": ("gradtape.ops.elementwise._relu_impl", "maximum({0}, 0)"),
     "softplus": ("gradtape.ops.elementwise._softplus_impl", "logaddexp(0, {0})"),
@@ -50,7 +59,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
 
 # Templates built from Python operators: on two Python scalars an operator gives a Python
 # scalar where the ufunc gives a NumPy one, so they need at least one array input.
-_OPERATOR_TEMPLATE = re.compile(r"^[-{}0-9 +*/%]+$")
+_OPERATOR_TEMPLATE = re.compile(r"^[-{}0-9 +*/%@]+$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -103,6 +112,9 @@ def _template_of(eqn: Eqn) -> str | None:
         if entry is None or entry[0] != impl_id(eqn.prim.impl):
             return None
         template = entry[1]
+        first = eqn.inputs[0] if eqn.inputs else None
+        if len(entry) > 2 and isinstance(first, Var) and first.aval.shape != ():
+            template = entry[2]
     if _OPERATOR_TEMPLATE.match(template) and not any(
             isinstance(v, Var) for v in eqn.inputs):
         return None
