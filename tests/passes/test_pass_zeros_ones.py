@@ -5,6 +5,7 @@ import pytest
 from pass_testing import args_for, assert_same_results, build, prims, raw, var
 
 import gradtape as gt
+from gradtape.ir import interpreter
 from gradtape.ir.nodes import Aval, Literal
 from gradtape.ir.verifier import verify
 from gradtape.ops import elementwise as ew
@@ -150,3 +151,22 @@ def test_a_shaped_literal_never_replaces_a_var():
     after = simplify(before)
     assert not isinstance(after.outputs[0], Literal)
     assert_same_results(before, after, args_for(before))
+
+
+def test_a_zero_the_user_wrote_keeps_ieee_arithmetic():
+    # The VJP of x * 0.0 is g * 0.0: an infinite g gives NaN, in TF as before the passes.
+    before = build(lambda g: g * 0.0 + 1.0, var((3,)))
+    after = simplify(before)
+    assert "multiply" in prims(after)
+    args = [np.array([1.0, np.inf, -2.0], np.float32)]
+    assert_same_results(before, after, args)
+    assert np.isnan(interpreter.run(after, args)[0][1])
+
+
+def test_a_materialized_zero_gradient_absorbs_even_infinities():
+    # zeros_like(y) is a zero cotangent: it contributes nothing, whatever it multiplies.
+    before = build(lambda x, y: gt.zeros_like(y) * gt.reciprocal(x) + y, var((2,)), var((2,)))
+    after = simplify(before)
+    assert prims(after) == []
+    out = interpreter.run(after, [np.zeros(2, np.float32), np.ones(2, np.float32)])[0]
+    assert (out == 1).all()

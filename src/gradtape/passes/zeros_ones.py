@@ -1,9 +1,13 @@
 """Zeros and ones propagated: no ``g * 1``, ``g / 1``, ``g + 0``, ``-(-g)``, and no
 materialized zero gradients feeding adds and multiplies.
 
-A zero cotangent stays a zero: ``0 * x``, ``0 / x`` and ``where(c, 0, 0)`` become
-zeros (JAX's symbolic zeros; NumPy would give NaN where ``x`` is infinite or, for the
-division, zero). Every rewrite keeps the output's shape and dtype: ``x * 1.0`` for a
+A materialized zero gradient (``zeros_like``, a broadcast zero: a zero-filled *var*)
+is a zero cotangent, and stays one: ``0 * x``, ``0 / x`` become zeros, as if the
+gradient had never been materialized (TF hands such cotangents to gradient functions
+as ``None``; NumPy would give NaN where ``x`` is infinite or, for the division, zero).
+A zero *literal* is a constant the user wrote (the VJP of ``x * 0.0`` is ``g * 0.0``)
+and keeps IEEE arithmetic: ``inf * 0.0`` stays NaN, as in TF. ``where(c, 0, 0)`` is
+zero either way. Every rewrite keeps the output's shape and dtype: ``x * 1.0`` for a
 float32 ``x`` is ``x``, while ``x * np.float64(1)`` is ``cast(x, float64)``; when the
 ones were wider than ``x``, ``x`` is broadcast to the output's shape.
 """
@@ -52,13 +56,18 @@ def _negated(x: IRValue, eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None if neg is None else coerce(neg, eqn.outs[0].aval, rw)
 
 
+def _zero_gradient(v: IRValue, rw: Rewriter) -> bool:
+    """Whether ``v`` is a materialized zero (a var), not a zero the user wrote."""
+    return not isinstance(v, Literal) and is_zero(rw.fill(v))
+
+
 def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
+    if _zero_gradient(a, rw) or _zero_gradient(b, rw):
+        return _zeros(eqn, rw)
     for x, c in ((a, rw.fill(b)), (b, rw.fill(a))):
         if c is None:
             continue
-        if is_zero(c):
-            return _zeros(eqn, rw)
         if is_one(c):
             return coerce(x, eqn.outs[0].aval, rw)
         if bool(c == -1) and np.dtype(eqn.outs[0].dtype) == x.dtype:
@@ -68,7 +77,7 @@ def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 
 def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
-    if is_zero(rw.fill(a)):
+    if _zero_gradient(a, rw):
         return _zeros(eqn, rw)
     if is_one(rw.fill(b)):
         return coerce(a, eqn.outs[0].aval, rw)
