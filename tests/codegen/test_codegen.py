@@ -345,3 +345,22 @@ def test_cli_inspect_prints_the_compiled_functions(tmp_path, capsys):
     assert "1 backward function(s) compiled" in out
     assert "def backward(" in out and "# tanh (train.py:4)" in out
     assert main([]) == 2
+
+
+def _keyword_params(x, **params):
+    return x * params["lambda"] + params["not an identifier"]
+
+
+keyword_params_p = Primitive("keyword_params", _keyword_params,
+                             vjp=lambda g, y, x, **params: (g * params["lambda"],))
+
+
+@pytest.mark.parametrize("printer", emit.PRINTERS)
+def test_params_named_like_keywords_are_passed_as_a_mapping(printer):
+    x = Var(Aval((2,), np.dtype(np.float64)), "x")
+    with Builder() as b:
+        y = bind(keyword_params_p, x, **{"lambda": 3.0, "not an identifier": 1.0})
+    program = Program([x], b.eqns, [y])
+    compiled = compile_program(program, printer=printer)
+    assert "**{'lambda': 3.0" in compiled.source
+    np.testing.assert_allclose(compiled.function(np.ones(2))[0], [4.0, 4.0])

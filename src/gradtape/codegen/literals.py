@@ -7,6 +7,7 @@ Python scalars. Anything without a faithful literal form is bound as a global co
 
 from __future__ import annotations
 
+import keyword
 import math
 from typing import Any
 
@@ -26,7 +27,12 @@ def constant(value: Any) -> gast.Constant:
 
 
 def call(func: str, args: list, keywords: dict | None = None) -> gast.Call:
-    kws = [gast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
+    keywords = keywords or {}
+    if all(k.isidentifier() and not keyword.iskeyword(k) for k in keywords):
+        kws = [gast.keyword(arg=k, value=v) for k, v in keywords.items()]
+    else:  # a param named like a keyword (``lambda``): pass them as ``**{...}``
+        mapping = gast.Dict(keys=[constant(k) for k in keywords], values=list(keywords.values()))
+        kws = [gast.keyword(arg=None, value=mapping)]
     return gast.Call(func=name(func), args=list(args), keywords=kws)
 
 
