@@ -73,6 +73,7 @@ def test_a_failing_astor_falls_back_to_unparse(monkeypatch):
 LITERALS = [
     0, 7, -3, 2**70, 1.5, -2.25, 0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300,
     1j, -2j, complex(1.5, -0.0), complex(-0.0, 2.0), True, False, None, "abc", Ellipsis,
+    "ij,jk->ik", "it's \"quoted\"\n\u00e9", b"\x00bytes",
     (1, (2.5, -3)), [1, -2], slice(1, None, -1), slice(None),
     np.float32(1.0), np.float32(-0.0), np.float16(0.1), np.float64(np.nan), np.int8(-3),
     np.uint64(2**64 - 1), np.bool_(True), np.complex64(1 - 2j), np.dtype("float32"),
