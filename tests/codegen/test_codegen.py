@@ -365,3 +365,18 @@ def test_params_named_like_keywords_are_passed_as_a_mapping(printer):
     compiled = compile_program(program, printer=printer)
     assert "**{'lambda': 3.0" in compiled.source
     np.testing.assert_allclose(compiled.function(np.ones(2))[0], [4.0, 4.0])
+
+
+def test_pdb_lists_the_generated_lines():
+    import io
+    import pdb
+
+    program, args = _golden_backward("mlp")
+    compiled = compile_program(program)
+    out = io.StringIO()
+    debugger = pdb.Pdb(stdin=io.StringIO("step\nlist\ncontinue\n"), stdout=out, nosigint=True)
+    debugger.use_rawinput = False
+    debugger.runcall(compiled.function, *args)
+    assert "def backward(" in out.getvalue()
+    assert "-> d_square_5 = subtract_1 * float32(" in out.getvalue()
+    assert "d_matmul_10 = transpose_9 @ d_square_5" in out.getvalue()
