@@ -377,6 +377,9 @@ def test_pdb_lists_the_generated_lines():
     debugger = pdb.Pdb(stdin=io.StringIO("step\nlist\ncontinue\n"), stdout=out, nosigint=True)
     debugger.use_rawinput = False
     debugger.runcall(compiled.function, *args)
-    assert "def backward(" in out.getvalue()
-    assert "-> d_square_5 = subtract_1 * float32(" in out.getvalue()
-    assert "d_matmul_10 = transpose_9 @ d_square_5" in out.getvalue()
+    text = out.getvalue()
+    current = [line[3:] for line in text.splitlines() if line.startswith("-> ")]
+    assert current and all(line in compiled.source for line in current)
+    listed = [line.split("\t", 1)[1] for line in text.splitlines() if "\t" in line]
+    assert "def backward(" in text and len(listed) >= 5
+    assert all(line in compiled.source for line in listed)
