@@ -172,3 +172,12 @@ def test_complex_follows_tensorflow_conjugate_convention():
         tape.watch(z)
         loss = gt.real(z * gt.conj(z))
     np.testing.assert_allclose(tape.gradient(loss, z).numpy(), 2 * z.numpy())
+
+
+def test_complex_abs_gradient_is_z_over_abs_z_like_tensorflow():
+    z = gt.constant(np.array([1.0 + 2.0j, -3.0 + 0.5j, 0.0j]))
+    with gt.GradientTape() as tape:
+        tape.watch(z)
+        y = gt.reduce_sum(gt.abs(z))
+    expected = np.array([(1 + 2j) / np.sqrt(5), (-3 + 0.5j) / np.sqrt(9.25), 0.0])
+    np.testing.assert_allclose(tape.gradient(y, z).numpy(), expected)

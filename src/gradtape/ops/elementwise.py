@@ -93,6 +93,10 @@ sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt)
 cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt)
 square = _unary("square", np.square, lambda x, y: x * 2.0, np.square)
 reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal)
+# NumPy's SIMD float32 sin/cos may be one unit in the last place away from TF's (the
+# seed Jacobian prints cos(2) as -0.4161468, TF as -0.41614684). Computing them in
+# float64 would match, but would cost the ufunc (fusion, out= buffers): documented in
+# docs/semantics.md instead.
 sin = _unary("sin", np.sin, lambda x, y: cos(x), np.sin)
 cos = _unary("cos", np.cos, lambda x, y: -sin(x), np.cos)
 tan = _unary("tan", np.tan, lambda x, y: square(y) + 1.0, np.tan)
@@ -108,6 +112,25 @@ arctanh = _unary("arctanh", np.arctanh, lambda x, y: reciprocal(1.0 - square(x))
 sigmoid = _unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1.0 - y))
 softplus = _unary("softplus", _softplus_impl, lambda x, y: sigmoid(x))
 abs = _unary("abs", np.abs, lambda x, y: sign(x), np.absolute)  # noqa: A001
+
+
+def _abs_vjp(g, y, x):
+    if not _is_complex(x):
+        return (g * sign(x),)
+    # Real |z| of complex z: TF's gradient is g * z / |z| (0 at z = 0, like div_no_nan).
+    safe = where(equal(y, 0), 1.0, y)
+    return (cast(g, x.dtype) * (x / cast(safe, x.dtype)),)
+
+
+def _abs_jvp(ts, y, x):
+    if not _is_complex(x):
+        return ts[0] * sign(x)
+    safe = where(equal(y, 0), 1.0, y)
+    return real(conj(x) * ts[0]) / safe
+
+
+abs.primitive.vjp = _abs_vjp
+abs.primitive.jvp = _abs_jvp
 relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype))
 
 # Aliases under TF's and NumPy's other names.
