@@ -12,6 +12,10 @@ def _is_namedtuple(x: Any) -> bool:
 
 
 def flatten(structure: Any) -> list[Any]:
+    if isinstance(structure, list) and not any(
+        isinstance(x, (list, tuple, dict)) for x in structure
+    ):
+        return list(structure)  # the common case: a flat list of tensors
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
     if isinstance(structure, (list, tuple)):
@@ -21,6 +25,10 @@ def flatten(structure: Any) -> list[Any]:
 
 def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
     """Rebuild ``structure`` with leaves taken from ``flat`` in order."""
+    if isinstance(structure, list) and len(structure) == len(flat) and not any(
+        isinstance(x, (list, tuple, dict)) for x in structure
+    ):
+        return list(flat)  # the common case: a flat list
     leaves = iter(flat)
 
     def build(s):

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import backward, nest
 from .recording import state
-from .tensor import Tensor
+from .tensor import Tensor, wrap
 from .variable import Variable
 
 logger = logging.getLogger("gradtape")
@@ -45,7 +45,7 @@ def _unconnected_mode(value: Any) -> UnconnectedGradients:
 
 
 def _is_float(dtype: np.dtype) -> bool:
-    return np.issubdtype(dtype, np.inexact)
+    return dtype.kind in "fc"  # np.issubdtype(dtype, np.inexact), without its cost
 
 
 # TF logs these warnings through its logger a limited number of times per process.
@@ -424,9 +424,10 @@ def _as_gradient(g: Any, source: Tensor) -> Tensor:
         if tuple(g.shape) != tuple(source.shape):
             g = broadcast_to(g, source.shape)
         return g
-    g = np.asarray(g)
+    if g.__class__ is not np.ndarray:
+        g = np.asarray(g)
     if g.dtype != source.dtype:
         g = g.astype(source.dtype)
     if g.shape != source.shape:
         g = np.broadcast_to(g, source.shape).copy()
-    return Tensor._wrap(g)
+    return wrap(g)
