@@ -65,6 +65,11 @@ def test_python_m_gradtape_runs_the_seed_examples():
     check_jacobian_output(out)
     # Each example is printed exactly as its script prints it.
     assert out.index(FIRST) < out.index(VARIABLE) < out.index("Jacobian:")
+    # Then the generated backward code of a small model, with the demo's own line numbers,
+    # and the side-by-side timing (checked against NumPy before it is timed).
+    assert "def backward(" in out and "# tanh (demo.py:" in out
+    assert out.index("Jacobian:") < out.index("def backward(") < out.index("hand-written")
+    assert "gradtape, compiled" in out and "gradtape, interpreted" in out
 
 
 def test_main_prints_the_same_as_the_scripts(capsys):

@@ -1,4 +1,5 @@
-"""``python -m gradtape``: run the seed examples and print their results.
+"""``python -m gradtape``: run the seed examples and print their results, then show the
+generated backward code of a small model and a short speed comparison.
 
 ``python -m gradtape inspect SCRIPT.py`` runs a script and prints the backward
 functions gradtape generated for it.
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 import gradtape as gt
 
-USAGE = """usage: python -m gradtape            run the seed examples
+USAGE = """usage: python -m gradtape            seed examples, generated code, speed
        python -m gradtape inspect SCRIPT.py [ARGS...]
                                     run SCRIPT.py, then show its generated backward code"""
 
@@ -57,6 +58,17 @@ def run_seed_examples() -> None:
         print()
 
 
+def run_main_job() -> None:
+    """The seed examples, the generated backward code of a small model, a short timing."""
+    from gradtape import demo
+
+    run_seed_examples()
+    print("# Generated backward code")
+    demo.show_generated_code()
+    print("# Speed")
+    demo.speed_comparison()
+
+
 def inspect_command(args: Sequence[str]) -> int:
     try:
         cli_inspect = importlib.import_module("gradtape.cli_inspect")
@@ -71,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        run_seed_examples()
+        run_main_job()
         return 0
     if args[0] == "inspect":
         return inspect_command(args[1:])

@@ -17,17 +17,23 @@ class _State(threading.local):
         self.recording: list = []
         # Forward accumulators that are active, innermost last.
         self.accumulators: list = []
+        # The @gt.function tracer that sees every op while a function traces, or None.
+        self.tracer = None
 
     @property
     def active(self) -> bool:
-        """Whether any tape or accumulator would see an op now (checked on every op)."""
-        return bool(self.recording or self.accumulators)
+        """Whether any tape, accumulator or tracer would see an op now (checked on every
+        op)."""
+        return bool(self.recording or self.accumulators or self.tracer)
 
 
 state = _State()
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
+
+# Modules of the package that play the user (``python -m gradtape``'s demo model).
+_USER_CODE_FILES = frozenset({"demo.py", "__main__.py"})
 
 # Code objects seen so far -> whether they belong to gradtape (saves a string test per frame).
 _is_internal: dict = {}
@@ -40,7 +46,10 @@ def user_location() -> tuple[str, int] | None:
         code = frame.f_code
         internal = _is_internal.get(code)
         if internal is None:
-            internal = _is_internal[code] = code.co_filename.startswith(_PACKAGE_DIR)
+            internal = _is_internal[code] = (
+                code.co_filename.startswith(_PACKAGE_DIR)
+                and os.path.basename(code.co_filename) not in _USER_CODE_FILES
+            )
         if not internal:
             return (code.co_filename, frame.f_lineno)
         frame = frame.f_back
