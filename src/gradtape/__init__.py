@@ -6,6 +6,7 @@ from .cache import cache_info, clear_cache
 from .config import config
 from .custom import custom_gradient, stop_gradient
 from .forward import ForwardAccumulator
+from .function import function
 from .ops import *  # noqa: F403
 from .ops import nn as nn
 from .ops.linalg import namespace as linalg
@@ -15,6 +16,11 @@ from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .variable import Variable
 
 __version__ = "0.1.0"
+
+from .memory import hold_freed_memory as _hold_freed_memory  # noqa: E402
+
+# Reuse freed array memory instead of faulting in fresh pages every step (memory.py).
+_hold_freed_memory()
 
 __all__ = [
     "ForwardAccumulator",
@@ -28,6 +34,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "custom_gradient",
+    "function",
     "grad",
     "hessian",
     "is_tensor",
