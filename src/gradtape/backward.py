@@ -254,6 +254,12 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     if state.recording or state.accumulators:
         # Run op by op through the dispatcher so the outer tapes record this gradient.
         seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
+        # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
+        from .nested import nested_gradients
+
+        called = nested_gradients(trace, entry, sources, seeds)
+        if called is not None:
+            return called
         args = []
         for f in entry.feeds:
             if f < 0:

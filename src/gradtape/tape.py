@@ -35,6 +35,8 @@ class UnconnectedGradients(enum.Enum):
 
 
 def _unconnected_mode(value: Any) -> UnconnectedGradients:
+    if value.__class__ is UnconnectedGradients:
+        return value
     try:
         return UnconnectedGradients(value)
     except ValueError:
@@ -243,6 +245,29 @@ class GradientTape:
 
     def _gradients(self, targets, sources, output_grads, mode) -> list[Any]:
         """One gradient (tensor or None) per source: the work behind gradient/jacobian."""
+        records, expanded, owner = self._expand_sources(targets, sources)
+        raw = backward.gradients(records, expanded, targets, output_grads,
+                                 tape=self if self._persistent else None)
+        summed: list[Any] = [None] * len(sources)
+        for k, g in zip(owner, raw):
+            if g is not None:
+                summed[k] = g if summed[k] is None else summed[k] + g
+        out = []
+        for s, g in zip(sources, summed):
+            if g is None:
+                if mode is UnconnectedGradients.ZERO:
+                    out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
+                else:
+                    out.append(None)
+                continue
+            out.append(_as_gradient(g, s))
+        return out
+
+    def _expand_sources(self, targets, sources) -> tuple[list, list[Tensor], list[int]]:
+        """``(records, expanded, owner)``: the sources as the backward sees them (a
+        variable assigned since it was read is one source per value read, with records
+        rewritten to match), ``owner[i]`` the index in ``sources`` of ``expanded[i]``.
+        Unwatched and integer sources are left out (their gradient is None)."""
         records = self._records
         tracked = self._tracked
         target_ids = {t._id for t in targets}
@@ -268,22 +293,7 @@ class GradientTape:
                 versions = [s]
             expanded += versions
             owner += [k] * len(versions)
-        raw = backward.gradients(records, expanded, targets, output_grads,
-                                 tape=self if self._persistent else None)
-        summed: list[Any] = [None] * len(sources)
-        for k, g in zip(owner, raw):
-            if g is not None:
-                summed[k] = g if summed[k] is None else summed[k] + g
-        out = []
-        for s, g in zip(sources, summed):
-            if g is None:
-                if mode is UnconnectedGradients.ZERO:
-                    out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
-                else:
-                    out.append(None)
-                continue
-            out.append(_as_gradient(g, s))
-        return out
+        return records, expanded, owner
 
     def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
         """What ``gradient(target, sources)`` compiles: an ``Inspection`` with
@@ -426,6 +436,8 @@ def _as_gradient(g: Any, source: Tensor) -> Tensor:
         return g
     if g.__class__ is not np.ndarray:
         g = np.asarray(g)
+    elif g.dtype == source.dtype and g.shape == source.shape:
+        return wrap(g)  # the common case
     if g.dtype != source.dtype:
         g = g.astype(source.dtype)
     if g.shape != source.shape:
