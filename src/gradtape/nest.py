@@ -11,10 +11,20 @@ def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
+_CONTAINERS = (list, tuple, dict)
+
+
+def _is_flat_list(structure: Any) -> bool:
+    if structure.__class__ is not list:
+        return False
+    for x in structure:
+        if isinstance(x, _CONTAINERS):
+            return False
+    return True
+
+
 def flatten(structure: Any) -> list[Any]:
-    if isinstance(structure, list) and not any(
-        isinstance(x, (list, tuple, dict)) for x in structure
-    ):
+    if _is_flat_list(structure):
         return list(structure)  # the common case: a flat list of tensors
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
@@ -25,9 +35,7 @@ def flatten(structure: Any) -> list[Any]:
 
 def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
     """Rebuild ``structure`` with leaves taken from ``flat`` in order."""
-    if isinstance(structure, list) and len(structure) == len(flat) and not any(
-        isinstance(x, (list, tuple, dict)) for x in structure
-    ):
+    if _is_flat_list(structure) and len(structure) == len(flat):
         return list(flat)  # the common case: a flat list
     leaves = iter(flat)
 
