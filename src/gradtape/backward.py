@@ -251,8 +251,9 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     trace, entry = _trace_and_entry(records, sources, targets, output_grads, tape)
     seeds = [g for g, t in zip(output_grads, trace.target_slots)
              if g is not None and t is not None]
-    if state.recording or state.accumulators:
-        # Run op by op through the dispatcher so the outer tapes record this gradient.
+    if state.active:
+        # Run op by op through the dispatcher so the outer tapes (or a @gt.function's
+        # tracer) record this gradient.
         seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
         # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
         from .nested import nested_gradients

@@ -1,5 +1,6 @@
 """``python -m gradtape inspect SCRIPT.py [ARGS...]``: run a script, then print the
-backward functions it compiled.
+backward functions it compiled (and, for each ``@gt.function`` trace, its forward IR,
+generated forward source and backward IR).
 
 Inside the script every new gradient structure is compiled on its first call (not on
 its second, as usual), so a script that computes one gradient still shows its code.
@@ -31,17 +32,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from . import backward
     from .config import config
+    from .function import describe, trace_listeners
 
     compiled = {}
+    traces: list = []  # (Function, ConcreteFunction) for every @gt.function trace
 
     def collect(entry) -> None:
         compiled.setdefault(entry.filename, entry.source)
+
+    def collect_trace(fn, concrete) -> None:
+        traces.append((fn, concrete))
 
     status = 0
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = list(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     backward.compile_listeners.append(collect)
+    trace_listeners.append(collect_trace)
     try:
         with config(compile=True, compile_after=1):
             runpy.run_path(script, run_name="__main__")
@@ -50,10 +57,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = code if isinstance(code, int) else (0 if code is None else 1)
     finally:
         backward.compile_listeners.remove(collect)
+        trace_listeners.remove(collect_trace)
         sys.argv, sys.path[:] = saved_argv, saved_path
     sys.stdout.flush()
     print(f"\n# gradtape inspect: {len(compiled)} backward function(s) compiled by {script}")
     for k, (filename, source) in enumerate(compiled.items(), 1):
         print(f"\n# ---- {k}/{len(compiled)}: {filename} ----")
         print(source.rstrip("\n"))
+    if traces:
+        print(f"\n# gradtape inspect: {len(traces)} @gt.function trace(s) by {script}")
+        for k, (fn, concrete) in enumerate(traces, 1):
+            print(f"\n# ---- {k}/{len(traces)}: @gt.function {fn.__name__} ----")
+            print(describe(concrete))
     return status

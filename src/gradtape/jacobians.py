@@ -38,8 +38,9 @@ def _rows(tape, target: Tensor, sources: list[Tensor], seeds_shape, mode) -> lis
 
 
 def _raw_or_tensor(g: Any) -> Any:
-    # While a tape records, keep tensors so it sees the stacking (Hessians via jacobian).
-    return g if state.recording and isinstance(g, Tensor) else np.asarray(g)
+    # While a tape records (or a @gt.function traces), keep tensors so it sees the
+    # stacking (Hessians via jacobian).
+    return g if (state.recording or state.tracer) and isinstance(g, Tensor) else np.asarray(g)
 
 
 def _single_target(target: Any, method: str) -> Tensor:

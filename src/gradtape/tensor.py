@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .operators import OperatorMixin
+from .recording import state
 
 # Every tensor gets a fresh integer id; tapes track ids, never objects, so an id is
 # never reused while a record might still refer to it.
@@ -48,8 +49,8 @@ class Tensor(OperatorMixin):
         value = self._value
         if isinstance(value, np.ndarray):
             out = value.copy()
-            return out[()] if out.ndim == 0 else out
-        return value
+            return _read(self, "array", out[()] if out.ndim == 0 else out)
+        return _read(self, "array", value)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -81,20 +82,20 @@ class Tensor(OperatorMixin):
     def __array__(self, dtype=None, copy=None):
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
-            return value.astype(dtype)
+            return _read(self, "array", value.astype(dtype))
         # Our arrays are shared with tapes: hand out a copy unless told not to.
-        return value if copy is False else value.copy()
+        return _read(self, "array", value if copy is False else value.copy())
 
     def __float__(self) -> float:
-        return float(self._value)
+        return _read(self, "float", float(self._value))
 
     def __int__(self) -> int:
-        return int(self._value)
+        return _read(self, "int", int(self._value))
 
     def __index__(self) -> int:
         if not np.issubdtype(self.dtype, np.integer):
             raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype}.")
-        return int(self._value)
+        return _read(self, "int", int(self._value))
 
     def __bool__(self) -> bool:
         if self._value.size != 1:
@@ -102,10 +103,10 @@ class Tensor(OperatorMixin):
                 "The truth value of a tensor with more than one element is ambiguous. "
                 "Use t.numpy().any() or t.numpy().all()."
             )
-        return bool(self._value)
+        return _read(self, "bool", bool(self._value))
 
     def __complex__(self) -> complex:
-        return complex(self._value)
+        return _read(self, "complex", complex(self._value))
 
     def __repr__(self) -> str:
         return f"Tensor({format_value(self._value)}, shape={self.shape}, dtype={self.dtype.name})"
@@ -137,6 +138,15 @@ class Tensor(OperatorMixin):
         from .ops.numpy_dispatch import dispatch_function
 
         return dispatch_function(func, args, kwargs)
+
+
+def _read(tensor: Tensor, kind: str, result: Any) -> Any:
+    """Python read ``tensor``'s value as ``result``: while a ``@gt.function`` traces, the
+    tracer keeps it as a guard (checked on later calls)."""
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.on_read(tensor, kind, result)
+    return result
 
 
 def format_value(value: Any) -> str:
@@ -250,7 +260,7 @@ def _check_python_conversion(value: Any, dtype: np.dtype) -> None:
 
 def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(value, Tensor):
-        value = value._value
+        value = _read(value, "array", value._value)
     if dtype is None:
         dtype = _default_dtype(value)
     else:

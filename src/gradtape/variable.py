@@ -67,16 +67,22 @@ class Variable(Tensor):
 
     def assign(self, value: Any, read_value: bool = True) -> Variable | None:
         """Set the value (not recorded by tapes)."""
+        if state.tracer is not None:  # inside @gt.function: an output of the trace
+            return state.tracer.assign(self, "assign", value, read_value)
         self._set(self._new_value(value))
         return self if read_value else None
 
     def assign_add(self, delta: Any, read_value: bool = True) -> Variable | None:
         """Add ``delta`` to the value (not recorded by tapes)."""
+        if state.tracer is not None:
+            return state.tracer.assign(self, "assign_add", delta, read_value)
         self._set(self._value + self._new_value(delta))
         return self if read_value else None
 
     def assign_sub(self, delta: Any, read_value: bool = True) -> Variable | None:
         """Subtract ``delta`` from the value (not recorded by tapes)."""
+        if state.tracer is not None:
+            return state.tracer.assign(self, "assign_sub", delta, read_value)
         self._set(self._value - self._new_value(delta))
         return self if read_value else None
 

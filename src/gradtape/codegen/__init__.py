@@ -24,22 +24,25 @@ class CompiledBackward(NamedTuple):
 
 
 def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
-                    reuse: bool = True) -> tuple[str, dict[str, Any], str]:
-    """``(source, globals, printer used)`` for ``program``."""
+                    reuse: bool = True, kind: str = "backward",
+                    title: str = "") -> tuple[str, dict[str, Any], str]:
+    """``(source, globals, printer used)`` for ``program``; ``kind`` names the function
+    (``"forward"`` for a @gt.function's trace), ``title`` adds a header comment line."""
     from .emit import to_source
     from .to_gast import to_gast
 
-    generated = to_gast(program, fuse=fuse, reuse=reuse)
+    generated = to_gast(program, fuse=fuse, reuse=reuse, title=title, kind=kind)
     source, used = to_source(generated.module, generated.comments, printer)
     return source, generated.globals, used
 
 
 def compile_program(program: Program, printer: str = "astor", fuse: bool = True,
-                    reuse: bool = True) -> CompiledBackward:
-    """Generate and compile the backward function of ``program``."""
+                    reuse: bool = True, kind: str = "backward",
+                    title: str = "") -> CompiledBackward:
+    """Generate and compile the backward (or, with ``kind="forward"``, forward) function
+    of ``program``."""
     from .load import compile_function, filename_of
-    from .to_gast import FUNCTION_NAME
 
-    source, globals_, used = generate_source(program, printer, fuse, reuse)
-    function = compile_function(source, FUNCTION_NAME, globals_)
+    source, globals_, used = generate_source(program, printer, fuse, reuse, kind, title)
+    function = compile_function(source, kind, globals_)
     return CompiledBackward(function, source, filename_of(source), used)

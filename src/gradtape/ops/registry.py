@@ -115,12 +115,17 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         result = tuple(wrap(o) for o in out)
     else:
         result = wrap(out)
-    if state.active and prim.differentiable:
+    if state.active:
         _record(prim, args, values, params, result, out)
     return result
 
 
 def _record(prim, args, values, params, result, out) -> None:
+    tracer = state.tracer
+    if tracer is not None:  # @gt.function traces every op, differentiable or not
+        tracer.on_op(prim, args, values, params, result, out)
+    if not prim.differentiable:
+        return
     in_ids = []
     variables = None
     for a in args:

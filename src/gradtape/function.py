@@ -1,0 +1,327 @@
+"""``@gt.function``: trace a Python function once per signature, then run compiled code.
+
+    @gt.function
+    def train_step(x, y):
+        with gt.GradientTape() as tape:
+            loss = loss_fn(model(x), y)
+        grads = tape.gradient(loss, model.variables)
+        optimizer.apply_gradients(zip(grads, model.variables))
+        return loss
+
+The first call with a new signature traces the function (``function_trace.py``) into a
+forward Program and compiles it (``function_call.py``); later calls with that signature
+run the generated function on the arrays: no per-op dispatch, no recording.
+
+The signature is what a trace depends on besides tensor values: the structure of the
+arguments, the shape and dtype of each tensor (and NumPy array), the value of every other
+argument (it must be hashable), the identity of each variable passed or captured. Python
+control flow runs at trace time; where it read a tensor's value (``if x > 0``,
+``float(t)``, ``t.numpy()``) the trace keeps a guard, and a call whose guards come out
+differently traces again. Several traces per signature are kept, one per set of outcomes.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import logging
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .function_call import ConcreteFunction
+from .function_trace import arg_hints, trace
+from .recording import state
+from .tensor import Tensor
+from .variable import Variable
+
+__all__ = ["function"]
+
+logger = logging.getLogger("gradtape")
+
+# Retracing warns when every one of this many consecutive calls traced (as TF does).
+RETRACE_WINDOW = 5
+# Traces kept per signature (one per set of guard outcomes); the oldest goes first.
+MAX_TRACES_PER_SIGNATURE = 8
+
+# Called with (Function, ConcreteFunction) after every trace (``gradtape inspect``).
+trace_listeners: list[Callable[[Any, ConcreteFunction], None]] = []
+
+
+# --- the signature ------------------------------------------------------------------------
+
+def _hashable(value: Any, name: str) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(
+            f"@gt.function {name!r} got an argument of type {type(value).__name__} that is "
+            f"not hashable: {value!r}. Arguments that are not tensors or arrays are part of "
+            "the signature (a new value traces again), so they must be hashable. Pass it "
+            "as a tensor (gt.constant), a tuple instead of a list of numbers, or capture "
+            "it in a closure."
+        ) from None
+    return value
+
+
+def _walk(value: Any, key: list, leaves: list, name: str) -> None:
+    """Append ``value``'s signature to ``key`` and its tensor leaves to ``leaves``, in
+    ``nest.flatten`` order."""
+    cls = value.__class__
+    if cls is Tensor:
+        array = value._value
+        key.append((array.shape, array.dtype))
+        leaves.append(value)
+    elif isinstance(value, Variable):
+        key.append(("variable", value._id, value.shape, value.dtype))
+    elif isinstance(value, Tensor):
+        key.append((value.shape, value.dtype))
+        leaves.append(value)
+    elif isinstance(value, (np.ndarray, np.generic)):
+        key.append((value.shape, value.dtype))
+        leaves.append(value)
+    elif isinstance(value, dict):
+        keys = sorted(value)
+        key.append((cls, tuple(keys)))
+        for k in keys:
+            _walk(value[k], key, leaves, name)
+    elif isinstance(value, (list, tuple)):
+        key.append((cls, len(value)))
+        for item in value:
+            _walk(item, key, leaves, name)
+    else:
+        key.append((cls, _hashable(value, name)))
+
+
+class _CaptureProbe:
+    """Variables a function reaches through its closure cells and the globals it names
+    (directly, or in a list, tuple or dict): their identity is part of the signature."""
+
+    MAX_CONTAINER = 256  # longer containers are not scanned on every call
+
+    def __init__(self, function: Callable[..., Any]):
+        function = inspect.unwrap(getattr(function, "__func__", function))
+        code = getattr(function, "__code__", None)
+        self.cells = tuple(getattr(function, "__closure__", None) or ())
+        self.globals = getattr(function, "__globals__", {})
+        self.names = tuple(code.co_names) if code is not None else ()
+
+    def __call__(self) -> tuple:
+        found: list[int] = []
+        for cell in self.cells:
+            try:
+                self._scan(cell.cell_contents, found)
+            except ValueError:  # an empty cell
+                continue
+        g = self.globals
+        for n in self.names:
+            value = g.get(n)
+            if value is not None:
+                self._scan(value, found)
+        return tuple(found)
+
+    def _scan(self, value: Any, found: list[int]) -> None:
+        if isinstance(value, Variable):
+            found.append(value._id)
+        elif isinstance(value, (list, tuple)) and 0 < len(value) <= self.MAX_CONTAINER \
+                and isinstance(value[0], Variable):
+            found.extend(v._id for v in value if isinstance(v, Variable))
+        elif isinstance(value, dict) and 0 < len(value) <= self.MAX_CONTAINER:
+            found.extend(v._id for v in value.values() if isinstance(v, Variable))
+
+
+# --- the decorated function ---------------------------------------------------------------
+
+class Function:
+    """A Python function traced and compiled per signature (``tf.function``'s
+    ``Function``). Call it like the function; inspect what it compiled with
+    ``get_forward_ir``, ``get_backward_ir``, ``get_source`` and ``get_concrete_function``.
+    """
+
+    def __init__(self, python_function: Callable[..., Any], name: str | None = None):
+        if not callable(python_function):
+            raise TypeError(f"gt.function needs a callable, got {python_function!r}.")
+        self.python_function = python_function
+        self.__name__ = name or getattr(python_function, "__name__", "function")
+        functools.update_wrapper(self, python_function, updated=())
+        try:
+            self._parameter_names = [
+                p.name for p in inspect.signature(python_function).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            self._parameter_names = []
+        self._probe = _CaptureProbe(python_function)
+        self._cache: dict[Any, list[ConcreteFunction]] = {}
+        self._lock = threading.Lock()
+        self._tracing_count = 0
+        self._recent: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
+        self._bound: dict[int, Function] = {}
+
+    def __repr__(self) -> str:
+        return f"<gt.function {self.__name__}: {self._tracing_count} trace(s)>"
+
+    # --- calling --------------------------------------------------------------------------
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any]]:
+        key: list[Any] = [len(args)]
+        leaves: list[Any] = []
+        for a in args:
+            if a.__class__ is Tensor:  # the common case, inlined
+                array = a._value
+                key.append((array.shape, array.dtype))
+                leaves.append(a)
+            else:
+                _walk(a, key, leaves, self.__name__)
+        if kwargs:
+            _walk(kwargs, key, leaves, self.__name__)
+        key.append(self._probe())
+        return tuple(key), leaves
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if state.tracer is not None:
+            # Called while another function traces: its ops join that trace.
+            return self.python_function(*args, **kwargs)
+        key, leaves = self._signature(args, kwargs)
+        values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
+        taping = bool(state.recording or state.accumulators)
+        concretes = self._cache.get(key)
+        if concretes:
+            for fn in concretes:
+                outs = fn.execute(values, taping)
+                if not fn.guards or fn.guards_hold(outs):
+                    self._recent.append(False)
+                    return fn.finish(outs, leaves, values, taping)
+            reason = "a value Python read while tracing (a guard) came out differently"
+        else:
+            reason = "a new signature" if self._tracing_count else "the first call"
+        fn = self._trace(key, args, kwargs, reason)
+        outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
+        return fn.finish(outs, leaves, values, taping)
+
+    def _trace(self, key: Any, args: tuple, kwargs: dict, reason: str) -> ConcreteFunction:
+        hints = arg_hints(self._parameter_names, args, kwargs)
+        traced = trace(self.python_function, self.__name__, args, kwargs, hints,
+                       first_trace=self._tracing_count == 0)
+        fn = ConcreteFunction(self.__name__, traced)
+        with self._lock:
+            self._tracing_count += 1
+            concretes = self._cache.setdefault(key, [])
+            concretes.insert(0, fn)
+            del concretes[MAX_TRACES_PER_SIGNATURE:]
+        logger.info("@gt.function %s traced (%s): %d equations, %d guards.", self.__name__,
+                    reason, len(fn.program.eqns), len(fn.guards))
+        self._recent.append(True)
+        if len(self._recent) == RETRACE_WINDOW and all(self._recent):
+            self._recent.clear()
+            logger.warning(
+                "%d out of the last %d calls to @gt.function %s triggered retracing (last "
+                "reason: %s). Tracing is expensive; it happens for (1) tensors of new shapes "
+                "or dtypes, (2) new values of Python arguments (pass numbers that change as "
+                "tensors), (3) Python control flow on tensor values (`if t > 0`, float(t), "
+                "t.numpy()) whose outcome changed: each outcome is a guard, or (4) a "
+                "gt.function created anew in a loop (define it once, outside).",
+                RETRACE_WINDOW, RETRACE_WINDOW, self.__name__, reason)
+        for listener in list(trace_listeners):
+            listener(self, fn)
+        return fn
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        """As a method: one Function per instance, holding it weakly."""
+        if instance is None:
+            return self
+        bound = self._bound.get(id(instance))
+        if bound is None:
+            bound = Function(_method(self.python_function, instance), self.__name__)
+            self._bound[id(instance)] = bound
+            try:
+                weakref.finalize(instance, self._bound.pop, id(instance), None)
+            except TypeError:  # no weakrefs: keep the instance (its id stays unique)
+                bound._instance = instance  # type: ignore[attr-defined]
+        return bound
+
+    # --- inspection -----------------------------------------------------------------------
+    def experimental_get_tracing_count(self) -> int:
+        """How many times the function was traced (TF's name)."""
+        return self._tracing_count
+
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
+        """The trace these arguments run (traced now if there is none, without running
+        the compiled call). With several traces for the signature, the one whose guards
+        hold for these values."""
+        key, leaves = self._signature(args, kwargs)
+        values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
+        for fn in self._cache.get(key, ()):
+            if fn.guards_hold(fn.execute(values, taping=False)):
+                return fn
+        return self._trace(key, args, kwargs, "get_concrete_function")
+
+    def get_forward_ir(self, *args: Any, **kwargs: Any) -> str:
+        """The traced forward Program for these arguments, as text."""
+        return self.get_concrete_function(*args, **kwargs).forward_ir
+
+    def get_backward_ir(self, *args: Any, **kwargs: Any) -> str:
+        """The backward Program a tape's gradient through this call inlines."""
+        return self.get_concrete_function(*args, **kwargs).backward_ir
+
+    def get_source(self, *args: Any, **kwargs: Any) -> str:
+        """The generated Python source of the forward function for these arguments."""
+        return self.get_concrete_function(*args, **kwargs).source
+
+    def get_backward_source(self, *args: Any, **kwargs: Any) -> str:
+        """The backward Program (``get_backward_ir``) as generated Python source."""
+        return self.get_concrete_function(*args, **kwargs).backward_source
+
+
+def _method(function: Callable[..., Any], instance: Any) -> Callable[..., Any]:
+    ref = weakref.ref(instance) if _weakrefable(instance) else (lambda: instance)
+
+    @functools.wraps(function)
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return function(ref(), *args, **kwargs)
+
+    return method
+
+
+def _weakrefable(value: Any) -> bool:
+    try:
+        weakref.ref(value)
+    except TypeError:
+        return False
+    return True
+
+
+def describe(concrete: ConcreteFunction) -> str:
+    """A trace as ``gradtape inspect`` prints it: forward IR, generated forward source,
+    and the backward IR a tape's gradient through the call inlines."""
+    parts = ["# forward IR\n" + concrete.forward_ir, concrete.source.rstrip("\n")]
+    try:
+        parts.append("# backward IR\n" + concrete.backward_ir)
+    except Exception as exc:  # noqa: BLE001 - show the rest even if the backward fails
+        parts.append(f"# backward IR: not available ({type(exc).__name__}: {exc})")
+    return "\n\n".join(parts)
+
+
+def function(func: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Compile ``func`` per input signature (``tf.function``); usable as ``@gt.function``,
+    ``@gt.function(name=...)`` or ``gt.function(f)``.
+
+    The first call with a new signature runs ``func`` once to trace it (Python side
+    effects such as ``print`` or appending to a list happen then, not on later calls),
+    compiles the trace to one generated Python function, and later calls run that.
+    Variables read inside are read at each call; ``assign*`` calls inside are applied
+    after each call. Under a ``GradientTape`` the call is recorded as one op whose
+    gradient is the compiled backward of the trace.
+
+    Raises:
+        TypeError: an argument that is not a tensor or array is not hashable; the
+            function returns a non-tensor value computed from a tensor's value.
+        NotImplementedError: the function calls something that cannot be traced
+            (a ``custom_gradient`` function).
+        ValueError: the function creates a variable on a call that is not its first.
+    """
+    if func is None:
+        return functools.partial(function, name=name)
+    return Function(func, name)

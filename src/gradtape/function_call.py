@@ -1,0 +1,382 @@
+"""One trace of a ``@gt.function``: its compiled forward code, and the op a tape records.
+
+A ``ConcreteFunction`` runs its Program as one generated function on arrays: inputs are
+the tensor arguments, the variables it reads (their values at call time), captured
+tensors and constants; outputs are the returned tensors, the new values of assigned
+variables, then the guarded values. The caller checks the guards, then applies the
+assignments.
+
+Under a recording tape or forward accumulator the call is recorded as ONE
+``function_call`` op. Its forward also returns the intermediates the backward needs
+(residuals); its VJP rule emits the optimized backward Program of the function, equation
+by equation, onto the rule's inputs, so the tape's backward compiles with it inlined and
+can be differentiated again. Its JVP rule pushes tangents through the Program with a
+``ForwardAccumulator``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import nest
+from .config import options
+from .function_trace import TracedFunction, guard_holds
+from .ir import builder, interpreter
+from .ir.nodes import Eqn, Literal, Program, Var
+from .ir.printer import format_program
+from .ops.registry import Primitive, bind
+from .tensor import Tensor, wrap
+
+# Called with every compiled forward (``gradtape inspect`` collects them).
+compile_listeners: list[Callable[[Any], None]] = []
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype.kind in "fc"
+
+
+def _optimize(program: Program) -> Program:
+    try:
+        from .passes.pipeline import optimize
+    except ImportError:
+        return program
+    try:
+        return optimize(program)
+    except Exception as exc:  # a pass bug must not cost a result: run unoptimized
+        warnings.warn(f"gradtape's optimizer failed on a traced function ({type(exc).__name__}: "
+                      f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning,
+                      stacklevel=4)
+        return program
+
+
+def _for_codegen(program: Program) -> Program:
+    """Equation locations as the code generator reads them: ``((file, line), op)``."""
+    eqns = [Eqn(e.prim, e.inputs, e.outs, e.params, (e.loc, e.prim.name))
+            for e in program.eqns]
+    return Program(program.inputs, eqns, program.outputs)
+
+
+class _Compiled:
+    """A Program and the generated function that runs it (the interpreter if there is
+    none, when compilation is off or failed)."""
+
+    def __init__(self, program: Program, title: str):
+        self.program = program
+        self.compiled = None
+        self.function: Callable[..., Sequence[Any]] | None = None
+        self.compile_time = 0.0
+        if options.compile:
+            self._compile(title)
+
+    def _compile(self, title: str) -> None:
+        from .codegen import compile_program
+        from .codegen.load import dump
+
+        start = time.perf_counter()
+        try:
+            compiled = compile_program(_for_codegen(self.program), kind="forward",
+                                       title=title)
+        except Exception as exc:  # never a wrong result: interpret this program
+            warnings.warn(
+                f"gradtape could not generate code for a traced function ({type(exc).__name__}"
+                f": {exc}); it runs in the interpreter instead. Please report this.",
+                RuntimeWarning, stacklevel=6,
+            )
+            return
+        self.compile_time = time.perf_counter() - start
+        if options.dump_dir:
+            dump(compiled.source, options.dump_dir)
+        self.compiled = compiled
+        self.function = compiled.function
+        for listener in list(compile_listeners):
+            listener(compiled)
+
+    def __call__(self, arrays: Sequence[Any]) -> Sequence[Any]:
+        function = self.function
+        if function is None or not options.compile:
+            return interpreter.run(self.program, arrays)
+        try:
+            return function(*arrays)
+        except Exception as error:
+            # If the interpreter raises too, the error is the user's. Otherwise the
+            # generated code is wrong: stop using it.
+            try:
+                result = interpreter.run(self.program, arrays)
+            except Exception:
+                raise error from None
+            self.function = None
+            warnings.warn(f"gradtape's generated function {self.compiled.filename} raised "
+                          "where the interpreter does not; it runs in the interpreter from "
+                          "now on. Please report this.", RuntimeWarning, stacklevel=4)
+            return result
+
+    @property
+    def source(self) -> str:
+        if self.compiled is not None:
+            return self.compiled.source
+        from .codegen import generate_source
+
+        return generate_source(_for_codegen(self.program), kind="forward")[0]
+
+
+class _Gradient:
+    """The call op's derivative: the forward with residual outputs, and the optimized
+    backward Program with, per input, where its value comes from."""
+
+    def __init__(self, concrete: ConcreteFunction):
+        from .backward import _optimize as optimize_backward
+        from .ir.autodiff import vjp_program
+
+        forward = concrete.program
+        in_index = {v: i for i, v in enumerate(forward.inputs)}
+        self.wrt = [i for i, (v, s) in enumerate(zip(forward.inputs, concrete.sources))
+                    if s.kind != "const" and _is_float(v.dtype)]
+        wrt = [forward.inputs[i] for i in self.wrt]
+        extras: list[Var] = []
+        # Residuals are returned by the forward. Their own cotangents (second order)
+        # may need more of them: repeat until the backward reads nothing else.
+        for _ in range(len(forward.eqns) + 1):
+            outputs = list(forward.outputs) + extras
+            seeds = [Var(o.aval, "seed") if isinstance(o, Var) and _is_float(o.dtype)
+                     else None for o in outputs]
+            full = Program(forward.inputs, forward.eqns, outputs)
+            backward, _ = vjp_program(full, wrt, seeds)
+            optimized, _ = optimize_backward(backward)
+            out_index: dict[Var, int] = {}
+            for j, o in enumerate(outputs):
+                if isinstance(o, Var):
+                    out_index.setdefault(o, j)
+            seed_index = {s: j for j, s in enumerate(seeds) if s is not None}
+            missing = [v for v in optimized.inputs
+                       if v not in seed_index and v not in in_index and v not in out_index]
+            if not missing:
+                break
+            extras += missing
+        self.feeds = []
+        for v in optimized.inputs:
+            if v in seed_index:
+                self.feeds.append(("seed", seed_index[v]))
+            elif v in in_index:
+                self.feeds.append(("in", in_index[v]))
+            else:
+                self.feeds.append(("out", out_index[v]))
+        self.backward = backward
+        self.program = optimized
+        self.residual_forward = _Compiled(
+            full, f"@gt.function {concrete.__name__!r}, also returning what its backward reads.")
+        self.avals = [o.aval for o in outputs]
+
+    def vjp(self, g: tuple, y: tuple, inputs: tuple) -> tuple:
+        """Emit the backward onto ``inputs``/``y``/``g`` (IR values): one cotangent or
+        ``None`` per input of the call."""
+        program = self.program
+        env: dict[Var, Any] = {}
+        for v, (kind, k) in zip(program.inputs, self.feeds):
+            env[v] = g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
+        b = builder._builders.stack[-1]
+        saved_loc = b.loc
+        try:
+            for eqn in program.eqns:
+                # The traced function's own lines, as the tape's generated code shows them.
+                b.loc = eqn.loc if eqn.loc is not None else saved_loc
+                args = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+                outs = builder.emit(eqn.prim, args, eqn.params)
+                if eqn.prim.multiple_results:
+                    env.update(zip(eqn.outs, outs))
+                else:
+                    env[eqn.outs[0]] = outs
+            grads: list[Any] = [None] * len(inputs)
+            for i, out in zip(self.wrt, program.outputs):
+                if isinstance(out, Literal):
+                    from .ops.shape import broadcast_to
+
+                    b.loc = saved_loc
+                    out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
+                elif out is not None:
+                    out = env[out]
+                grads[i] = out
+        finally:
+            b.loc = saved_loc
+        return tuple(grads)
+
+
+class ConcreteFunction:
+    """One trace of a ``@gt.function`` for one signature and one set of guard outcomes.
+
+    Attributes:
+        forward_ir: the traced Program (after the optimization passes), as text.
+        source: the generated forward function.
+        backward_ir / backward_source: the function's backward, which a tape's gradient
+            through a call inlines (built on first use).
+    """
+
+    def __init__(self, name: str, traced: TracedFunction):
+        self.__name__ = name
+        self.traced_program = traced.program
+        self.program = _optimize(traced.program)
+        self.sources = traced.sources
+        self.variables = [s.ref for s in traced.sources if s.kind == "var"]
+        captures = [s.ref for s in traced.sources if s.kind == "capture"]
+        constants = [s.ref for s in traced.sources if s.kind == "const"]
+        self.fixed_values = [t._value for t in captures] + constants
+        self.fixed_inputs = captures + constants  # what a recorded call gets: tapes see these
+        self._args_only = not self.variables and not self.fixed_values
+        self.structure = traced.structure
+        self.leaves = traced.leaves
+        self.assigned = traced.assigned
+        self.guards = traced.guards
+        self._pack = _packer(traced.structure, traced.leaves)
+        self.forward = _Compiled(self.program, f"@gt.function {name!r}.")
+        self._gradient: _Gradient | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (f"<ConcreteFunction {self.__name__}: {len(self.program.inputs)} inputs, "
+                f"{len(self.program.eqns)} equations, {len(self.guards)} guards>")
+
+    # --- running ------------------------------------------------------------------------
+    def gradient(self) -> _Gradient:
+        if self._gradient is None:
+            with self._lock:
+                if self._gradient is None:
+                    self._gradient = _Gradient(self)
+        return self._gradient
+
+    def execute(self, values: list[Any], taping: bool) -> Sequence[Any]:
+        """Run on the argument arrays; with ``taping``, residuals come out too."""
+        if self._args_only:
+            arrays = values
+        else:
+            arrays = values + [v._value for v in self.variables] + self.fixed_values
+        if taping:
+            return self.gradient().residual_forward(arrays)
+        return self.forward(arrays)
+
+    def guards_hold(self, outs: Sequence[Any]) -> bool:
+        for index, kind, expected in self.guards:
+            if not guard_holds(kind, expected, outs[index]):
+                return False
+        return True
+
+    def finish(self, outs: Sequence[Any], leaves: list[Any], values: list[Any],
+               taping: bool) -> Any:
+        """The call's result from the outputs: record the call on the tapes (if
+        ``taping``), apply the assignments, rebuild the returned structure. ``leaves``
+        are the tensor arguments, ``values`` their arrays."""
+        if taping:
+            # The tapes see the caller's tensors; arrays enter as the copies made of them.
+            inputs = [x if isinstance(x, Tensor) else v for x, v in zip(leaves, values)]
+            inputs += self.variables + self.fixed_inputs
+            _pending.value = (self, outs)
+            try:
+                outs = bind(function_call_p, *inputs, fn=self)
+            finally:
+                _pending.value = None
+            for variable, index in self.assigned:
+                variable._set(outs[index]._value)
+            return self._pack(outs, _same)
+        for variable, index in self.assigned:
+            variable._set(outs[index])
+        return self._pack(outs, wrap)
+
+    # --- inspection ---------------------------------------------------------------------
+    @property
+    def forward_ir(self) -> str:
+        return format_program(self.program)
+
+    @property
+    def source(self) -> str:
+        return self.forward.source
+
+    @property
+    def backward_ir(self) -> str:
+        return format_program(self.gradient().program)
+
+    @property
+    def backward_source(self) -> str:
+        from .codegen import generate_source
+
+        return generate_source(self.gradient().program)[0]
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def _packer(structure: Any, leaves: list[tuple[str, Any]]) -> Callable[..., Any]:
+    """``pack(outs, make)``: the returned structure, ``make(outs[i])`` at tensor leaves.
+    The common shapes (one tensor, a flat tuple of tensors) skip ``nest``."""
+    if structure is None and leaves[0][0] == "out":
+        index = leaves[0][1]
+        return lambda outs, make: make(outs[index])
+    if type(structure) is tuple and all(kind == "out" for kind, _ in leaves) and \
+            len(leaves) == len(structure) and all(s is None for s in structure):
+        indices = [ref for _, ref in leaves]
+        return lambda outs, make: tuple([make(outs[i]) for i in indices])
+
+    def pack(outs: Sequence[Any], make: Callable[[Any], Any]) -> Any:
+        flat = [ref if kind == "static" else make(outs[ref]) for kind, ref in leaves]
+        return nest.pack_sequence_as(structure, flat)
+
+    return pack
+
+
+# --- the op a tape records --------------------------------------------------------------
+
+class _Pending(threading.local):
+    value: Any = None
+
+
+# The outputs of the call being recorded, computed (and guard-checked) before ``bind``.
+_pending = _Pending()
+
+
+def _call_impl(*arrays: Any, fn: ConcreteFunction) -> Sequence[Any]:
+    pending = _pending.value
+    if pending is not None and pending[0] is fn:
+        _pending.value = None
+        return pending[1]
+    return fn.gradient().residual_forward(list(arrays))
+
+
+def _call_vjp(g: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> tuple:
+    return fn.gradient().vjp(g, y, inputs)
+
+
+def _call_jvp(tangents: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> tuple:
+    """Tangents of every output: the Program rerun op by op under a ForwardAccumulator
+    (outer tapes record it, so forward-over-reverse works too)."""
+    from .forward import ForwardAccumulator
+    from .ops import identity
+
+    if any(not isinstance(x, (Tensor, np.ndarray, np.generic)) for x in inputs):
+        raise NotImplementedError(
+            f"The JVP of @gt.function {fn.__name__!r} runs on tensors; it cannot be traced "
+            "into a program."
+        )
+    program = fn.gradient().residual_forward.program
+    args, primals, tangent_list = [], [], []
+    for x, t in zip(inputs, tangents):
+        if not isinstance(x, Tensor):
+            x = wrap(np.asarray(x))
+        if t is not None:
+            x = identity(x)  # a primal of its own, even if the same tensor is passed twice
+            primals.append(x)
+            tangent_list.append(t)
+        args.append(x)
+    with ForwardAccumulator(primals, tangent_list) as acc:
+        outs = interpreter.run_recorded(program, args)
+    return tuple(acc.jvp(o) if isinstance(o, Tensor) else None for o in outs)
+
+
+function_call_p = Primitive(
+    "function_call", _call_impl, vjp=_call_vjp, jvp=_call_jvp,
+    shape_rule=lambda *inputs, fn: list(fn.gradient().avals),
+    multiple_results=True,
+)

@@ -1,0 +1,384 @@
+"""Tracing a Python function into a forward Program, for ``@gt.function``.
+
+The function runs once, eagerly, with a ``Tracer`` installed as ``state.tracer``. The
+dispatcher hands the tracer every op (differentiable or not, watched by a tape or not)
+and it writes one equation per op, so the Program is exactly what ran. What the tracer
+also sees:
+
+- variable reads: a variable's value when first read is a program input, read from the
+  variable at call time; ``assign*`` calls become outputs, applied after the call;
+- Python reading a tensor's value (``bool(t)``, ``float(t)``, ``int(t)``, ``t.numpy()``,
+  ``np.asarray(t)``): a guard, the value observed now, checked on every later call;
+- tensors created before the trace and used inside it (captures): inputs whose value
+  is fixed at trace time; tensors made inside it without an op (``gt.constant``):
+  constants.
+
+Outer tapes and accumulators are hidden while tracing: the call is recorded by them as
+one op afterwards. Variables assigned while tracing get their old values back at the end:
+the compiled function then runs the call for real.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import nest
+from .ir.nodes import Aval, Eqn, Literal, Program, Var
+from .recording import state, user_location
+from .tensor import Tensor, _next_id, wrap
+from .variable import Variable
+
+_PY_SCALARS = frozenset((bool, int, float, complex))
+
+# How a guard turns the value Python read back into what Python saw.
+READERS: dict[str, Callable[[Any], Any]] = {
+    "bool": bool, "int": int, "float": float, "complex": complex,
+}
+
+
+class Guard(NamedTuple):
+    """Python read ``value`` with ``kind`` (``"bool"``, ``"int"``, ``"float"``,
+    ``"complex"`` or ``"array"``) and saw ``expected``."""
+
+    value: Var
+    kind: str
+    expected: Any
+
+
+def guard_holds(kind: str, expected: Any, got: Any) -> bool:
+    """Whether reading ``got`` as ``kind`` gives what the trace saw."""
+    if kind == "array":
+        got = np.asarray(got)
+        if got.shape != expected.shape or got.dtype != expected.dtype:
+            return False
+        return bool(np.array_equal(got, expected, equal_nan=got.dtype.kind in "fc"))
+    seen = READERS[kind](got)
+    return seen == expected or (seen != seen and expected != expected)  # NaN == NaN here
+
+
+class Source(NamedTuple):
+    """Where a program input's value comes from at call time: ``kind`` is ``"arg"``
+    (``ref`` = index among the tensor arguments), ``"var"`` (a Variable, read at call
+    time), ``"capture"`` (a tensor from outside, value fixed) or ``"const"`` (an array)."""
+
+    kind: str
+    ref: Any
+
+
+class TracedFunction(NamedTuple):
+    """What one trace produced: the Program and how to feed and read it."""
+
+    program: Program  # inputs: args, variables, captures, constants
+    sources: list[Source]  # one per program input
+    structure: Any  # the returned structure, leaves replaced by None
+    leaves: list[tuple[str, Any]]  # per returned leaf: ("out", i) or ("static", value)
+    assigned: list[tuple[Variable, int]]  # variable, index of the output with its value
+    guards: list[tuple[int, str, Any]]  # output index, kind, expected
+
+
+def _aval(value: Any) -> Aval:
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(dtype, np.dtype):
+        value = np.asarray(value)
+        dtype = value.dtype
+    return Aval(tuple(np.shape(value)), dtype)
+
+
+class Tracer:
+    """Writes the Program of one call while the function runs (see the module doc)."""
+
+    def __init__(self, name: str, start_id: int, first_trace: bool):
+        self.name = name
+        self.start_id = start_id  # tensors with a smaller id existed before the trace
+        self.first_trace = first_trace
+        self.eqns: list[Eqn] = []
+        self.env: dict[int, Var] = {}  # tensor id -> its value in the program
+        self.var_env: dict[tuple[int, int], Var] = {}  # (variable id, id(array)) -> value
+        self.variables: dict[int, Variable] = {}
+        self.var_initial: dict[int, Any] = {}  # variable id -> its array when first seen
+        self.saved: dict[int, tuple[Any, int]] = {}  # variable id -> (array, version)
+        self.assigned: dict[int, Variable] = {}  # in order of first assignment
+        self.inputs: dict[str, list[tuple[Var, Any]]] = {
+            "arg": [], "var": [], "capture": [], "const": []}
+        self.fixed: set[Var] = set()  # captures and constants: values that never change
+        self.traced_arrays: dict[int, tuple[Any, Var]] = {}  # id(array) -> (array, value)
+        self.guards: list[Guard] = []
+        self.guarded: set[tuple[Var, str]] = set()
+        self.read_objects: dict[int, Any] = {}  # what Python got from a value read
+        self.pinned: list[Any] = []  # arrays whose ids are keys above: kept alive
+
+    # --- inputs -------------------------------------------------------------------------
+    def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
+        var = Var(_aval(tensor._value), hint)
+        self.env[tensor._id] = var
+        self.inputs["arg"].append((var, index))
+        self._remember_array(tensor._value, var)
+
+    def _input(self, kind: str, value: Any, ref: Any, hint: str) -> Var:
+        var = Var(_aval(value), hint)
+        self.inputs[kind].append((var, ref))
+        if kind in ("capture", "const"):
+            self.fixed.add(var)
+        else:
+            self._remember_array(value, var)
+        return var
+
+    def _remember_array(self, array: Any, var: Var) -> None:
+        self.traced_arrays[id(array)] = (array, var)
+
+    def _register(self, variable: Variable) -> None:
+        if variable._id >= self.start_id and not self.first_trace:
+            raise ValueError(
+                f"@gt.function {self.name!r} created the variable {variable.name!r} while "
+                "retracing. Like tf.function, gt.function only supports variables created "
+                "on the first call (optimizer slots, lazily built layers): create the "
+                "gt.Variable once, outside the function, and read or assign it inside."
+            )
+        self.variables[variable._id] = variable
+        self.var_initial[variable._id] = variable._value
+        self.pinned.append(variable._value)
+
+    def value_of(self, tensor: Tensor) -> Var | Literal:
+        """The program value of ``tensor`` (creating an input the first time it is seen)."""
+        tid = tensor._id
+        if tid not in self.variables and isinstance(tensor, Variable):
+            self._register(tensor)
+        if tid in self.variables:
+            array = tensor._value
+            var = self.var_env.get((tid, id(array)))
+            if var is not None:
+                return var
+            if array is self.var_initial[tid]:
+                variable = self.variables[tid]
+                var = self._input("var", array, variable, variable._name)
+                self.var_env[(tid, id(array))] = var
+                return var
+            raise RuntimeError(
+                f"@gt.function {self.name!r}: variable {self.variables[tid].name!r} holds a "
+                "value that was set without Variable.assign*, so it cannot be traced. "
+                "Change variables only with assign, assign_add or assign_sub."
+            )
+        var = self.env.get(tid)
+        if var is None:
+            value = tensor._value
+            hit = self.traced_arrays.get(id(value))
+            if tid < self.start_id:
+                var = self._input("capture", value, tensor, "captured")
+            elif hit is not None and hit[0] is value:
+                var = hit[1]  # a new tensor around a traced array (tape internals do this)
+            else:
+                var = self._constant(value)
+            self.env[tid] = var
+        return var
+
+    def _constant(self, value: Any) -> Var | Literal:
+        """A value fixed at trace time: numeric scalars are written into the code (where
+        passes can fold and deduplicate them), arrays are inputs fed at call time."""
+        if np.ndim(value) == 0 and getattr(value, "dtype", None) is not None \
+                and value.dtype.kind in "biufc":
+            return Literal(value[()] if isinstance(value, np.ndarray) else value)
+        return self._input("const", value, value, "c")
+
+    def _raw(self, value: Any) -> Var | Literal:
+        """A non-tensor op input (an array an op wrapper made): a constant of the trace.
+
+        If it is a traced tensor's array (or a view of one), the wrapper read that
+        tensor's value directly: guard on the whole value so it is never stale."""
+        array = value if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value)
+        base = array
+        while base is not None:
+            hit = self.traced_arrays.get(id(base))
+            if hit is not None and hit[0] is base:
+                self._guard(hit[1], "array", np.array(base, copy=True))
+                break
+            base = base.base if isinstance(base, np.ndarray) else None
+        return self._constant(array)
+
+    # --- the hooks: ops, value reads, assignments ----------------------------------------
+    def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
+              out: Any) -> None:
+        if not prim.cacheable:
+            raise NotImplementedError(
+                f"@gt.function {self.name!r} calls {prim.name!r}, which runs Python code at "
+                "every call (custom_gradient): it cannot be traced. Call that part outside "
+                "the @gt.function, or write it with gradtape ops."
+            )
+        ins = []
+        for a, v in zip(args, values):
+            if isinstance(a, Tensor):
+                ins.append(self.value_of(a))
+            elif a.__class__ in _PY_SCALARS:
+                ins.append(Literal(a))
+            else:
+                ins.append(self._raw(v))
+        results = result if prim.multiple_results else (result,)
+        outs = []
+        for t in results:
+            var = Var(_aval(t._value), prim.name)
+            self.env[t._id] = var
+            self._remember_array(t._value, var)
+            outs.append(var)
+        self.eqns.append(Eqn(prim, ins, outs, params, user_location()))
+
+    def on_read(self, tensor: Tensor, kind: str, result: Any) -> None:
+        """Python read ``tensor``'s value as ``kind`` and got ``result``: a guard."""
+        if not isinstance(result, (bool, int)):  # small ints and bools are shared objects
+            self.read_objects[id(result)] = result
+        var = self.value_of(tensor)
+        if kind == "array":
+            expected = np.array(tensor._value, copy=True)
+        else:
+            expected = READERS[kind](tensor._value)
+        self._guard(var, kind, expected)
+
+    def _guard(self, var: Var, kind: str, expected: Any) -> None:
+        if isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded:
+            return  # a fixed value, or read before: the same var always has one value
+        self.guarded.add((var, kind))
+        self.guards.append(Guard(var, kind, expected))
+
+    def assign(self, variable: Variable, kind: str, value: Any, read_value: bool) -> Any:
+        """``variable.assign*(value)`` while tracing: computed with traced ops, so the new
+        value is a program value, then set on the variable (restored after the trace)."""
+        from .ops import add, subtract
+
+        if isinstance(value, Tensor):
+            _check_assignable(variable, value)
+            new = value
+        else:
+            new = wrap(variable._new_value(value))  # TF's conversion and checks
+        tid = variable._id
+        if tid not in self.variables:
+            self._register(variable)
+        if kind != "assign":
+            # Not recorded by tapes (an eager assign_add is not); still traced.
+            saved, state.recording = state.recording, []
+            try:
+                new = (add if kind == "assign_add" else subtract)(variable, new)
+            finally:
+                state.recording = saved
+        var = self.value_of(new)
+        self.saved.setdefault(tid, (variable._value, variable._version))
+        variable._set(new._value)
+        self._remember_array(variable._value, var)
+        self.var_env[(tid, id(variable._value))] = var
+        self.assigned.setdefault(tid, variable)
+        return variable if read_value else None
+
+    def restore_variables(self) -> None:
+        """Give assigned variables back the values they had before the trace."""
+        for tid, (array, version) in self.saved.items():
+            variable = self.variables[tid]
+            variable._value = array
+            variable._version = version
+
+    # --- the result ----------------------------------------------------------------------
+    def finish(self, returned: Any) -> TracedFunction:
+        outputs: list[Var] = []
+        leaves: list[tuple[str, Any]] = []
+        for leaf in nest.flatten(returned):
+            if isinstance(leaf, Tensor):
+                leaves.append(("out", len(outputs)))
+                outputs.append(self.value_of(leaf))
+            else:
+                self._check_static(leaf)
+                leaves.append(("static", leaf))
+        assigned = []
+        for variable in self.assigned.values():
+            assigned.append((variable, len(outputs)))
+            outputs.append(self.value_of(variable))
+        guards = []
+        for g in self.guards:
+            guards.append((len(outputs), g.kind, g.expected))
+            outputs.append(g.value)
+        inputs, sources = [], []
+        for kind in ("arg", "var", "capture", "const"):
+            for var, ref in self.inputs[kind]:
+                inputs.append(var)
+                sources.append(Source(kind, ref))
+        program = Program(inputs, self.eqns, outputs)
+        structure = nest.map_structure(lambda _: None, returned)
+        return TracedFunction(program, sources, structure, leaves, assigned, guards)
+
+    def _check_static(self, leaf: Any) -> None:
+        """A returned non-tensor must not come from a tensor's value."""
+        derived = id(leaf) in self.read_objects and self.read_objects[id(leaf)] is leaf
+        base = leaf
+        while not derived and isinstance(base, np.ndarray):
+            hit = self.traced_arrays.get(id(base)) or self.read_objects.get(id(base))
+            derived = hit is not None
+            base = base.base
+        if derived:
+            raise TypeError(
+                f"@gt.function {self.name!r} returned a {type(leaf).__name__} computed from "
+                f"a tensor's value ({leaf!r}). A traced function returns what its trace "
+                "computed, so return the tensor itself (e.g. `return loss`, not "
+                "`float(loss)` or `loss.numpy()`) and convert it after the call."
+            )
+
+
+def _check_assignable(variable: Variable, value: Tensor) -> None:
+    """Variable._new_value's checks, without reading the tensor's value."""
+    if value.dtype != variable.dtype:
+        raise ValueError(
+            f"Cannot assign a {value.dtype.name} tensor to variable {variable.name!r} of "
+            f"dtype {variable.dtype.name}; convert it first with gt.cast(value, "
+            f"'{variable.dtype.name}')."
+        )
+    if tuple(value.shape) != tuple(variable.shape):
+        raise ValueError(
+            f"Cannot assign value to variable {variable.name!r}: shape mismatch. The "
+            f"variable shape {tuple(variable.shape)} and the assigned value shape "
+            f"{tuple(value.shape)} are incompatible; assign a value of shape "
+            f"{tuple(variable.shape)}."
+        )
+
+
+def arg_hints(names: list[str], args: tuple, kwargs: dict) -> list[str]:
+    """A readable name for each flattened leaf of ``(args, kwargs)``: the parameter's
+    name, with ``_<i>`` for leaves of a nested structure."""
+    hints = []
+    tops = [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)]
+    tops += [(k, kwargs[k]) for k in sorted(kwargs)]
+    for name, value in tops:
+        flat = nest.flatten(value)
+        if len(flat) == 1 and flat[0] is value:
+            hints.append(name)
+        else:
+            hints += [f"{name}_{j}" for j in range(len(flat))]
+    return hints
+
+
+def trace(function: Callable[..., Any], name: str, args: tuple, kwargs: dict,
+          hints: list[str], first_trace: bool) -> TracedFunction:
+    """Run ``function(*args, **kwargs)`` once under a tracer; its Program and how to use
+    it. Tensor and array arguments enter as fresh tensors (program inputs), variables as
+    themselves, anything else as is."""
+    start_id = _next_id()
+    tracer = Tracer(name, start_id, first_trace)
+    flat = nest.flatten((args, kwargs))
+    fresh = []
+    index = 0
+    for leaf, hint in zip(flat, hints):
+        if isinstance(leaf, Variable):
+            fresh.append(leaf)
+        elif isinstance(leaf, (Tensor, np.ndarray, np.generic)):
+            value = leaf._value if isinstance(leaf, Tensor) else np.array(leaf)
+            tensor = wrap(value)
+            tracer.add_arg(tensor, index, hint)
+            index += 1
+            fresh.append(tensor)
+        else:
+            fresh.append(leaf)
+    new_args, new_kwargs = nest.pack_sequence_as((args, kwargs), fresh)
+    saved = state.recording, state.accumulators, state.tracer
+    state.recording, state.accumulators, state.tracer = [], [], tracer
+    try:
+        returned = function(*new_args, **new_kwargs)
+        return tracer.finish(returned)
+    finally:
+        state.recording, state.accumulators, state.tracer = saved
+        tracer.restore_variables()
