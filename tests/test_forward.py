@@ -433,9 +433,7 @@ def test_hvp_with_variables_tf_docstring():
     np.testing.assert_allclose(acc.jvp(backward).numpy(), [6.0, 0.0])
 
 
-@pytest.mark.xfail(strict=True, reason="jacobians.py turns rows into arrays unless a tape is "
-                   "recording (checks state.recording, not state.active): the tangent is lost")
-def test_hvp_forward_over_jacobian():
+def test_hvp_forward_over_jacobian(compile_mode):
     """A Jacobian taken inside an accumulator: its tangent is the Hessian applied to v."""
     x = gt.constant(rng.standard_normal(3))
     v = gt.constant(rng.standard_normal(3))

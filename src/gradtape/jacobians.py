@@ -1,19 +1,184 @@
 """``GradientTape.jacobian`` and ``batch_jacobian`` with TF's shapes and errors.
 
-Each row of a Jacobian is one backward pass with a one-hot cotangent. The backward is
-built once (cached by structure), so each further row costs only its NumPy calls.
+Vectorized (the default, TF's ``experimental_use_pfor=True``): the backward Program runs
+ONCE for a whole basis of one-hot cotangents, batched over a leading axis
+(``ir/batching``), not once per row. The batched program is optimized, compiled and
+cached like any backward, under the backward's key and its number of rows.
+
+- ``jacobian``: ``target.size`` rows; row ``i`` seeds the one-hot ``e_i``.
+- ``batch_jacobian``: ``prod(target.shape[1:])`` rows; row ``j`` seeds ``e_j`` on every
+  example at once. Examples don't interact (TF's documented assumption), so the gradient
+  of row ``j`` at example ``b`` is ``d target[b, j] / d source[b]``.
+
+``parallel_iterations`` bounds the rows per batched call (memory); the last chunk is
+padded with zero rows, so one compiled program serves every chunk.
+
+While a tape, an accumulator or a ``@gt.function`` trace is active, the batched backward
+runs as one call op (``nested.py``), so the Jacobian is itself differentiable (a Hessian
+as the jacobian of a jacobian, forward-over-jacobian Hessian-vector products).
+
+``experimental_use_pfor=False`` keeps TF's looping path: one gradient per row, which
+needs a persistent tape. A backward that is not cacheable (``custom_gradient``) also
+loops while a tape records, so the outer tape sees ``grad_fn``'s own operations.
 """
 
 from __future__ import annotations
 
+import time
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import nest
+from . import backward, nest, nested
+from .cache import backward_cache
+from .ir.batching import batch_program
 from .recording import state
 from .tensor import Tensor
 
+# --- batched backwards --------------------------------------------------------------------
+
+# base entry -> {rows: batched entry}: skips hashing the key again on a repeated call.
+_batched_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+backward_cache.on_clear.append(_batched_of.clear)
+
+
+def _build_batched(entry: backward.BackwardEntry, rows: int) -> backward.BackwardEntry:
+    """``entry``'s program vectorized over ``rows`` seeds, optimized."""
+    start = time.perf_counter()
+    flags = [f < 0 for f in entry.feeds]  # the seed inputs carry the batch axis
+    program = batch_program(entry.program, flags, rows)
+    optimized, kept = backward._optimize(program)
+    feeds = [entry.feeds[i] for i in kept]
+    compilable = entry.compilable and all(e.prim.cacheable for e in optimized.eqns)
+    batched = backward.BackwardEntry(optimized, feeds, entry.cacheable, compilable)
+    backward_cache.record_build(time.perf_counter() - start)
+    return batched
+
+
+def batched_entry(trace: Any, entry: backward.BackwardEntry, rows: int
+                  ) -> tuple[Any, backward.BackwardEntry]:
+    """``(key, batched entry)``: cached under ``("batched", rows, trace.key)``."""
+    if not entry.cacheable:
+        return None, _build_batched(entry, rows)
+    key = ("batched", rows, trace.key)
+    per_entry = _batched_of.get(entry)
+    if per_entry is None:
+        per_entry = _batched_of[entry] = {}
+    found = per_entry.get(rows)
+    if found is not None:
+        backward_cache.count_hit()
+        return key, found
+    found = backward_cache.get(key)
+    if found is None:
+        found = backward_cache.put(key, _build_batched(entry, rows))
+    per_entry[rows] = found
+    return key, found
+
+
+_LOOP = object()  # "take the looping path": a non-cacheable backward under a tape
+
+
+def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
+                       chunk: int, basis: Callable[[int, int, int], np.ndarray]) -> Any:
+    """For each source, the gradients for ``rows`` seeds stacked on a leading axis (a
+    tensor while something records, else an array), or ``None`` where unconnected.
+
+    ``basis(start, stop, size)`` gives the seeds of rows ``start:stop`` as an array of
+    ``size`` rows (zero-padded), shaped ``(size,) + target.shape``.
+    """
+    records, expanded, owner = tape._expand_sources([target], sources)
+    if not expanded:
+        return [None] * len(sources)
+    placeholder = np.broadcast_to(np.zeros((), target.dtype), target.shape)
+    trace, entry = backward._trace_and_entry(
+        records, expanded, [target], [placeholder], tape if tape._persistent else None)
+    if all(o is None for o in entry.program.outputs):
+        return [None] * len(sources)
+    active = state.active
+    if active and not entry.cacheable:
+        return _LOOP
+    size = min(rows, chunk)
+    key, batched = batched_entry(trace, entry, size)
+    pieces: list[list[Any]] = [[] for _ in expanded]
+    for start in range(0, rows, size):
+        stop = min(start + size, rows)
+        seeds = basis(start, stop, size)
+        if active:
+            args = nested.residual_arguments(trace, batched, expanded, [Tensor._wrap(seeds)])
+            outs = nested.call_backward(key, batched, args)
+        else:
+            outs = batched.run(batched.arguments(trace, expanded, [seeds]))
+        for k, out in enumerate(outs):
+            if out is not None:
+                pieces[k].append(out if stop - start == size else _take(out, stop - start))
+    summed: list[Any] = [None] * len(sources)
+    for k, parts in zip(owner, pieces):
+        if not parts:
+            continue
+        g = _fit(_concatenate(parts), (rows,) + tuple(sources[k].shape), sources[k].dtype)
+        summed[k] = g if summed[k] is None else summed[k] + g
+    return summed
+
+
+def _take(x: Any, n: int) -> Any:
+    return x[:n]
+
+
+def _concatenate(parts: list[Any]) -> Any:
+    if len(parts) == 1:
+        return parts[0]
+    if any(isinstance(p, Tensor) for p in parts):
+        from .ops import concatenate
+
+        return concatenate(parts, axis=0)
+    return np.concatenate(parts, axis=0)
+
+
+def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """A stacked gradient with the source's dtype (TF's rule) and the stacked shape."""
+    if isinstance(g, Tensor):
+        from .ops import broadcast_to, cast
+
+        if g.dtype != dtype:
+            g = cast(g, dtype)
+        return g if tuple(g.shape) == shape else broadcast_to(g, shape)
+    g = np.asarray(g)
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    return g if g.shape == shape else np.broadcast_to(g, shape)
+
+
+def _reshape(g: Any, shape: tuple[int, ...]) -> Tensor:
+    if isinstance(g, Tensor):
+        from .ops import reshape
+
+        return reshape(g, shape)
+    return Tensor._wrap(np.reshape(g, shape))
+
+
+def _one_hot_rows(n: int, dtype: np.dtype, shape: tuple[int, ...]
+                  ) -> Callable[[int, int, int], np.ndarray]:
+    """Seeds for ``jacobian``: row ``i`` is ``e_i`` of a target of ``shape`` (n elements)."""
+    def basis(start: int, stop: int, size: int) -> np.ndarray:
+        seeds = np.zeros((size, n), dtype)
+        seeds[np.arange(stop - start), np.arange(start, stop)] = 1
+        return seeds.reshape((size,) + shape)
+    return basis
+
+
+def _one_hot_per_example(batch: int, m: int, dtype: np.dtype, shape: tuple[int, ...]
+                         ) -> Callable[[int, int, int], np.ndarray]:
+    """Seeds for ``batch_jacobian``: row ``j`` is ``e_j`` on every example."""
+    def basis(start: int, stop: int, size: int) -> np.ndarray:
+        seeds = np.zeros((size, batch, m), dtype)
+        seeds[np.arange(stop - start), :, np.arange(start, stop)] = 1
+        return seeds.reshape((size,) + shape)
+    return basis
+
+
+# --- the looping path ---------------------------------------------------------------------
 
 def _stack_rows(rows: list[Any], shape: tuple[int, ...]) -> Any:
     if any(isinstance(r, Tensor) for r in rows):
@@ -38,10 +203,30 @@ def _rows(tape, target: Tensor, sources: list[Tensor], seeds_shape, mode) -> lis
 
 
 def _raw_or_tensor(g: Any) -> Any:
-    # While a tape records (or a @gt.function traces), keep tensors so it sees the
-    # stacking (Hessians via jacobian).
-    return g if (state.recording or state.tracer) and isinstance(g, Tensor) else np.asarray(g)
+    # While a tape, accumulator or trace sees ops, keep tensors so it sees the stacking.
+    return g if state.active and isinstance(g, Tensor) else np.asarray(g)
 
+
+def _looped_columns(tape, target: Tensor, sources: list[Tensor], seeds_shape,
+                    rows: int) -> list[Any]:
+    """Per source: its gradients for every row, stacked to ``(rows,) + source.shape``."""
+    from .tape import UnconnectedGradients
+
+    found = _rows(tape, target, sources, seeds_shape, UnconnectedGradients.NONE)
+    columns = []
+    for k, s in enumerate(sources):
+        column = [row[k] for row in found]
+        if all(c is None for c in column):
+            columns.append(None)
+            continue
+        column = [np.zeros(s.shape, s.dtype) if c is None else _raw_or_tensor(c)
+                  for c in column]
+        stacked = _stack_rows(column, (rows,) + tuple(s.shape))
+        columns.append(stacked if state.active else stacked._value)
+    return columns
+
+
+# --- the API ------------------------------------------------------------------------------
 
 def _single_target(target: Any, method: str) -> Tensor:
     if not isinstance(target, Tensor):
@@ -52,38 +237,58 @@ def _single_target(target: Any, method: str) -> Tensor:
     return target
 
 
+def _chunk_size(parallel_iterations: Any, rows: int) -> int:
+    if parallel_iterations is None:
+        return max(rows, 1)
+    if isinstance(parallel_iterations, bool) or not isinstance(
+            parallel_iterations, (int, np.integer)) or parallel_iterations < 1:
+        raise ValueError(
+            f"parallel_iterations must be a positive integer or None, got "
+            f"{parallel_iterations!r}: it bounds how many rows are computed in one "
+            "vectorized backward call."
+        )
+    return int(parallel_iterations)
+
+
+def _needs_persistent(method: str) -> RuntimeError:
+    return RuntimeError(
+        f"GradientTape must be created with persistent=True to compute the {method} "
+        "with experimental_use_pfor set to False (each row is a separate gradient "
+        "call). Use GradientTape(persistent=True), or keep experimental_use_pfor=True."
+    )
+
+
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
              experimental_use_pfor):
     from .tape import UnconnectedGradients, _check_source, _unconnected_mode
 
-    del parallel_iterations  # every row is a cached backward: no chunking is needed
     if not tape._live:
         tape._begin_gradient("jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "jacobian")
     if not experimental_use_pfor and not tape._persistent:
-        raise RuntimeError(
-            "GradientTape must be created with persistent=True to compute the jacobian "
-            "with experimental_use_pfor set to False (each row is a separate gradient "
-            "call). Use GradientTape(persistent=True), or keep experimental_use_pfor=True."
-        )
+        raise _needs_persistent("jacobian")
     flat_sources = nest.flatten(sources)
     for s in flat_sources:
         _check_source(s)
     mode = _unconnected_mode(unconnected_gradients)
+    rows = int(target.size)
+    chunk = _chunk_size(parallel_iterations, rows)
     tape._begin_gradient("jacobian")
-    rows = _rows(tape, target, flat_sources, target.shape, mode) if target.size else []
+    columns: Any = [None] * len(flat_sources)
+    if rows:
+        if experimental_use_pfor:
+            basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
+            columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis)
+        if not experimental_use_pfor or columns is _LOOP:
+            columns = _looped_columns(tape, target, flat_sources, tuple(target.shape), rows)
     out = []
-    for k, s in enumerate(flat_sources):
+    for s, column in zip(flat_sources, columns):
         shape = tuple(target.shape) + tuple(s.shape)
-        column = [row[k] for row in rows]
-        if not rows:
+        if column is None:
             out.append(Tensor._wrap(np.zeros(shape, s.dtype))
                        if mode is UnconnectedGradients.ZERO else None)
-        elif all(c is None for c in column):
-            out.append(None)
         else:
-            column = [np.zeros(s.shape, s.dtype) if c is None else c for c in column]
-            out.append(_stack_rows([_raw_or_tensor(c) for c in column], shape))
+            out.append(_reshape(column, shape))
     tape._end_gradient()
     return nest.pack_sequence_as(sources, out)
 
@@ -92,7 +297,6 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
                    experimental_use_pfor):
     from .tape import _check_source, _unconnected_mode
 
-    del parallel_iterations
     if not tape._live:
         tape._begin_gradient("batch_jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "batch_jacobian")
@@ -110,31 +314,32 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
             f"({tuple(source.shape)}) to match: both are the batch dimension."
         )
     if not experimental_use_pfor and not tape._persistent:
-        raise RuntimeError(
-            "GradientTape must be created with persistent=True to compute the "
-            "batch_jacobian with experimental_use_pfor set to False (each row is a "
-            "separate gradient call). Use GradientTape(persistent=True), or keep "
-            "experimental_use_pfor=True."
-        )
-    mode = _unconnected_mode(unconnected_gradients)
-    tape._begin_gradient("batch_jacobian")
-    batch = target.shape[0]
+        raise _needs_persistent("batch_jacobian")
+    _unconnected_mode(unconnected_gradients)  # validated; TF gives zeros either way
+    batch = int(target.shape[0])
     y_shape, x_shape = tuple(target.shape[1:]), tuple(source.shape[1:])
+    rows = int(np.prod(y_shape, dtype=np.int64))
+    chunk = _chunk_size(parallel_iterations, rows)
     shape = (batch,) + y_shape + x_shape
-    # One backward per target element of an example, seeded on every example at once:
-    # examples don't interact (TF's documented assumption), so rows stay separate.
-    rows = _rows(tape, target, [source], (1,) + y_shape, mode) if target.size else []
-    column = [row[0] for row in rows]
-    if not rows or all(c is None for c in column):
+    tape._begin_gradient("batch_jacobian")
+    column: Any = None
+    if target.size:
+        if experimental_use_pfor:
+            basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
+            found = _batched_gradients(tape, target, [source], rows, chunk, basis)
+            column = found if found is _LOOP else found[0]
+        if not experimental_use_pfor or column is _LOOP:
+            column = _looped_columns(tape, target, [source], (1,) + y_shape, rows)[0]
+    if column is None:
         # TF returns zeros here whatever unconnected_gradients says.
         tape._end_gradient()
         return Tensor._wrap(np.zeros(shape, target.dtype))
-    column = [np.zeros(source.shape, source.dtype) if c is None else _raw_or_tensor(c)
-              for c in column]
-    # rows: [prod(y)] of [batch, x...] -> [batch, y..., x...]
-    stacked = _stack_rows(column, (len(column), batch) + x_shape)
-    from .ops import moveaxis, reshape
+    # column: [prod(y), batch, x...] -> [batch, y..., x...]
+    if isinstance(column, Tensor):
+        from .ops import moveaxis, reshape
 
-    result = reshape(moveaxis(stacked, 0, 1), shape)
+        result = reshape(moveaxis(column, 0, 1), shape)
+    else:
+        result = Tensor._wrap(np.moveaxis(column, 0, 1).reshape(shape))
     tape._end_gradient()
     return result
