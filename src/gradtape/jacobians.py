@@ -34,7 +34,9 @@ import numpy as np
 from . import backward, nest, nested
 from .cache import backward_cache
 from .ir.batching import batch_program
+from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from .recording import state
+from .tape import UnconnectedGradients, _check_source, _unconnected_mode
 from .tensor import Tensor
 
 # --- batched backwards --------------------------------------------------------------------
@@ -80,6 +82,17 @@ def batched_entry(trace: Any, entry: backward.BackwardEntry, rows: int
 _LOOP = object()  # "take the looping path": a non-cacheable backward under a tape
 
 
+class _SeedSpec:
+    """Stands in for the seed when looking up the backward: only its shape and dtype
+    are read (the cache key's flags and the seed input's aval)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+
 def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
                        chunk: int, basis: Callable[[int, int, int], np.ndarray]) -> Any:
     """For each source, the gradients for ``rows`` seeds stacked on a leading axis (a
@@ -91,15 +104,13 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
     records, expanded, owner = tape._expand_sources([target], sources)
     if not expanded:
         return [None] * len(sources)
-    placeholder = np.broadcast_to(np.zeros((), target.dtype), target.shape)
+    spec = _SeedSpec(target._value.shape, target._value.dtype)
     trace, entry = backward._trace_and_entry(
-        records, expanded, [target], [placeholder], tape if tape._persistent else None)
-    if all(o is None for o in entry.program.outputs):
-        return [None] * len(sources)
+        records, expanded, [target], [spec], tape if tape._persistent else None)
     active = state.active
     if active and not entry.cacheable:
         return _LOOP
-    size = min(rows, chunk)
+    size = rows if rows <= chunk else chunk
     key, batched = batched_entry(trace, entry, size)
     pieces: list[list[Any]] = [[] for _ in expanded]
     for start in range(0, rows, size):
@@ -112,26 +123,20 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
             outs = batched.run(batched.arguments(trace, expanded, [seeds]))
         for k, out in enumerate(outs):
             if out is not None:
-                pieces[k].append(out if stop - start == size else _take(out, stop - start))
+                pieces[k].append(out if stop - start == size else out[:stop - start])
     summed: list[Any] = [None] * len(sources)
     for k, parts in zip(owner, pieces):
-        if not parts:
-            continue
-        g = _fit(_concatenate(parts), (rows,) + tuple(sources[k].shape), sources[k].dtype)
-        summed[k] = g if summed[k] is None else summed[k] + g
+        if parts:
+            source = sources[k]
+            g = _fit(_concatenate(parts), (rows,) + source._value.shape, source._value.dtype)
+            summed[k] = g if summed[k] is None else summed[k] + g
     return summed
-
-
-def _take(x: Any, n: int) -> Any:
-    return x[:n]
 
 
 def _concatenate(parts: list[Any]) -> Any:
     if len(parts) == 1:
         return parts[0]
     if any(isinstance(p, Tensor) for p in parts):
-        from .ops import concatenate
-
         return concatenate(parts, axis=0)
     return np.concatenate(parts, axis=0)
 
@@ -139,8 +144,6 @@ def _concatenate(parts: list[Any]) -> Any:
 def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     """A stacked gradient with the source's dtype (TF's rule) and the stacked shape."""
     if isinstance(g, Tensor):
-        from .ops import broadcast_to, cast
-
         if g.dtype != dtype:
             g = cast(g, dtype)
         return g if tuple(g.shape) == shape else broadcast_to(g, shape)
@@ -152,8 +155,6 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 
 def _reshape(g: Any, shape: tuple[int, ...]) -> Tensor:
     if isinstance(g, Tensor):
-        from .ops import reshape
-
         return reshape(g, shape)
     return Tensor._wrap(np.reshape(g, shape))
 
@@ -182,8 +183,6 @@ def _one_hot_per_example(batch: int, m: int, dtype: np.dtype, shape: tuple[int, 
 
 def _stack_rows(rows: list[Any], shape: tuple[int, ...]) -> Any:
     if any(isinstance(r, Tensor) for r in rows):
-        from .ops import reshape, stack
-
         return reshape(stack(rows), shape)
     return Tensor._wrap(np.stack([np.asarray(r) for r in rows]).reshape(shape))
 
@@ -210,8 +209,6 @@ def _raw_or_tensor(g: Any) -> Any:
 def _looped_columns(tape, target: Tensor, sources: list[Tensor], seeds_shape,
                     rows: int) -> list[Any]:
     """Per source: its gradients for every row, stacked to ``(rows,) + source.shape``."""
-    from .tape import UnconnectedGradients
-
     found = _rows(tape, target, sources, seeds_shape, UnconnectedGradients.NONE)
     columns = []
     for k, s in enumerate(sources):
@@ -260,8 +257,6 @@ def _needs_persistent(method: str) -> RuntimeError:
 
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
              experimental_use_pfor):
-    from .tape import UnconnectedGradients, _check_source, _unconnected_mode
-
     if not tape._live:
         tape._begin_gradient("jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "jacobian")
@@ -295,8 +290,6 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
 
 def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterations,
                    experimental_use_pfor):
-    from .tape import _check_source, _unconnected_mode
-
     if not tape._live:
         tape._begin_gradient("batch_jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "batch_jacobian")
@@ -336,8 +329,6 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
         return Tensor._wrap(np.zeros(shape, target.dtype))
     # column: [prod(y), batch, x...] -> [batch, y..., x...]
     if isinstance(column, Tensor):
-        from .ops import moveaxis, reshape
-
         result = reshape(moveaxis(column, 0, 1), shape)
     else:
         result = Tensor._wrap(np.moveaxis(column, 0, 1).reshape(shape))

@@ -642,7 +642,28 @@ def _leading_batch(prim):
     return lambda size, args, batched: bind(prim, args[0])
 
 
-matmul_p.batch = _broadcasting_batch(matmul_p)
+def _matmul_batch(size, args, batched):
+    """One 2-d product where a batched matrix meets an unbatched one, instead of a stack
+    of ``size`` small products (jacobians batch a matrix-vector product this way)."""
+    (a, b), (fa, fb) = args, batched
+    if fa != fb and len(a.shape) - fa == 2 and len(b.shape) - fb == 2:
+        if fa:  # (size, m, k) @ (k, n) -> (size * m, k) @ (k, n)
+            m, k = a.shape[1:]
+            out = _mm(_shape.reshape(a, (size * m, k)), b)
+            return _shape.reshape(out, (size, m, b.shape[1]))
+        m, (k, n) = a.shape[0], b.shape[1:]
+        if n == 1:  # (m, k) @ (size, k, 1) -> (size, k) @ (k, m)
+            out = _mm(_shape.reshape(b, (size, k)), _shape.transpose(a, (1, 0)))
+            return _shape.reshape(out, (size, m, 1))
+        # (m, k) @ (size, k, n) -> (m, k) @ (k, size * n)
+        stacked = _shape.reshape(_shape.transpose(b, (1, 0, 2)), (k, size * n))
+        out = _shape.reshape(_mm(a, stacked), (m, size, n))
+        return _shape.transpose(out, (1, 0, 2))
+    return _matmul_broadcast(size, args, batched)
+
+
+_matmul_broadcast = _broadcasting_batch(matmul_p)
+matmul_p.batch = _matmul_batch
 solve_p.batch = _broadcasting_batch(solve_p)
 for _prim in (inv_p, det_p, slogdet_p, cholesky_p):
     _prim.batch = _leading_batch(_prim)
