@@ -146,8 +146,8 @@ class Function:
         if not callable(python_function):
             raise TypeError(f"gt.function needs a callable, got {python_function!r}.")
         self.python_function = python_function
-        self.__name__ = name or getattr(python_function, "__name__", "function")
         functools.update_wrapper(self, python_function, updated=())
+        self.__name__ = name or getattr(python_function, "__name__", "function")
         try:
             self._parameter_names = [
                 p.name for p in inspect.signature(python_function).parameters.values()

@@ -126,60 +126,95 @@ class _Compiled:
 
 
 class _Gradient:
-    """The call op's derivative: the forward with residual outputs, and the optimized
-    backward Program with, per input, where its value comes from."""
+    """The call op's derivative: the forward with residual outputs, and optimized
+    backward Programs (one per set of outputs a cotangent reaches), each with, per
+    input, where its value comes from."""
 
     def __init__(self, concrete: ConcreteFunction):
-        from .backward import _optimize as optimize_backward
-        from .ir.autodiff import vjp_program
-
         forward = concrete.program
-        in_index = {v: i for i, v in enumerate(forward.inputs)}
+        self.name = concrete.__name__
+        self.inputs = forward.inputs
+        self.in_index = {v: i for i, v in enumerate(forward.inputs)}
         self.wrt = [i for i, (v, s) in enumerate(zip(forward.inputs, concrete.sources))
                     if s.kind != "const" and _is_float(v.dtype)]
-        wrt = [forward.inputs[i] for i in self.wrt]
         extras: list[Var] = []
         # Residuals are returned by the forward. Their own cotangents (second order)
         # may need more of them: repeat until the backward reads nothing else.
         for _ in range(len(forward.eqns) + 1):
-            outputs = list(forward.outputs) + extras
-            seeds = [Var(o.aval, "seed") if isinstance(o, Var) and _is_float(o.dtype)
-                     else None for o in outputs]
-            full = Program(forward.inputs, forward.eqns, outputs)
-            backward, _ = vjp_program(full, wrt, seeds)
-            optimized, _ = optimize_backward(backward)
-            out_index: dict[Var, int] = {}
-            for j, o in enumerate(outputs):
-                if isinstance(o, Var):
-                    out_index.setdefault(o, j)
-            seed_index = {s: j for j, s in enumerate(seeds) if s is not None}
-            missing = [v for v in optimized.inputs
-                       if v not in seed_index and v not in in_index and v not in out_index]
-            if not missing:
-                break
-            extras += missing
-        self.feeds = []
+            self.full = Program(forward.inputs, forward.eqns, list(forward.outputs) + extras)
+            self.differentiable = tuple(j for j, o in enumerate(self.full.outputs)
+                                        if isinstance(o, Var) and _is_float(o.dtype))
+            built = self._build(self.differentiable)
+            if isinstance(built, list):
+                extras += built
+                continue
+            break
+        self.backwards: dict[tuple[int, ...], tuple[Program, list]] = {
+            self.differentiable: built}
+        self.residual_forward = _Compiled(
+            self.full, f"@gt.function {self.name!r}, also returning what its backward reads.")
+        self.avals = [o.aval for o in self.full.outputs]
+
+    @property
+    def program(self) -> Program:
+        """The backward for cotangents on every output."""
+        return self.backwards[self.differentiable][0]
+
+    def _build(self, connected: tuple[int, ...]) -> tuple[Program, list] | list[Var]:
+        """The optimized backward for cotangents on the outputs ``connected`` and its
+        feeds; or the forward values it reads that are neither inputs nor outputs."""
+        from .backward import _optimize as optimize_backward
+        from .ir.autodiff import vjp_program
+
+        full = self.full
+        seeds: list[Var | None] = [None] * len(full.outputs)
+        for j in connected:
+            seeds[j] = Var(full.outputs[j].aval, "seed")
+        backward, _ = vjp_program(full, [self.inputs[i] for i in self.wrt], seeds)
+        optimized, _ = optimize_backward(backward)
+        out_index: dict[Var, int] = {}
+        for j, o in enumerate(full.outputs):
+            if isinstance(o, Var):
+                out_index.setdefault(o, j)
+        seed_index = {v: j for j, v in enumerate(seeds) if v is not None}
+        feeds: list[tuple[str, int]] = []
+        missing = []
         for v in optimized.inputs:
             if v in seed_index:
-                self.feeds.append(("seed", seed_index[v]))
-            elif v in in_index:
-                self.feeds.append(("in", in_index[v]))
+                feeds.append(("seed", seed_index[v]))
+            elif v in self.in_index:
+                feeds.append(("in", self.in_index[v]))
+            elif v in out_index:
+                feeds.append(("out", out_index[v]))
             else:
-                self.feeds.append(("out", out_index[v]))
-        self.backward = backward
-        self.program = optimized
-        self.residual_forward = _Compiled(
-            full, f"@gt.function {concrete.__name__!r}, also returning what its backward reads.")
-        self.avals = [o.aval for o in outputs]
+                missing.append(v)
+        return missing if missing else (optimized, feeds)
+
+    def backward(self, connected: tuple[int, ...]) -> tuple[Program, list]:
+        found = self.backwards.get(connected)
+        if found is None:
+            built = self._build(connected)
+            # Residuals were chosen for cotangents on every output; a backward that reads
+            # others (not seen so far) takes the one for every output, zeros included.
+            found = self.backwards[self.differentiable] if isinstance(built, list) else built
+            self.backwards[connected] = found
+        return found
 
     def vjp(self, g: tuple, y: tuple, inputs: tuple) -> tuple:
         """Emit the backward onto ``inputs``/``y``/``g`` (IR values): one cotangent or
-        ``None`` per input of the call."""
-        program = self.program
-        env: dict[Var, Any] = {}
-        for v, (kind, k) in zip(program.inputs, self.feeds):
-            env[v] = g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
+        ``None`` per input of the call (``None`` where no cotangent reaches it, as TF)."""
         b = builder._builders.stack[-1]
+        # Autodiff fills the outputs no cotangent reached with zeros_like, emitted just
+        # before this rule runs: leave them out of the backward.
+        zeros = {e.outs[0] for e in b.eqns[max(0, len(b.eqns) - len(g)):]
+                 if e.prim.name == "zeros_like"}
+        connected = tuple(j for j in self.differentiable if g[j] not in zeros)
+        if not connected:
+            return (None,) * len(inputs)
+        program, feeds = self.backward(connected)
+        env: dict[Var, Any] = {}
+        for v, (kind, k) in zip(program.inputs, feeds):
+            env[v] = g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
         saved_loc = b.loc
         try:
             for eqn in program.eqns:
@@ -191,12 +226,12 @@ class _Gradient:
                     env.update(zip(eqn.outs, outs))
                 else:
                     env[eqn.outs[0]] = outs
+            b.loc = saved_loc
             grads: list[Any] = [None] * len(inputs)
             for i, out in zip(self.wrt, program.outputs):
                 if isinstance(out, Literal):
                     from .ops.shape import broadcast_to
 
-                    b.loc = saved_loc
                     out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
                 elif out is not None:
                     out = env[out]

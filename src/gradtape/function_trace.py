@@ -215,6 +215,9 @@ class Tracer:
             else:
                 ins.append(self._raw(v))
         results = result if prim.multiple_results else (result,)
+        if prim is _backward_call_p():
+            self._inline_backward(params["inner"], ins, results)
+            return
         outs = []
         for t in results:
             var = Var(_aval(t._value), prim.name)
@@ -222,6 +225,26 @@ class Tracer:
             self._remember_array(t._value, var)
             outs.append(var)
         self.eqns.append(Eqn(prim, ins, outs, params, user_location()))
+
+    def _inline_backward(self, inner: Any, ins: list, results: tuple) -> None:
+        """An inner ``tape.gradient`` recorded as one ``backward_call`` (nested.py): write
+        its backward Program's equations into the trace instead, so the traced function
+        compiles to one generated function with its gradient inline."""
+        program = inner.program
+        env: dict[Var, Any] = dict(zip(program.inputs, ins))
+        where = user_location()
+        for eqn in program.eqns:
+            args = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+            outs = [Var(o.aval, o.hint) for o in eqn.outs]
+            env.update(zip(eqn.outs, outs))
+            # A backward equation's location is (forward op's location, op name).
+            loc = eqn.loc[0] if isinstance(eqn.loc, tuple) and eqn.loc[0] else where
+            self.eqns.append(Eqn(eqn.prim, args, outs, eqn.params, loc))
+        for t, i in zip(results, inner.outputs):
+            out = program.outputs[i]
+            var = env[out] if isinstance(out, Var) else self._constant(np.asarray(t._value))
+            self.env[t._id] = var
+            self._remember_array(t._value, var)
 
     def on_read(self, tensor: Tensor, kind: str, result: Any) -> None:
         """Python read ``tensor``'s value as ``kind`` and got ``result``: a guard."""
@@ -318,6 +341,15 @@ class Tracer:
                 "computed, so return the tensor itself (e.g. `return loss`, not "
                 "`float(loss)` or `loss.numpy()`) and convert it after the call."
             )
+
+
+def _backward_call_p() -> Any:
+    """The nested-tape call primitive (nested.py), if this version has one."""
+    try:
+        from .nested import backward_call_p
+    except ImportError:
+        return None
+    return backward_call_p
 
 
 def _check_assignable(variable: Variable, value: Tensor) -> None:

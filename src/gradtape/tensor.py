@@ -149,6 +149,13 @@ def _read(tensor: Tensor, kind: str, result: Any) -> Any:
     return result
 
 
+def concrete_value(tensor: Tensor) -> Any:
+    """``tensor``'s array, for op wrappers that compute Python values from it (index
+    arrays, pad widths, label checks): while a ``@gt.function`` traces, a guard on the
+    whole value, so a trace is never reused with other values."""
+    return _read(tensor, "array", tensor._value)
+
+
 def format_value(value: Any) -> str:
     """NumPy's printing, as TF shows it: ``75.0`` for scalars, a new line before arrays."""
     value = np.asarray(value)

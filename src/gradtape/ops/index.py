@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.nodes import Aval, IRValue
-from ..tensor import Tensor
+from ..tensor import Tensor, concrete_value
 from . import shape as _shape
 from .numpy_dispatch import implements
 from .registry import Primitive, bind, operand
@@ -219,7 +219,7 @@ def _is_int_scalar(entry: Any) -> bool:
 
 
 def _index_array(entry: Any) -> np.ndarray:
-    value = entry._value if isinstance(entry, Tensor) else entry
+    value = concrete_value(entry) if isinstance(entry, Tensor) else entry
     arr = np.asarray(value)
     if arr.dtype == bool and arr.ndim == 0:
         raise TypeError(
@@ -520,6 +520,6 @@ def boolean_mask(tensor: Any, mask: Any, axis: int | None = None,
     """TF's ``tf.boolean_mask``: the elements (or slices from ``axis``) where mask holds."""
     del name
     tensor = operand(tensor)
-    mask = np.asarray(mask._value if isinstance(mask, Tensor) else mask, dtype=bool)
+    mask = np.asarray(concrete_value(mask) if isinstance(mask, Tensor) else mask, dtype=bool)
     axis = 0 if axis is None else _shape._normalize_axis(int(axis), len(tensor.shape))
     return getitem(tensor, (slice(None),) * axis + (mask,))

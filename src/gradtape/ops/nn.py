@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.nodes import Aval
+from ..tensor import concrete_value
 from . import reduce as _reduce
 from .elementwise import exp
 from .elementwise import relu as relu
@@ -107,7 +108,7 @@ one_hot_p = Primitive("one_hot", _one_hot_impl)  # no vjp: its output is a const
 
 
 def _scalar(v: Any) -> Any:
-    value = v._value if hasattr(v, "_value") else v
+    value = concrete_value(v) if hasattr(v, "_value") else v
     if np.ndim(value) != 0:
         raise ValueError(f"on_value and off_value must be scalars, got shape {np.shape(value)}.")
     return value
@@ -164,7 +165,7 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
         raise ValueError(f"labels shape {tuple(labels.shape)} must equal logits.shape[:-1] = "
                          f"{tuple(logits.shape[:-1])}.")
     depth = logits.shape[-1]
-    values = np.asarray(labels._value)
+    values = np.asarray(concrete_value(labels))
     if values.size and (values.min() < 0 or values.max() >= depth):
         raise ValueError(f"labels must be in [0, {depth}); got values from {values.min()} to "
                          f"{values.max()}.")

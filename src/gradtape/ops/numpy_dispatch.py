@@ -62,20 +62,26 @@ _INSPECTION = {
 }
 
 
-def _unwrap(x):
-    from ..tensor import Tensor
+# Of those, the ones that look at shapes and dtypes only (no guard in @gt.function).
+_STATIC = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj}
+
+
+def _unwrap(x, static=False):
+    from ..tensor import Tensor, concrete_value
 
     if isinstance(x, Tensor):
-        return x._value
+        return x._value if static else concrete_value(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(_unwrap(i) for i in x)
+        return type(x)(_unwrap(i, static) for i in x)
     return x
 
 
 def dispatch_function(func, args, kwargs):
     op = _FUNCTIONS.get(func)
     if op is None and func in _INSPECTION:
-        return func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        static = func in _STATIC
+        return func(*_unwrap(args, static),
+                    **{k: _unwrap(v, static) for k, v in kwargs.items()})
     if op is None:
         raise TypeError(
             f"numpy.{getattr(func, '__name__', func)} has no differentiable gradtape rule. "

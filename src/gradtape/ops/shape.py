@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.nodes import Aval
+from ..tensor import concrete_value
 from . import index as _index
 from .numpy_dispatch import implements
 from .registry import Primitive, bind, operand
@@ -588,7 +589,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, name: str | None = Non
         a, axis = ravel(a), 0
     shape = tuple(a.shape)
     axis = _normalize_axis(int(axis), len(shape))
-    counts = np.asarray(repeats._value if hasattr(repeats, "_value") else repeats)
+    counts = np.asarray(concrete_value(repeats) if hasattr(repeats, "_value") else repeats)
     if not np.issubdtype(counts.dtype, np.integer):
         raise TypeError(f"repeats must be integers, got {counts.dtype}.")
     if counts.ndim == 0 or counts.size == 1:
@@ -715,7 +716,7 @@ def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_valu
         raise TypeError(f"gradtape pad does not support the arguments {sorted(kwargs)}.")
     array = operand(array)
     ndim = len(array.shape)
-    widths = np.asarray(pad_width._value if hasattr(pad_width, "_value") else pad_width)
+    widths = np.asarray(concrete_value(pad_width) if hasattr(pad_width, "_value") else pad_width)
     if not np.issubdtype(widths.dtype, np.integer):
         raise TypeError(f"pad widths must be integers, got {widths.dtype}.")
     if widths.ndim == 2 and widths.shape[0] != ndim:
