@@ -41,6 +41,8 @@ def _identity(x: Any) -> Any:
 
 # No VJP: never recorded by a tape, and skipped by autodiff when it appears in IR.
 stop_gradient_p = Primitive("stop_gradient", _identity)
+stop_gradient_p.batch = lambda size, args, batched: bind(  # type: ignore[attr-defined]
+    stop_gradient_p, args[0])
 
 
 def stop_gradient(input: Any, name: str | None = None) -> Any:  # noqa: A002 (TF's name)

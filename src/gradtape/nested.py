@@ -24,6 +24,7 @@ own operations, as in TensorFlow.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -127,14 +128,20 @@ def _linearize(inner: InnerBackward) -> Program:
     return eliminate_dead_code(combined)
 
 
+_derived_lock = threading.RLock()
+
+
 def _derived(table: weakref.WeakKeyDictionary, inner: InnerBackward, key: Any, build) -> Any:
-    per_entry = table.get(inner.entry)
-    if per_entry is None:
-        per_entry = table[inner.entry] = {}
-    found = per_entry.get(key)
-    if found is None:
-        found = per_entry[key] = build()
-    return found
+    """``build()``, once per inner entry and ``key`` (these run while an outer backward
+    is built, so the lock costs nothing on the hot path)."""
+    with _derived_lock:
+        per_entry = table.get(inner.entry)
+        if per_entry is None:
+            per_entry = table[inner.entry] = {}
+        found = per_entry.get(key)
+        if found is None:
+            found = per_entry[key] = build()
+        return found
 
 
 # --- the primitive -----------------------------------------------------------------------

@@ -105,6 +105,10 @@ def _one_hot_impl(indices, depth, on_value, off_value, axis, dtype):
 
 
 one_hot_p = Primitive("one_hot", _one_hot_impl)  # no vjp: its output is a constant
+# Batched indices: the new axis moves one place right (the last axis stays last).
+one_hot_p.batch = lambda size, args, batched, depth, on_value, off_value, axis, dtype: bind(
+    one_hot_p, args[0], depth=depth, on_value=on_value, off_value=off_value,
+    axis=axis if axis == -1 else axis + 1, dtype=dtype)
 
 
 def _scalar(v: Any) -> Any:

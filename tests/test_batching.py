@@ -1,0 +1,244 @@
+"""The batching transform (ir/batching.py) and the batching rules that jacobians use.
+
+Every check runs a Program vectorized over a leading axis and compares it with the same
+Program run once per batch element. Family-specific rules are also tested in
+tests/ops/ (``check_batching``); here: the transform itself, the shared elementwise
+rule, matmul's 2-d product, the call op, the rules added for jacobians, and a census of
+which primitives have a rule.
+"""
+
+import importlib
+import pkgutil
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.ir import batching, interpreter
+from gradtape.ir.builder import Builder
+from gradtape.ir.nodes import Aval, Literal, Program, Var
+from gradtape.ops.registry import Primitive, bind
+
+rng = np.random.default_rng(0)
+
+
+def _program(f, arrays):
+    inputs = [Var(Aval(np.shape(a), np.asarray(a).dtype)) for a in arrays]
+    with Builder() as b:
+        out = f(*inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return b.program(inputs, outs)
+
+
+def _like(a, size):
+    """``size`` random arrays like ``a`` (positive if ``a`` is: log, power, sqrt)."""
+    values = rng.standard_normal((size,) + a.shape)
+    if a.size and np.all(a > 0):
+        values = np.abs(values) + 0.5
+    return values.astype(a.dtype)
+
+
+def _batched_vs_loop(f, arrays, batched, size=4, max_eqns=None):
+    """The vectorized program equals the per-element loop; returns the vectorized one."""
+    program = _program(f, arrays)
+    values = [_like(np.asarray(a), size) if flag else np.asarray(a)
+              for a, flag in zip(arrays, batched)]
+    vectorized = batching.batch_program(program, batched, size)
+    result = interpreter.run(vectorized, values)
+    for i in range(size):
+        expected = interpreter.run(program, [v[i] if flag else v
+                                             for v, flag in zip(values, batched)])
+        for r, e in zip(result, expected):
+            np.testing.assert_allclose(r[i], e, rtol=1e-12, atol=1e-14)
+    for r, o in zip(result, program.outputs):
+        assert r.shape == (size,) + tuple(o.shape)
+    if max_eqns is not None:
+        assert len(vectorized.eqns) <= max_eqns, str(vectorized)
+    return vectorized
+
+
+def _prims(program):
+    return [e.prim.name for e in program.eqns]
+
+
+# --- the transform ------------------------------------------------------------------------
+
+def test_unbatched_equations_stay_unbatched_and_outputs_are_broadcast():
+    a, b = rng.standard_normal(3), rng.standard_normal(3)
+    vectorized = _batched_vs_loop(lambda x, c: (gt.sin(c) * x, gt.cos(c)), [a, b],
+                                  [True, False])
+    # sin(c) and cos(c) don't depend on the batched input: computed once, not per row.
+    sin_eqn = next(e for e in vectorized.eqns if e.prim.name == "sin")
+    assert sin_eqn.outs[0].shape == (3,)
+    assert vectorized.outputs[1].shape == (4, 3)
+
+
+def test_literal_and_passthrough_outputs():
+    x = rng.standard_normal(2)
+    inputs = [Var(Aval((2,), np.dtype(np.float64)))]
+    program = Program(inputs, [], [inputs[0], Literal(np.float64(2.0)), None])
+    vectorized = batching.batch_program(program, [True], 3)
+    out = interpreter.run(vectorized, [np.stack([x, x + 1, x + 2])])
+    np.testing.assert_array_equal(out[0][2], x + 2)
+    np.testing.assert_array_equal(out[1], np.full((3,), 2.0))
+    assert out[2] is None
+
+
+# --- the shared elementwise rule -------------------------------------------------------
+
+UNARY = ["sin", "cos", "tanh", "exp", "sigmoid", "softplus", "square", "negative", "abs",
+         "relu", "log1p", "arctan", "sinh"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    op = getattr(gt, name)
+    _batched_vs_loop(op, [rng.standard_normal((2, 3))], [True], max_eqns=1)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (3,)), ((3,), (2, 3)), ((2, 1), (1, 3)),
+                                    ((), (2, 3)), ((2, 3), ())])
+@pytest.mark.parametrize("batched", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "maximum",
+                                  "power"])
+def test_binary_broadcasting(name, shapes, batched):
+    op = getattr(gt, name)
+    arrays = [np.abs(rng.standard_normal(s)) + 0.5 for s in shapes]
+    _batched_vs_loop(op, arrays, list(batched), max_eqns=3)
+
+
+def test_where_cast_clip():
+    x = rng.standard_normal((2, 3))
+    _batched_vs_loop(lambda a, b: gt.where(a > 0.0, a, b * 2.0), [x, x[0]], [True, False])
+    _batched_vs_loop(lambda a, b: gt.where(b > 0.0, a, 1.0), [x, x[0]], [False, True])
+    _batched_vs_loop(lambda a: gt.cast(a, "float32"), [x], [True], max_eqns=1)
+    _batched_vs_loop(lambda a: gt.clip_by_value(a, -0.5, 0.5), [x], [True])
+
+
+# --- matmul ---------------------------------------------------------------------------------
+
+MATMUL_CASES = [
+    # (a shape, b shape, a batched, b batched)
+    ((3, 4), (4, 1), False, True),  # matrix-vector: the backward of A @ x
+    ((3, 4), (4, 5), False, True),
+    ((3, 4), (4, 5), True, False),
+    ((3, 4), (4, 5), True, True),
+    ((2, 3, 4), (4, 5), True, False),
+    ((3, 4), (2, 4, 5), False, True),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape, fa, fb", MATMUL_CASES, ids=str)
+def test_matmul(a_shape, b_shape, fa, fb):
+    arrays = [rng.standard_normal(a_shape), rng.standard_normal(b_shape)]
+    vectorized = _batched_vs_loop(gt.matmul, arrays, [fa, fb], max_eqns=5)
+    if fa != fb and len(a_shape) == 2 and len(b_shape) == 2:
+        # One 2-d product, not a stack of `size` small ones.
+        (mm,) = [e for e in vectorized.eqns if e.prim.name == "matmul"]
+        assert all(len(v.shape) == 2 for v in mm.inputs)
+
+
+# --- primitives whose rule jacobians rely on ---------------------------------------------
+
+def test_reductions_and_shapes():
+    x = rng.standard_normal((2, 3))
+    cases = [
+        lambda a: gt.reduce_sum(a, axis=1),
+        lambda a: gt.reduce_mean(a, axis=0, keepdims=True),
+        lambda a: gt.reduce_max(a, axis=1),
+        lambda a: gt.reduce_logsumexp(a, axis=1),
+        lambda a: gt.cumsum(a, axis=1),
+        lambda a: gt.transpose(a),
+        lambda a: gt.reshape(a, (3, 2)),
+        lambda a: gt.broadcast_to(a, (4, 2, 3)),
+        lambda a: gt.concat([a, a * 2.0], axis=0),
+        lambda a: a[1:, ::-1],
+        lambda a: gt.nn.softmax(a),
+        lambda a: gt.nn.log_softmax(a, axis=0),
+    ]
+    for f in cases:
+        vectorized = _batched_vs_loop(f, [x], [True])
+        assert len(vectorized.eqns) < 12, "fell back to the per-element loop"
+
+
+def test_stop_gradient_rule():
+    from gradtape.custom import stop_gradient_p
+
+    x = rng.standard_normal(3)
+    vectorized = _batched_vs_loop(lambda a: bind(stop_gradient_p, a) * 2.0, [x], [True])
+    assert _prims(vectorized) == ["stop_gradient", "multiply"]
+
+
+def test_one_hot_rule():
+    idx = np.array([[0, 2], [1, 1]])
+    for axis in (-1, 0, 1):
+        program = _program(lambda i, a=axis: gt.one_hot(i, 3, axis=a, dtype="float64"),
+                           [idx[0]])
+        vectorized = batching.batch_program(program, [True], 2)
+        assert _prims(vectorized) == ["one_hot"]
+        out = interpreter.run(vectorized, [idx])[0]
+        for i in range(2):
+            np.testing.assert_array_equal(out[i], interpreter.run(program, [idx[i]])[0])
+
+
+def test_fallback_loop_for_a_primitive_without_rule():
+    prim = Primitive("rowsum_test", lambda x: np.sum(x, axis=-1, keepdims=True),
+                     shape_rule=lambda x: Aval(tuple(x.shape[:-1]) + (1,), x.dtype))
+
+    vectorized = _batched_vs_loop(lambda a: bind(prim, a), [rng.standard_normal((2, 3))],
+                                  [True], size=3)
+    assert _prims(vectorized).count("rowsum_test") == 3  # one equation per element
+
+
+def test_backward_call_rule():
+    """A forward program that contains a nested gradient (a call op) batches by batching
+    the inner backward program."""
+    x = gt.constant(rng.standard_normal(3))
+    a = gt.constant(rng.standard_normal((3, 3)))
+    with gt.GradientTape() as outer:
+        outer.watch(x)
+        with gt.GradientTape() as inner:
+            inner.watch(x)
+            y = gt.reduce_sum(gt.tanh(gt.matmul(a, x)))
+        inner.gradient(y, x)
+    call = next(r for r in outer._records if r[0].name == "backward_call")
+    inner_backward = call[3]["inner"]
+    program = inner_backward.returned()
+    flags = [np.shape(v) == (3,) for v in call[2]]  # batch the (3,)-shaped residual
+    arrays = [np.asarray(v) for v in call[2]]
+
+    vectorized = _batched_vs_loop(lambda *args: bind(call[0], *args, inner=inner_backward),
+                                  arrays, flags, size=3)
+    assert "backward_call" not in _prims(vectorized)
+    assert len(vectorized.eqns) <= 2 * len(program.eqns) + 2
+
+
+# --- census -----------------------------------------------------------------------------
+
+# Primitives that run user Python code: batched by the per-element loop on purpose.
+# function_call (@gt.function) appears only in forward programs: its VJP inlines the
+# function's backward, so the programs jacobians batch never contain it.
+PER_ELEMENT = {"custom_gradient", "custom_gradient_vjp", "function_call"}
+
+
+def _all_primitives():
+    import gradtape
+
+    found = {}
+    for info in pkgutil.walk_packages(gradtape.__path__, "gradtape."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, Primitive):
+                found[id(value)] = value
+            elif callable(value) and isinstance(getattr(value, "primitive", None), Primitive):
+                found[id(value.primitive)] = value.primitive
+    return list(found.values())
+
+
+def test_every_primitive_has_a_batching_rule():
+    missing = sorted(p.name for p in _all_primitives()
+                     if not p.elementwise and getattr(p, "batch", None) is None
+                     and p.name not in PER_ELEMENT)
+    assert not missing, f"add a batching rule (prim.batch = rule) for: {missing}"
