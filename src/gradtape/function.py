@@ -112,26 +112,28 @@ class _CaptureProbe:
 
     def __call__(self) -> tuple:
         found: list[int] = []
+        values = []
         for cell in self.cells:
             try:
-                self._scan(cell.cell_contents, found)
+                values.append(cell.cell_contents)
             except ValueError:  # an empty cell
                 continue
         g = self.globals
-        for n in self.names:
-            value = g.get(n)
-            if value is not None:
-                self._scan(value, found)
+        values += [g.get(n) for n in self.names]
+        for value in values:
+            cls = value.__class__
+            if cls in _SEQUENCES:
+                if 0 < len(value) <= self.MAX_CONTAINER and isinstance(value[0], Variable):
+                    found.extend(v._id for v in value if isinstance(v, Variable))
+            elif cls is dict:
+                if 0 < len(value) <= self.MAX_CONTAINER:
+                    found.extend(v._id for v in value.values() if isinstance(v, Variable))
+            elif isinstance(value, Variable):
+                found.append(value._id)
         return tuple(found)
 
-    def _scan(self, value: Any, found: list[int]) -> None:
-        if isinstance(value, Variable):
-            found.append(value._id)
-        elif isinstance(value, (list, tuple)) and 0 < len(value) <= self.MAX_CONTAINER \
-                and isinstance(value[0], Variable):
-            found.extend(v._id for v in value if isinstance(v, Variable))
-        elif isinstance(value, dict) and 0 < len(value) <= self.MAX_CONTAINER:
-            found.extend(v._id for v in value.values() if isinstance(v, Variable))
+
+_SEQUENCES = frozenset((list, tuple))
 
 
 # --- the decorated function ---------------------------------------------------------------

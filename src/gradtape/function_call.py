@@ -31,6 +31,7 @@ from .ir import builder, interpreter
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.printer import format_program
 from .ops.registry import Primitive, bind
+from .recording import state
 from .tensor import Tensor, wrap
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
@@ -316,8 +317,16 @@ class ConcreteFunction:
             for variable, index in self.assigned:
                 variable._set(outs[index]._value)
             return self._pack(outs, _same)
-        for variable, index in self.assigned:
-            variable._set(outs[index])
+        if self.assigned:
+            if state.recording:
+                for variable, index in self.assigned:
+                    variable._set(outs[index])
+            else:  # Variable._set without the tapes to tell: the step's hot path
+                for variable, index in self.assigned:
+                    value = outs[index]
+                    variable._value = value if value.__class__ is np.ndarray \
+                        else np.asarray(value)
+                    variable._version += 1
         return self._pack(outs, wrap)
 
     # --- inspection ---------------------------------------------------------------------
