@@ -715,3 +715,15 @@ def test_a_primitive_traced_through_its_implementation():
     x = f64([1.0, 3.0])
     assert_same(fn(x), [2.0, 5.0])
     assert "clipped_square_impl" in fn.get_source(x)
+
+
+def test_docs_snippets_run():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "function.md").read_text()
+    namespace: dict = {}
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        exec(block, namespace)
+    assert namespace["train_step"].experimental_get_tracing_count() == 1
+    assert namespace["clip_norm"].experimental_get_tracing_count() == 2
