@@ -378,6 +378,32 @@ def test_assignments_are_applied_after_each_call(compile_mode):
     assert fn.experimental_get_tracing_count() == 1
 
 
+def test_derivatives_of_reads_after_an_assign_go_to_the_variable():
+    # Eagerly, assign is not recorded: a later read is the variable itself (gradients
+    # of all its reads are summed), not the expression assigned to it.
+    v = gt.Variable(2.0)
+
+    def fn(x):
+        before = v * x
+        v.assign(x * 3.0)
+        return v * v + before
+
+    results = []
+    for f in (fn, gt.function(fn)):
+        for _ in range(2):
+            v.assign(2.0)
+            x = gt.constant(1.0)
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            gx, gv = tape.gradient(y, [x, v])
+            v.assign(2.0)
+            with gt.ForwardAccumulator(v, gt.constant(1.0)) as acc:
+                y = f(gt.constant(1.0))
+            results.append((float(y), float(gx), float(gv), float(acc.jvp(y))))
+    assert results == [(11.0, 2.0, 7.0, 7.0)] * 4
+
+
 def test_assign_checks_dtype_and_shape_as_eagerly():
     v = gt.Variable([1.0, 2.0])
 

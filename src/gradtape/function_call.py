@@ -26,7 +26,7 @@ import numpy as np
 
 from . import nest
 from .config import options
-from .function_trace import TracedFunction, guard_holds
+from .function_trace import TracedFunction, guard_holds, strip_reads
 from .ir import builder, interpreter
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.printer import format_program
@@ -153,7 +153,8 @@ class _Gradient:
         self.backwards: dict[tuple[int, ...], tuple[Program, list]] = {
             self.differentiable: built}
         self.residual_forward = _Compiled(
-            self.full, f"@gt.function {self.name!r}, also returning what its backward reads.")
+            strip_reads(self.full),
+            f"@gt.function {self.name!r}, also returning what its backward reads.")
         self.avals = [o.aval for o in self.full.outputs]
 
     @property
@@ -268,7 +269,7 @@ class ConcreteFunction:
         self.assigned = traced.assigned
         self.guards = traced.guards
         self._pack = _packer(traced.structure, traced.leaves)
-        self.forward = _Compiled(self.program, f"@gt.function {name!r}.")
+        self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
         self._gradient: _Gradient | None = None
         self._lock = threading.Lock()
 
@@ -404,7 +405,7 @@ def _call_jvp(tangents: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> 
             f"The JVP of @gt.function {fn.__name__!r} runs on tensors; it cannot be traced "
             "into a program."
         )
-    program = fn.gradient().residual_forward.program
+    program = fn.gradient().full
     args, primals, tangent_list = [], [], []
     for x, t in zip(inputs, tangents):
         if not isinstance(x, Tensor):

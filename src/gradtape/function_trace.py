@@ -27,6 +27,7 @@ import numpy as np
 
 from . import nest
 from .ir.nodes import Aval, Eqn, Literal, Program, Var
+from .ops.registry import Primitive
 from .recording import state, user_location
 from .tensor import Tensor, _next_id, wrap
 from .variable import Variable
@@ -284,12 +285,27 @@ class Tracer:
             finally:
                 state.recording = saved
         var = self.value_of(new)
+        # Later reads are reads of the variable: their value is the one assigned, their
+        # gradient goes to the variable (as eagerly, where assign is not recorded).
+        read = Var(_aval(new._value), variable._name)
+        self.eqns.append(Eqn(variable_read_p, [var, self._initial_value(variable)], [read],
+                             {}, user_location()))
         self.saved.setdefault(tid, (variable._value, variable._version))
         variable._set(new._value)
-        self._remember_array(variable._value, var)
-        self.var_env[(tid, id(variable._value))] = var
+        self._remember_array(variable._value, read)
+        self.var_env[(tid, id(variable._value))] = read
         self.assigned.setdefault(tid, variable)
         return variable if read_value else None
+
+    def _initial_value(self, variable: Variable) -> Var:
+        """The input holding ``variable``'s value at call time."""
+        tid = variable._id
+        initial = self.var_initial[tid]
+        var = self.var_env.get((tid, id(initial)))
+        if var is None:
+            var = self._input("var", initial, variable, variable._name)
+            self.var_env[(tid, id(initial))] = var
+        return var
 
     def restore_variables(self) -> None:
         """Give assigned variables back the values they had before the trace."""
@@ -341,6 +357,43 @@ class Tracer:
                 "computed, so return the tensor itself (e.g. `return loss`, not "
                 "`float(loss)` or `loss.numpy()`) and convert it after the call."
             )
+
+
+# --- reads of an assigned variable ---------------------------------------------------------
+
+def _read_impl(assigned: Any, variable: Any) -> Any:
+    return assigned
+
+
+# ``variable_read(assigned, variable)``: the variable's value after an assignment inside
+# the trace. The value is ``assigned``; derivatives go to ``variable`` (the input holding
+# its value at call time), as an eager read of the variable gives them. Executed code
+# never contains it (``strip_reads``): it matters only to autodiff of the trace.
+variable_read_p = Primitive(
+    "variable_read", _read_impl,
+    vjp=lambda g, y, assigned, variable: (None, g),
+    jvp=lambda tangents, y, assigned, variable: tangents[1],
+    shape_rule=lambda assigned, variable: assigned.aval,
+)
+
+
+def strip_reads(program: Program) -> Program:
+    """``program`` with every ``variable_read`` replaced by the value assigned."""
+    subst: dict[Any, Any] = {}
+    eqns = []
+    for eqn in program.eqns:
+        if eqn.prim is variable_read_p:
+            value = eqn.inputs[0]
+            subst[eqn.outs[0]] = subst.get(value, value)
+            continue
+        if subst and any(v in subst for v in eqn.inputs):
+            eqn = Eqn(eqn.prim, [subst.get(v, v) for v in eqn.inputs], eqn.outs, eqn.params,
+                      eqn.loc)
+        eqns.append(eqn)
+    if not subst:
+        return program
+    outputs = [subst.get(v, v) if v is not None else None for v in program.outputs]
+    return Program(program.inputs, eqns, outputs)
 
 
 def _backward_call_p() -> Any:
