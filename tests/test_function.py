@@ -192,6 +192,20 @@ def test_rebinding_a_captured_variable_retraces():
     assert fn.experimental_get_tracing_count() == 2
 
 
+def test_rebinding_a_captured_tensor_retraces():
+    scale = gt.constant(2.0)
+
+    @gt.function
+    def fn(x):
+        return x * scale
+
+    x = gt.constant(3.0)
+    assert_same(fn(x), np.float32(6.0))
+    scale = gt.constant(5.0)  # noqa: F841 - read through the closure cell
+    assert_same(fn(x), np.float32(15.0))
+    assert fn.experimental_get_tracing_count() == 2
+
+
 def test_retracing_warns_after_five_consecutive_traces(caplog):
     @gt.function
     def fn(x, k):

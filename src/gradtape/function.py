@@ -98,8 +98,9 @@ def _walk(value: Any, key: list, leaves: list, name: str) -> None:
 
 
 class _CaptureProbe:
-    """Variables a function reaches through its closure cells and the globals it names
-    (directly, or in a list, tuple or dict): their identity is part of the signature."""
+    """Variables and tensors a function reaches through its closure cells and the globals
+    it names (directly, or in a list, tuple or dict): their identity is part of the
+    signature, so rebinding one traces again (a trace reads the objects it captured)."""
 
     MAX_CONTAINER = 256  # longer containers are not scanned on every call
 
@@ -123,12 +124,12 @@ class _CaptureProbe:
         for value in values:
             cls = value.__class__
             if cls in _SEQUENCES:
-                if 0 < len(value) <= self.MAX_CONTAINER and isinstance(value[0], Variable):
-                    found.extend(v._id for v in value if isinstance(v, Variable))
+                if 0 < len(value) <= self.MAX_CONTAINER and isinstance(value[0], Tensor):
+                    found.extend(v._id for v in value if isinstance(v, Tensor))
             elif cls is dict:
                 if 0 < len(value) <= self.MAX_CONTAINER:
-                    found.extend(v._id for v in value.values() if isinstance(v, Variable))
-            elif isinstance(value, Variable):
+                    found.extend(v._id for v in value.values() if isinstance(v, Tensor))
+            elif isinstance(value, Tensor):
                 found.append(value._id)
         return tuple(found)
 
