@@ -738,6 +738,18 @@ def test_compiled_and_interpreted_calls_agree():
     assert_same(compiled, interpreted)
 
 
+def test_traced_with_compilation_off_compiles_once_it_is_on():
+    traced = gt.function(model)
+    args = [gt.constant(np.ones(s)) for s in [(2, 3), (3, 4), (4,)]]
+    with gt.config(compile=False):
+        interpreted = traced(*args)
+        concrete = traced.get_concrete_function(*args)
+        assert concrete.forward.function is None
+        assert "def forward(" in traced.get_source(*args)
+    assert_same(traced(*args), interpreted)
+    assert concrete.forward.function is not None
+
+
 def test_a_primitive_traced_through_its_implementation():
     # A primitive the code generator calls by its implementation (not a NumPy template).
     def _clipped_square(x):

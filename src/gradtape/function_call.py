@@ -69,20 +69,23 @@ class _Compiled:
 
     def __init__(self, program: Program, title: str):
         self.program = program
+        self.title = title
         self.compiled = None
         self.function: Callable[..., Sequence[Any]] | None = None
+        self.failed = False
         self.compile_time = 0.0
         if options.compile:
-            self._compile(title)
+            self._compile()
 
-    def _compile(self, title: str) -> None:
+    def _compile(self) -> None:
         from .codegen import compile_program
         from .codegen.load import dump
 
         start = time.perf_counter()
+        self.failed = True  # until it worked
         try:
             compiled = compile_program(_for_codegen(self.program), kind="forward",
-                                       title=title)
+                                       title=self.title)
         except Exception as exc:  # never a wrong result: interpret this program
             warnings.warn(
                 f"gradtape could not generate code for a traced function ({type(exc).__name__}"
@@ -91,6 +94,7 @@ class _Compiled:
             )
             return
         self.compile_time = time.perf_counter() - start
+        self.failed = False
         if options.dump_dir:
             dump(compiled.source, options.dump_dir)
         self.compiled = compiled
@@ -101,6 +105,10 @@ class _Compiled:
     def __call__(self, arrays: Sequence[Any]) -> Sequence[Any]:
         function = self.function
         if function is None or not options.compile:
+            if options.compile and not self.failed:  # traced while compilation was off
+                self._compile()
+                if self.function is not None:
+                    return self(arrays)
             return interpreter.run(self.program, arrays)
         try:
             return function(*arrays)
@@ -112,6 +120,7 @@ class _Compiled:
             except Exception:
                 raise error from None
             self.function = None
+            self.failed = True
             warnings.warn(f"gradtape's generated function {self.compiled.filename} raised "
                           "where the interpreter does not; it runs in the interpreter from "
                           "now on. Please report this.", RuntimeWarning, stacklevel=4)
@@ -123,7 +132,7 @@ class _Compiled:
             return self.compiled.source
         from .codegen import generate_source
 
-        return generate_source(_for_codegen(self.program), kind="forward")[0]
+        return generate_source(_for_codegen(self.program), kind="forward", title=self.title)[0]
 
 
 class _Gradient:
