@@ -43,8 +43,9 @@ def test_golden_program_compiled_equals_interpreted(name):
         gt.clear_cache()
         with gt.config(compile=compiled, compile_after=1):
             tape, target, sources = PROGRAMS[name]()
+            before = gt.cache_info().compiled  # nested_tapes: its inner gradient's backward
             grads = tape.gradient(target, sources)
-            assert gt.cache_info().compiled == int(compiled)
+            assert gt.cache_info().compiled == before + int(compiled)
             results.append([g.numpy() for g in grads])
     for interpreted, generated in zip(*results):
         np.testing.assert_allclose(generated, interpreted, rtol=1e-6)
