@@ -377,6 +377,19 @@ variable_read_p = Primitive(
 )
 
 
+def _batch_read(size: int, args: list, batched: list) -> Any:
+    """Batching rule: both operands with the batch axis, then the same read."""
+    from .ops.registry import bind
+    from .ops.shape import broadcast_to
+
+    a, v = (x if is_batched else broadcast_to(x, (size,) + tuple(x.shape))
+            for x, is_batched in zip(args, batched))
+    return bind(variable_read_p, a, v)
+
+
+variable_read_p.batch = _batch_read  # type: ignore[attr-defined]
+
+
 def strip_reads(program: Program) -> Program:
     """``program`` with every ``variable_read`` replaced by the value assigned."""
     subst: dict[Any, Any] = {}
