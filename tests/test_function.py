@@ -118,6 +118,7 @@ def test_methods_trace_per_instance():
     assert_same(a(x), np.float32([2.0, 4.0]))
     a.k.assign(5.0)
     assert_same(a(x), np.float32([5.0, 10.0]))
+    assert "def forward(x_1, Variable_2):" in type(a).__call__.__get__(a).get_source(x)
 
 
 def test_decorator_with_arguments_and_repr():

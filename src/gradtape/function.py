@@ -238,6 +238,7 @@ class Function:
         bound = self._bound.get(id(instance))
         if bound is None:
             bound = Function(_method(self.python_function, instance), self.__name__)
+            bound._parameter_names = self._parameter_names[1:]  # without ``self``
             self._bound[id(instance)] = bound
             try:
                 weakref.finalize(instance, self._bound.pop, id(instance), None)
