@@ -220,6 +220,18 @@ def test_retracing_warns_after_five_consecutive_traces(caplog):
     assert "5 out of the last 5 calls to @gt.function fn triggered retracing" in caplog.text
 
 
+def test_each_trace_is_logged_with_its_reason(caplog):
+    traced = gt.function(branchy)
+    with caplog.at_level(logging.INFO, logger="gradtape"):
+        traced(gt.constant([1.0]))
+        traced(gt.constant([1.0, 2.0]))
+        traced(gt.constant([-1.0, -2.0]))
+    reasons = [r.getMessage() for r in caplog.records if "traced" in r.getMessage()]
+    assert len(reasons) == 3
+    assert "(the first call)" in reasons[0] and "(a new signature)" in reasons[1]
+    assert "guard" in reasons[2]
+
+
 def test_reusing_a_trace_does_not_warn(caplog):
     @gt.function
     def fn(x):
