@@ -242,3 +242,47 @@ def test_every_primitive_has_a_batching_rule():
                      if not p.elementwise and getattr(p, "batch", None) is None
                      and p.name not in PER_ELEMENT)
     assert not missing, f"add a batching rule (prim.batch = rule) for: {missing}"
+
+
+# --- the identity basis: a whole jacobian's seeds ---------------------------------------------
+
+IDENTITY_CASES = {
+    "I @ B": lambda i, v, b: gt.matmul(i, b),
+    "B.T @ I": lambda i, v, b: gt.matmul(gt.transpose(b), i),
+    "(I * v) @ B": lambda i, v, b: gt.matmul(i * v, b),
+    "B.T @ (v * I)": lambda i, v, b: gt.matmul(gt.transpose(b), v * i),
+    "(I * v[:, None]) @ B": lambda i, v, b: gt.matmul(i * gt.reshape(v, (3, 1)), b),
+    "transpose(-(I * v) * 2) @ B": lambda i, v, b: gt.matmul(
+        gt.transpose(-(i * v) * 2.0), b),
+    "I.T @ B": lambda i, v, b: gt.matmul(gt.transpose(i), b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDENTITY_CASES))
+def test_specialize_identity_removes_products_with_the_identity(name):
+    from gradtape.passes.dce import eliminate_dead_code
+
+    f = IDENTITY_CASES[name]
+    v, b = rng.standard_normal(3), rng.standard_normal((3, 4))
+    program = _program(f, [np.eye(3), v, b])
+    special = eliminate_dead_code(batching.specialize_identity(program, program.inputs[0]))
+    args = [np.eye(3), v, b]
+    np.testing.assert_allclose(interpreter.run(special, args)[0],
+                               interpreter.run(program, args)[0], rtol=1e-14)
+    assert "matmul" not in _prims(special), str(special)
+
+
+def test_specialize_identity_keeps_other_uses_and_unknown_products():
+    from gradtape.passes.dce import eliminate_dead_code
+
+    def f(i, v, b):
+        d = i * v
+        return gt.matmul(d, b), d + 1.0, gt.matmul(gt.exp(i), b)
+
+    v, b = rng.standard_normal(3), rng.standard_normal((3, 4))
+    program = _program(f, [np.eye(3), v, b])
+    special = eliminate_dead_code(batching.specialize_identity(program, program.inputs[0]))
+    args = [np.eye(3), v, b]
+    for got, want in zip(interpreter.run(special, args), interpreter.run(program, args)):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert _prims(special).count("matmul") == 1  # exp(I) is not the identity

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import backward, nest, nested
 from .cache import backward_cache
-from .ir.batching import batch_program
+from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from .recording import state
 from .tape import UnconnectedGradients, _check_source, _unconnected_mode
@@ -46,12 +46,20 @@ _batched_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 backward_cache.on_clear.append(_batched_of.clear)
 
 
-def _build_batched(entry: backward.BackwardEntry, rows: int) -> backward.BackwardEntry:
-    """``entry``'s program vectorized over ``rows`` seeds, optimized."""
+def _build_batched(entry: backward.BackwardEntry, rows: int, identity: bool
+                   ) -> backward.BackwardEntry:
+    """``entry``'s program vectorized over ``rows`` seeds, optimized. With ``identity``,
+    the seeds are known to be ``eye(rows)`` (a whole jacobian of a vector target)."""
     start = time.perf_counter()
     flags = [f < 0 for f in entry.feeds]  # the seed inputs carry the batch axis
     program = batch_program(entry.program, flags, rows)
     optimized, kept = backward._optimize(program)
+    if identity and flags.count(True) == 1:
+        # On the optimized program, where reshapes and transposes are folded away.
+        seed = program.inputs[flags.index(True)]
+        if any(v is seed for v in optimized.inputs):
+            optimized, again = backward._optimize(specialize_identity(optimized, seed))
+            kept = tuple(kept[i] for i in again)
     feeds = [entry.feeds[i] for i in kept]
     compilable = entry.compilable and all(e.prim.cacheable for e in optimized.eqns)
     batched = backward.BackwardEntry(optimized, feeds, entry.cacheable, compilable)
@@ -59,23 +67,23 @@ def _build_batched(entry: backward.BackwardEntry, rows: int) -> backward.Backwar
     return batched
 
 
-def batched_entry(trace: Any, entry: backward.BackwardEntry, rows: int
+def batched_entry(trace: Any, entry: backward.BackwardEntry, rows: int, identity: bool
                   ) -> tuple[Any, backward.BackwardEntry]:
-    """``(key, batched entry)``: cached under ``("batched", rows, trace.key)``."""
+    """``(key, batched entry)``: cached under ``("batched", rows, identity, trace.key)``."""
     if not entry.cacheable:
-        return None, _build_batched(entry, rows)
-    key = ("batched", rows, trace.key)
+        return None, _build_batched(entry, rows, identity)
+    key = ("batched", rows, identity, trace.key)
     per_entry = _batched_of.get(entry)
     if per_entry is None:
         per_entry = _batched_of[entry] = {}
-    found = per_entry.get(rows)
+    found = per_entry.get((rows, identity))
     if found is not None:
         backward_cache.count_hit()
         return key, found
     found = backward_cache.get(key)
     if found is None:
-        found = backward_cache.put(key, _build_batched(entry, rows))
-    per_entry[rows] = found
+        found = backward_cache.put(key, _build_batched(entry, rows, identity))
+    per_entry[(rows, identity)] = found
     return key, found
 
 
@@ -94,7 +102,8 @@ class _SeedSpec:
 
 
 def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
-                       chunk: int, basis: Callable[[int, int, int], np.ndarray]) -> Any:
+                       chunk: int, basis: Callable[[int, int, int], np.ndarray],
+                       basis_is_identity: bool = False) -> Any:
     """For each source, the gradients for ``rows`` seeds stacked on a leading axis (a
     tensor while something records, else an array), or ``None`` where unconnected.
 
@@ -111,13 +120,17 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
     if active and not entry.cacheable:
         return _LOOP
     size = rows if rows <= chunk else chunk
-    key, batched = batched_entry(trace, entry, size)
+    # All rows of a vector target's jacobian at once: the seeds are the identity matrix.
+    identity = size == rows and target._value.shape == (rows,) and basis_is_identity
+    key, batched = batched_entry(trace, entry, size, identity)
+    reads_seeds = any(f < 0 for f in batched.feeds)
     pieces: list[list[Any]] = [[] for _ in expanded]
     for start in range(0, rows, size):
         stop = min(start + size, rows)
-        seeds = basis(start, stop, size)
+        seeds = basis(start, stop, size) if reads_seeds else None
         if active:
-            args = nested.residual_arguments(trace, batched, expanded, [Tensor._wrap(seeds)])
+            args = nested.residual_arguments(
+                trace, batched, expanded, [None if seeds is None else Tensor._wrap(seeds)])
             outs = nested.call_backward(key, batched, args)
         else:
             outs = batched.run(batched.arguments(trace, expanded, [seeds]))
@@ -273,7 +286,8 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     if rows:
         if experimental_use_pfor:
             basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
-            columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis)
+            columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis,
+                                         basis_is_identity=True)
         if not experimental_use_pfor or columns is _LOOP:
             columns = _looped_columns(tape, target, flat_sources, tuple(target.shape), rows)
     out = []

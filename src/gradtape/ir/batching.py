@@ -122,3 +122,77 @@ def batch_by_loop(prim, size, args, batched, **params):
         count = len(per_element[0])
         return tuple(ops.stack([outs[k] for outs in per_element]) for k in range(count))
     return ops.stack(per_element)
+
+
+# --- the identity basis ---------------------------------------------------------------------
+
+def specialize_identity(program: Program, identity: Var) -> Program:
+    """``program`` given that input ``identity`` is the identity matrix ``eye(n)``: the
+    seed of a jacobian of a vector target, all rows at once.
+
+    Products with it become what one writes by hand: ``I @ B -> B``, and with
+    ``D = I * v`` (a diagonal matrix), ``D @ B -> v[:, None] * B``. The rewritten
+    equations stay in the program (dead-code elimination removes those nothing reads),
+    so any other use of ``I`` or ``D`` still sees their values.
+    """
+    from ..ops import elementwise as ew
+    from ..ops import shape as shape_ops
+    from ..ops.registry import bind
+
+    n = identity.shape[0]
+    if identity.shape != (n, n):
+        return program
+    env: dict = {v: v for v in program.inputs}
+    eye = {identity}  # vars equal to eye(n)
+    diagonal: dict = {}  # var -> v (shape (n,)): the var equals diag(v)
+
+    def as_vector(w):
+        """``w`` as the diagonal it scales ``eye(n)`` to, if it is one (None if not)."""
+        if tuple(w.shape) in ((n,), (1, n), (n, 1)):
+            return w if tuple(w.shape) == (n,) else shape_ops.reshape(w, (n,))
+        return None
+
+    def fitted(value, out):
+        return value if value.dtype == out.dtype else ew.cast(value, out.dtype)
+
+    with Builder() as b:
+        for eqn in program.eqns:
+            ins = [x if isinstance(x, Literal) else env[x] for x in eqn.inputs]
+            name = eqn.prim.name
+            replacement = None
+            if name == "matmul" and len(ins[0].shape) == 2 and len(ins[1].shape) == 2:
+                left, right = ins
+                if left in eye:
+                    replacement = right
+                elif right in eye:
+                    replacement = left
+                elif left in diagonal:
+                    replacement = ew.multiply(shape_ops.reshape(diagonal[left], (n, 1)), right)
+                elif right in diagonal:
+                    replacement = ew.multiply(left, shape_ops.reshape(diagonal[right], (1, n)))
+            b.loc = eqn.loc
+            if replacement is not None:
+                out = eqn.outs[0]
+                env[out] = fitted(replacement, out)
+                continue
+            outs = bind(eqn.prim, *ins, **eqn.params)
+            outs = outs if eqn.prim.multiple_results else (outs,)
+            env.update(zip(eqn.outs, outs))
+            out = outs[0]
+            if name == "transpose" and ins[0] in eye:
+                eye.add(out)
+            elif name == "transpose" and ins[0] in diagonal:
+                diagonal[out] = diagonal[ins[0]]
+            elif name == "multiply" and len(ins) == 2 and out.shape == (n, n):
+                for this, other in (ins, ins[::-1]):
+                    scale = as_vector(other) if this in eye else None
+                    if scale is None and this in diagonal and other.shape == ():
+                        scale = ew.multiply(diagonal[this], other)
+                    if scale is not None:
+                        diagonal[out] = scale
+                        break
+            elif name == "negative" and ins[0] in diagonal:
+                diagonal[out] = ew.negative(diagonal[ins[0]])
+        outputs = [o if o is None or isinstance(o, Literal) else env[o]
+                   for o in program.outputs]
+    return Program(program.inputs, b.eqns, outputs)
