@@ -14,6 +14,7 @@ import threading
 import time
 import warnings
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -240,15 +241,92 @@ def _trace_and_entry(records, sources, targets, output_grads, tape):
     return trace, entry
 
 
+# The whole-tape shortcut: a tape's signature (what it watched and recorded, by
+# structure, kept up to date by the dispatcher) plus the sources' and targets' slots key
+# the entry directly, with its inputs located in the tape's own record list. A fresh
+# tape per step in a loop then skips pruning and keying (ir/lower.py) altogether.
+_WholeTapeKey = tuple
+_whole_tape: OrderedDict = OrderedDict()  # key -> (entry, feeds, connected targets)
+_whole_tape_lock = threading.Lock()
+
+
+def _forget_whole_tapes() -> None:
+    with _whole_tape_lock:
+        _whole_tape.clear()
+
+
+backward_cache.on_clear.append(_forget_whole_tapes)
+
+
+def _whole_tape_key(owner, sources, targets, flags) -> _WholeTapeKey | None:
+    signature = owner._signature
+    if signature is None:
+        return None
+    tracked = owner._tracked
+    return (tuple(signature), tuple(tracked.get(s._id) for s in sources),
+            tuple(tracked.get(t._id) for t in targets), flags)
+
+
+def _remember_whole_tape(key, records, trace: Trace, entry: BackwardEntry) -> None:
+    """File ``entry`` under a whole-tape key, its inputs located in ``records``."""
+    position = {id(rec): j for j, rec in enumerate(records)}
+    in_tape = [position[id(rec)] for rec in trace.records]
+    feeds = []
+    for f in entry.feeds:
+        if f < 0:
+            feeds.append((3, ~f, 0))  # an output gradient
+            continue
+        kind, a, b = (*trace.origins[f], 0)[:3]
+        if kind == "source":
+            feeds.append((0, a, 0))
+        else:
+            feeds.append((1 if kind == "in" else 2, in_tape[a], b))
+    connected = tuple(t is not None for t in trace.target_slots)
+    with _whole_tape_lock:
+        _whole_tape[key] = (entry, tuple(feeds), connected)
+        while len(_whole_tape) > max(options.cache_size, 1):
+            _whole_tape.popitem(last=False)
+
+
+def _run_whole_tape(hit, records, sources, output_grads) -> list[Any]:
+    entry, feeds, connected = hit
+    backward_cache.count_hit()
+    seeds = [g._value if isinstance(g, Tensor) else np.asarray(g)
+             for g, c in zip(output_grads, connected) if g is not None and c]
+    args = []
+    for kind, a, b in feeds:
+        if kind == 1:
+            args.append(records[a][2][b])
+        elif kind == 2:
+            args.append(records[a][5][b])
+        elif kind == 0:
+            args.append(sources[a]._value)
+        else:
+            args.append(seeds[a])
+    return list(entry.run(args))
+
+
 def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
-              output_grads: Sequence[Any], tape: Any = None) -> list[Any]:
+              output_grads: Sequence[Any], tape: Any = None, owner: Any = None) -> list[Any]:
     """Cotangents of ``sources`` (a ``None`` where unconnected) for the given targets.
 
     Results are arrays, or tensors when a tape is recording (so it sees this gradient
     computation too, which is how nested tapes give higher-order derivatives). A
     persistent ``tape`` passed in lets a repeated call skip pruning and keying.
     """
+    key = None
+    if owner is not None and records is owner._records and not state.active:
+        flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
+        key = _whole_tape_key(owner, sources, targets, flags)
+        try:
+            hit = _whole_tape.get(key) if key is not None else None
+        except TypeError:  # an unhashable param somewhere: take the long way
+            key = hit = None
+        if hit is not None:
+            return _run_whole_tape(hit, records, sources, output_grads)
     trace, entry = _trace_and_entry(records, sources, targets, output_grads, tape)
+    if key is not None and entry.cacheable:
+        _remember_whole_tape(key, records, trace, entry)
     seeds = [g for g, t in zip(output_grads, trace.target_slots)
              if g is not None and t is not None]
     if state.active:

@@ -85,7 +85,14 @@ class GradientTape:
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables
         self._records: list[tuple] = []
-        self._tracked: set[int] = set()  # ids watched, or computed from watched ids
+        # ids watched, or computed from watched ids -> their slot number on this tape
+        self._tracked: dict[int, int] = {}
+        # What was watched and recorded, in order, by structure only (no arrays, no ids):
+        # with the slots above it keys the compiled backward of the whole tape, so a
+        # fresh tape per step finds its backward without pruning (backward.py). None
+        # once something unkeyable happened.
+        self._signature: list | None = []
+        self._constants: dict[int, int] = {}  # untracked tensor id -> first-use number
         self._watched: dict[int, Tensor] = {}  # explicitly watched or accessed tensors
         self._var_versions: dict[int, int] = {}  # variable id -> its version when watched
         self._dtype_warned: set[int] = set()  # non-float ids already warned about
@@ -145,7 +152,9 @@ class GradientTape:
 
     def _clear(self) -> None:
         self._records = []
-        self._tracked = set()
+        self._tracked = {}
+        self._signature = []
+        self._constants = {}
         self._watched = {}
         self._var_versions = {}
         self._dtype_warned = set()
@@ -173,7 +182,15 @@ class GradientTape:
     def _watch_id(self, tensor_id: int, tensor: Tensor | None = None) -> None:
         """Track ``tensor_id``. The dispatcher calls this for every variable a recording
         tape sees read, so the check for "already watched" comes first."""
-        self._tracked.add(tensor_id)
+        tracked = self._tracked
+        if tensor_id not in tracked:
+            tracked[tensor_id] = len(tracked)
+            if self._signature is not None:
+                if tensor is None:
+                    self._signature = None
+                else:
+                    value = tensor._value
+                    self._signature.append(("watch", value.shape, value.dtype))
         if tensor is not None and tensor_id not in self._watched:
             self._watched[tensor_id] = tensor
             if isinstance(tensor, Variable):
@@ -247,7 +264,7 @@ class GradientTape:
         """One gradient (tensor or None) per source: the work behind gradient/jacobian."""
         records, expanded, owner = self._expand_sources(targets, sources)
         raw = backward.gradients(records, expanded, targets, output_grads,
-                                 tape=self if self._persistent else None)
+                                 tape=self if self._persistent else None, owner=self)
         summed: list[Any] = [None] * len(sources)
         for k, g in zip(owner, raw):
             if g is not None:

@@ -160,10 +160,36 @@ def _record(prim, args, values, params, result, out) -> None:
             continue
         if record is None:
             record = (prim, in_ids, tuple(values), params, out_ids, out_vals, user_location())
+            params_key = tuple(params.items()) if params else ()
         tape._records.append(record)
-        tracked.update(out_ids)
+        signature = tape._signature
+        if signature is not None:
+            signature.append((prim, params_key, _wiring(tape, tracked, in_ids, values)))
+        n = len(tracked)
+        for o in out_ids:
+            tracked[o] = n
+            n += 1
     for acc in state.accumulators:
         acc._on_op(prim, args, params, result)
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+
+
+def _wiring(tape, tracked, in_ids, values) -> tuple:
+    """How a record's inputs look to ``tape``, by structure: a slot for tracked tensors,
+    the first-use number and aval for other tensors (the same constant twice is one
+    value), the aval for raw arrays, the value (and the sign of a zero) for scalars."""
+    out = []
+    for i, v in zip(in_ids, values):
+        slot = tracked.get(i)
+        if slot is not None:
+            out.append(slot)
+        elif v.__class__ in _SCALARS:
+            out.append((v.__class__, v, repr(v)) if v == 0 else (v.__class__, v))
+        elif i is None:
+            out.append((None, v.shape, v.dtype))
+        else:
+            first = tape._constants.setdefault(i, len(tape._constants))
+            out.append((first, v.shape, v.dtype))
+    return tuple(out)
