@@ -148,11 +148,11 @@ def _record(prim, args, values, params, result, out) -> None:
         out_vals = (out,)
     record = None
     for tape in state.recording:
+        tracked = tape._tracked
         if variables is not None and tape._watch_accessed_variables:
             for v in variables:
-                if v.trainable:
+                if v._id not in tracked and v.trainable:
                     tape._watch_id(v._id, v)
-        tracked = tape._tracked
         for i in in_ids:
             if i in tracked:
                 break
