@@ -286,3 +286,46 @@ def test_specialize_identity_keeps_other_uses_and_unknown_products():
     for got, want in zip(interpreter.run(special, args), interpreter.run(program, args)):
         np.testing.assert_allclose(got, want, rtol=1e-14)
     assert _prims(special).count("matmul") == 1  # exp(I) is not the identity
+
+
+def _one_hot_basis(n, mid):
+    return np.broadcast_to(np.eye(n).reshape((n,) + (1,) * len(mid) + (n,)),
+                           (n,) + mid + (n,)).copy()
+
+
+BASIS_CASES = {
+    "S @ B": lambda s, w, b: gt.matmul(s, b),
+    "(S * w) @ B": lambda s, w, b: gt.matmul(s * w, b),
+    "merge(S * w) @ B": lambda s, w, b: gt.reshape(
+        gt.matmul(gt.reshape(s * w, (15, 3)), b), (3, 5, 4)),
+    "merge(-(w * S) * 2) @ B": lambda s, w, b: gt.matmul(
+        gt.reshape(-(w * s) * 2.0, (15, 3)), b),
+    "(S * w[:1]) @ B": lambda s, w, b: gt.matmul(s * w[:1], b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BASIS_CASES))
+def test_specialize_a_one_hot_basis_over_examples(name):
+    """batch_jacobian's seeds: eye(3) over 5 examples, shape (3, 5, 3)."""
+    from gradtape.passes.dce import eliminate_dead_code
+
+    f = BASIS_CASES[name]
+    w, b = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
+    s = _one_hot_basis(3, (5,))
+    program = _program(f, [s, w, b])
+    special = eliminate_dead_code(batching.specialize_identity(program, program.inputs[0]))
+    np.testing.assert_allclose(interpreter.run(special, [s, w, b])[0],
+                               interpreter.run(program, [s, w, b])[0], rtol=1e-14)
+    assert "matmul" not in _prims(special), str(special)
+
+
+def test_a_scale_that_varies_along_the_one_hot_axis_is_left_alone():
+    from gradtape.passes.dce import eliminate_dead_code
+
+    w, b = rng.standard_normal((3, 5, 3)), rng.standard_normal((3, 4))
+    s = _one_hot_basis(3, (5,))
+    program = _program(lambda s, w, b: gt.matmul(s * w, b), [s, w, b])
+    special = eliminate_dead_code(batching.specialize_identity(program, program.inputs[0]))
+    assert "matmul" in _prims(special)
+    np.testing.assert_allclose(interpreter.run(special, [s, w, b])[0],
+                               interpreter.run(program, [s, w, b])[0], rtol=1e-14)

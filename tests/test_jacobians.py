@@ -123,7 +123,8 @@ def test_the_batched_backward_is_cached_and_compiled_once():
     assert last.compiled == 1  # only the batched backward ran, so only it was compiled
     batched = backward_cache._data[keys[0]]
     # The seeds are the identity: no matrix product with it, and it is not an input.
-    assert "@" not in batched.compiled.source and "matmul" not in batched.compiled.source
+    code = batched.compiled.source
+    assert " @ " not in code and "matmul(" not in code and "import matmul" not in code
     assert all(f >= 0 for f in batched.feeds)
 
 
@@ -260,6 +261,23 @@ def test_batch_jacobian_matches_a_per_example_loop(f, x_shape):
     # prod(y) rows, not batch * prod(y).
     rows = {key[1] for key in list(backward_cache._data) if key[0] == "batched"}
     assert rows == {int(np.prod(y.shape[1:]))}
+
+
+def test_batch_jacobian_of_a_dense_layer_needs_no_matrix_product():
+    """The seeds are eye(y) on every example: the generated backward scales W's rows."""
+    w = gt.constant(rng.standard_normal((3, 4)))
+    x = gt.constant(rng.standard_normal((6, 3)))
+    gt.clear_cache()
+    with gt.config(compile=True, compile_after=1):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.tanh(gt.matmul(x, w))
+        bj = tape.batch_jacobian(y, x)
+    t = np.tanh(x.numpy() @ w.numpy())
+    np.testing.assert_allclose(bj.numpy(), (1 - t * t)[:, :, None] * w.numpy().T[None],
+                               rtol=1e-13)
+    (batched,) = [e for k, e in backward_cache._data.items() if k[0] == "batched"]
+    assert " @ " not in batched.compiled.source and all(f >= 0 for f in batched.feeds)
 
 
 def test_batch_jacobian_chunks_and_unconnected_target():

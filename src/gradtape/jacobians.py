@@ -109,6 +109,8 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
 
     ``basis(start, stop, size)`` gives the seeds of rows ``start:stop`` as an array of
     ``size`` rows (zero-padded), shaped ``(size,) + target.shape``.
+    ``basis_is_identity``: all rows together are one-hot over the target's last axis
+    (``specialize_identity`` may then fold products with them away).
     """
     records, expanded, owner = tape._expand_sources([target], sources)
     if not expanded:
@@ -120,8 +122,8 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
     if active and not entry.cacheable:
         return _LOOP
     size = rows if rows <= chunk else chunk
-    # All rows of a vector target's jacobian at once: the seeds are the identity matrix.
-    identity = size == rows and target._value.shape == (rows,) and basis_is_identity
+    # All rows at once of a one-hot basis over a vector: the seeds are an identity.
+    identity = size == rows and basis_is_identity
     key, batched = batched_entry(trace, entry, size, identity)
     reads_seeds = any(f < 0 for f in batched.feeds)
     pieces: list[list[Any]] = [[] for _ in expanded]
@@ -287,7 +289,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
         if experimental_use_pfor:
             basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
             columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis,
-                                         basis_is_identity=True)
+                                         basis_is_identity=target.ndim == 1)
         if not experimental_use_pfor or columns is _LOOP:
             columns = _looped_columns(tape, target, flat_sources, tuple(target.shape), rows)
     out = []
@@ -333,7 +335,8 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     if target.size:
         if experimental_use_pfor:
             basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
-            found = _batched_gradients(tape, target, [source], rows, chunk, basis)
+            found = _batched_gradients(tape, target, [source], rows, chunk, basis,
+                                       basis_is_identity=target.ndim == 2)
             column = found if found is _LOOP else found[0]
         if not experimental_use_pfor or column is _LOOP:
             column = _looped_columns(tape, target, [source], (1,) + y_shape, rows)[0]

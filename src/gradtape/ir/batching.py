@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from .builder import Builder
 from .nodes import Aval, Literal, Program, Var
 
@@ -127,72 +129,115 @@ def batch_by_loop(prim, size, args, batched, **params):
 # --- the identity basis ---------------------------------------------------------------------
 
 def specialize_identity(program: Program, identity: Var) -> Program:
-    """``program`` given that input ``identity`` is the identity matrix ``eye(n)``: the
-    seed of a jacobian of a vector target, all rows at once.
+    """``program`` given that input ``identity`` holds one-hot seeds: shape
+    ``(n, *mid, n)``, value ``1`` where the first and last indices agree, for every
+    middle index. That is ``eye(n)`` for a jacobian of a vector target, all rows at once,
+    and ``eye(n)`` broadcast over the examples for a ``batch_jacobian``.
 
-    Products with it become what one writes by hand: ``I @ B -> B``, and with
-    ``D = I * v`` (a diagonal matrix), ``D @ B -> v[:, None] * B``. The rewritten
-    equations stay in the program (dead-code elimination removes those nothing reads),
-    so any other use of ``I`` or ``D`` still sees their values.
+    Products with it become what one writes by hand: ``I @ B -> B``, and with a scaled
+    basis ``D = I * v``, ``D @ B -> v[..., None] * B``. The rewritten equations stay in
+    the program (dead-code elimination removes those nothing reads), so any other use of
+    the seeds still sees their values.
     """
     from ..ops import elementwise as ew
     from ..ops import shape as shape_ops
     from ..ops.registry import bind
 
-    n = identity.shape[0]
-    if identity.shape != (n, n):
+    full = tuple(identity.shape)
+    if len(full) < 2 or full[0] != full[-1]:
         return program
+    n, mid = full[0], full[1:-1]
+    size = int(np.prod(mid, dtype=np.int64))
+    merged_shape = (n * size, n)
+    # var -> (v, merged): the var is the basis scaled by v (None: by ones; v broadcasts
+    # to (*mid, n)), in shape `full`, or with its leading axes merged (`merged_shape`).
+    facts: dict = {identity: (None, False)}
     env: dict = {v: v for v in program.inputs}
-    eye = {identity}  # vars equal to eye(n)
-    diagonal: dict = {}  # var -> v (shape (n,)): the var equals diag(v)
 
-    def as_vector(w):
-        """``w`` as the diagonal it scales ``eye(n)`` to, if it is one (None if not)."""
-        if tuple(w.shape) in ((n,), (1, n), (n, 1)):
-            return w if tuple(w.shape) == (n,) else shape_ops.reshape(w, (n,))
+    def scale_of(w):
+        """The scale ``w`` multiplies the basis by, as a value over (*mid, n), if it
+        does not vary along the first axis (where the basis is one-hot)."""
+        shape = tuple(w.shape)
+        if len(shape) < len(full):
+            return w
+        if shape[0] == 1:
+            return shape_ops.reshape(w, shape[1:])
+        if shape[0] == n and all(d == 1 for d in shape[1:]):
+            return shape_ops.reshape(w, (n,))  # varies along the first axis = the last
         return None
 
-    def fitted(value, out):
-        return value if value.dtype == out.dtype else ew.cast(value, out.dtype)
+    def times(v, w):
+        return w if v is None else ew.multiply(v, w)
+
+    def contract(v, b, merged):
+        """``basis(v) @ b`` for a 2-d ``b`` of shape (n, p): row (j, m) is v[m, j] * b[j]."""
+        p = b.shape[1]
+        if not mid and v is not None:  # diag(v) @ b
+            v = shape_ops.broadcast_to(v, (n,)) if tuple(v.shape) != (n,) else v
+            return ew.multiply(shape_ops.reshape(v, (n, 1)), b)
+        rows = shape_ops.reshape(b, (n, 1, p))
+        if v is None:
+            out = shape_ops.broadcast_to(rows, (n, size, p))
+        else:
+            v = shape_ops.broadcast_to(v, mid + (n,)) if tuple(v.shape) != mid + (n,) else v
+            if mid:
+                v = shape_ops.transpose(v, (len(mid),) + tuple(range(len(mid))))
+            out = ew.multiply(shape_ops.reshape(v, (n, size, 1)), rows)
+        return shape_ops.reshape(out, (n * size, p) if merged else (n,) + mid + (p,))
+
+    def rewrite(name, ins):
+        """The replacement of a product with a known basis, or None."""
+        if name != "matmul" or len(ins[1].shape) != 2:
+            return None
+        left, right = ins
+        if left in facts and right.shape[0] == n:
+            v, merged = facts[left]
+            if not mid and v is None:
+                return right
+            return contract(v, right, merged)
+        if right in facts and not mid and len(left.shape) == 2:
+            v, _ = facts[right]
+            return left if v is None else ew.multiply(left, shape_ops.reshape(v, (1, n)))
+        return None
+
+    def learn(name, ins, out, params):
+        """What an equation's output is, if it is the basis scaled."""
+        shape = tuple(out.shape)
+        if name == "multiply" and shape == full:
+            for this, other in (ins, ins[::-1]):
+                if this in facts and not facts[this][1]:
+                    scale = scale_of(other)
+                    if scale is not None:
+                        facts[out] = (times(facts[this][0], scale), False)
+                        return
+        elif name == "negative" and ins[0] in facts and facts[ins[0]][0] is not None:
+            v, merged = facts[ins[0]]
+            facts[out] = (ew.negative(v), merged)
+        elif name == "transpose" and ins[0] in facts and not mid and \
+                tuple(params["axes"]) == (1, 0):
+            facts[out] = facts[ins[0]]  # a scaled identity matrix is symmetric
+        elif name == "reshape" and ins[0] in facts:
+            v, merged = facts[ins[0]]
+            if shape == (merged_shape if merged else full):
+                facts[out] = (v, merged)
+            elif mid and shape == (full if merged else merged_shape):
+                facts[out] = (v, not merged)
 
     with Builder() as b:
         for eqn in program.eqns:
             ins = [x if isinstance(x, Literal) else env[x] for x in eqn.inputs]
-            name = eqn.prim.name
-            replacement = None
-            if name == "matmul" and len(ins[0].shape) == 2 and len(ins[1].shape) == 2:
-                left, right = ins
-                if left in eye:
-                    replacement = right
-                elif right in eye:
-                    replacement = left
-                elif left in diagonal:
-                    replacement = ew.multiply(shape_ops.reshape(diagonal[left], (n, 1)), right)
-                elif right in diagonal:
-                    replacement = ew.multiply(left, shape_ops.reshape(diagonal[right], (1, n)))
             b.loc = eqn.loc
+            replacement = rewrite(eqn.prim.name, ins)
             if replacement is not None:
                 out = eqn.outs[0]
-                env[out] = fitted(replacement, out)
+                if replacement.dtype != out.dtype:
+                    replacement = ew.cast(replacement, out.dtype)
+                env[out] = replacement
                 continue
             outs = bind(eqn.prim, *ins, **eqn.params)
             outs = outs if eqn.prim.multiple_results else (outs,)
             env.update(zip(eqn.outs, outs))
-            out = outs[0]
-            if name == "transpose" and ins[0] in eye:
-                eye.add(out)
-            elif name == "transpose" and ins[0] in diagonal:
-                diagonal[out] = diagonal[ins[0]]
-            elif name == "multiply" and len(ins) == 2 and out.shape == (n, n):
-                for this, other in (ins, ins[::-1]):
-                    scale = as_vector(other) if this in eye else None
-                    if scale is None and this in diagonal and other.shape == ():
-                        scale = ew.multiply(diagonal[this], other)
-                    if scale is not None:
-                        diagonal[out] = scale
-                        break
-            elif name == "negative" and ins[0] in diagonal:
-                diagonal[out] = ew.negative(diagonal[ins[0]])
+            learn(eqn.prim.name, ins, outs[0], eqn.params)
         outputs = [o if o is None or isinstance(o, Literal) else env[o]
                    for o in program.outputs]
     return Program(program.inputs, b.eqns, outputs)
