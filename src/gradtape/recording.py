@@ -41,7 +41,12 @@ _is_internal: dict = {}
 
 def user_location() -> tuple[str, int] | None:
     """(file, line) of the innermost frame outside gradtape: where the user called the op."""
-    frame = sys._getframe(2)
+    # 0 is this function, 1 the dispatcher's _record, 2 bind and 3 the op wrapper that
+    # called it: all gradtape's own, so the walk starts above them.
+    try:
+        frame = sys._getframe(4)
+    except ValueError:
+        frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         internal = _is_internal.get(code)
