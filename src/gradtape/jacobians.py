@@ -281,7 +281,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     for s in flat_sources:
         _check_source(s)
     mode = _unconnected_mode(unconnected_gradients)
-    rows = int(target.size)
+    rows = int(np.size(target._value))
     chunk = _chunk_size(parallel_iterations, rows)
     tape._begin_gradient("jacobian")
     columns: Any = [None] * len(flat_sources)
@@ -332,7 +332,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     shape = (batch,) + y_shape + x_shape
     tape._begin_gradient("batch_jacobian")
     column: Any = None
-    if target.size:
+    if np.size(target._value):
         if experimental_use_pfor:
             basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
             found = _batched_gradients(tape, target, [source], rows, chunk, basis,
