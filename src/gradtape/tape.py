@@ -265,10 +265,13 @@ class GradientTape:
         records, expanded, owner = self._expand_sources(targets, sources)
         raw = backward.gradients(records, expanded, targets, output_grads,
                                  tape=self if self._persistent else None, owner=self)
-        summed: list[Any] = [None] * len(sources)
-        for k, g in zip(owner, raw):
-            if g is not None:
-                summed[k] = g if summed[k] is None else summed[k] + g
+        if len(expanded) == len(sources) and all(e is s for e, s in zip(expanded, sources)):
+            summed = raw  # one backward source per source: nothing to sum
+        else:
+            summed = [None] * len(sources)
+            for k, g in zip(owner, raw):
+                if g is not None:
+                    summed[k] = g if summed[k] is None else summed[k] + g
         out = []
         for s, g in zip(sources, summed):
             if g is None:
@@ -451,9 +454,10 @@ def _as_gradient(g: Any, source: Tensor) -> Tensor:
         if tuple(g.shape) != tuple(source.shape):
             g = broadcast_to(g, source.shape)
         return g
+    value = source._value
     if g.__class__ is not np.ndarray:
         g = np.asarray(g)
-    elif g.dtype == source.dtype and g.shape == source.shape:
+    elif g.dtype == value.dtype and g.shape == value.shape:
         return wrap(g)  # the common case
     if g.dtype != source.dtype:
         g = g.astype(source.dtype)
