@@ -128,6 +128,17 @@ def test_the_batched_backward_is_cached_and_compiled_once():
     assert all(f >= 0 for f in batched.feeds)
 
 
+def test_fresh_tapes_of_one_structure_read_their_own_values():
+    """Repeated structures take the whole-tape shortcut: values must still be current."""
+    for seed in range(4):
+        x = np.random.default_rng(seed).standard_normal(3)
+        (j,) = jacobian_of(dense_tanh, x)
+        t = np.tanh(A @ x)
+        np.testing.assert_allclose(j.numpy(), (1 - t * t)[:, None] * A, rtol=1e-13)
+        (j,) = jacobian_of(dense_tanh, x, parallel_iterations=3)  # two chunks
+        np.testing.assert_allclose(j.numpy(), (1 - t * t)[:, None] * A, rtol=1e-13)
+
+
 def test_jacobian_is_one_batched_call_not_a_loop(monkeypatch):
     from gradtape import backward
 

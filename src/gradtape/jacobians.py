@@ -116,26 +116,38 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
     if not expanded:
         return [None] * len(sources)
     spec = _SeedSpec(target._value.shape, target._value.dtype)
-    trace, entry = backward._trace_and_entry(
-        records, expanded, [target], [spec], tape if tape._persistent else None)
-    active = state.active
-    if active and not entry.cacheable:
-        return _LOOP
     size = rows if rows <= chunk else chunk
     # All rows at once of a one-hot basis over a vector: the seeds are an identity.
     identity = size == rows and basis_is_identity
-    key, batched = batched_entry(trace, entry, size, identity)
-    reads_seeds = any(f < 0 for f in batched.feeds)
+    active = state.active
+    whole_key = None
+    if not active and records is tape._records:
+        whole_key, run = _whole_tape_runner(tape, records, expanded, target, spec, size,
+                                            identity)
+    if whole_key is None or run is None:
+        trace, entry = backward._trace_and_entry(
+            records, expanded, [target], [spec], tape if tape._persistent else None)
+        if active and not entry.cacheable:
+            return _LOOP
+        if whole_key is not None and entry.cacheable:
+            backward._remember_whole_tape(whole_key, records, trace, entry)
+        key, batched = batched_entry(trace, entry, size, identity)
+        if active:
+            def run(seeds: Any) -> list[Any]:
+                args = nested.residual_arguments(
+                    trace, batched, expanded, [None if seeds is None else Tensor._wrap(seeds)])
+                return nested.call_backward(key, batched, args)
+        else:
+            def run(seeds: Any) -> list[Any]:
+                return batched.run(batched.arguments(trace, expanded, [seeds]))
+        reads_seeds = any(f < 0 for f in batched.feeds)
+    else:
+        reads_seeds = run.reads_seeds
     pieces: list[list[Any]] = [[] for _ in expanded]
     for start in range(0, rows, size):
         stop = min(start + size, rows)
         seeds = basis(start, stop, size) if reads_seeds else None
-        if active:
-            args = nested.residual_arguments(
-                trace, batched, expanded, [None if seeds is None else Tensor._wrap(seeds)])
-            outs = nested.call_backward(key, batched, args)
-        else:
-            outs = batched.run(batched.arguments(trace, expanded, [seeds]))
+        outs = run(seeds)
         for k, out in enumerate(outs):
             if out is not None:
                 pieces[k].append(out if stop - start == size else out[:stop - start])
@@ -146,6 +158,32 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
             g = _fit(_concatenate(parts), (rows,) + source._value.shape, source._value.dtype)
             summed[k] = g if summed[k] is None else summed[k] + g
     return summed
+
+
+def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
+    """``(whole-tape key, run)``: the backward's shortcut for a tape that recorded a
+    known structure (``backward``'s whole-tape key: no pruning or keying). ``run(seeds)``
+    runs the batched backward, or is ``None`` if it was not built yet for this key."""
+    key = backward._whole_tape_key(tape, expanded, [target], ((spec.shape, spec.dtype),))
+    if key is None:
+        return None, None
+    try:
+        hit = backward._whole_tape.get(key)
+    except TypeError:  # an unhashable param somewhere: take the long way
+        return None, None
+    if hit is None:
+        return key, None
+    entry, feeds, connected = hit
+    batched = _batched_of.get(entry, {}).get((size, identity))
+    if batched is None or not connected[0]:
+        return key, None
+    position = {f: i for i, f in enumerate(entry.feeds)}
+    located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected)
+
+    def run(seeds: Any) -> list[Any]:
+        return backward._run_whole_tape(located, records, expanded, [seeds])
+    run.reads_seeds = any(f < 0 for f in batched.feeds)  # type: ignore[attr-defined]
+    return key, run
 
 
 def _concatenate(parts: list[Any]) -> Any:
