@@ -8,6 +8,7 @@ of ones) would allocate a full-size array per traced equation.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -50,15 +51,15 @@ def reshape(x, shape, order="C"):
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(int(d) for d in shape)
+    size = math.prod(x.shape)  # Python ints: no overflow, and cheaper than np.prod here
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-        size = int(np.prod(x.shape, dtype=np.int64))
+        known = math.prod(d for d in shape if d != -1)
         if known == 0 or size % known:
             raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
         shape = tuple(size // known if d == -1 else d for d in shape)
     if shape == tuple(x.shape):
         return x
-    if int(np.prod(shape, dtype=np.int64)) != int(np.prod(x.shape, dtype=np.int64)):
+    if math.prod(shape) != size:
         raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
     return bind(reshape_p, x, shape=shape)
 
