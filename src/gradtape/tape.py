@@ -290,13 +290,16 @@ class GradientTape:
         Unwatched and integer sources are left out (their gradient is None)."""
         records = self._records
         tracked = self._tracked
-        target_ids = {t._id for t in targets}
+        target_ids = None
         expanded: list[Tensor] = []  # sources as the backward sees them
         owner: list[int] = []  # index into ``sources`` of each expanded source
         for k, s in enumerate(sources):
-            if s._id not in tracked and s._id not in target_ids:
-                continue  # TF: a tensor the tape never watched has no gradient
-            if not _is_float(s.dtype):
+            if s._id not in tracked:
+                if target_ids is None:
+                    target_ids = {t._id for t in targets}
+                if s._id not in target_ids:
+                    continue  # TF: a tensor the tape never watched has no gradient
+            if s._value.dtype.kind not in "fc":  # not a float: no gradient
                 if s._id not in self._dtype_warned:
                     self._dtype_warned.add(s._id)  # once per tape, not per jacobian row
                     logger.warning(
@@ -306,8 +309,7 @@ class GradientTape:
                         s.dtype.name,
                     )
                 continue
-            if isinstance(s, Variable) and self._var_versions.get(s._id, s._version) != \
-                    s._version:
+            if s._watch_on_read and self._var_versions.get(s._id, s._version) != s._version:
                 versions, records = _variable_versions(records, s)
             else:
                 versions = [s]
