@@ -283,13 +283,14 @@ def _remember_whole_tape(key, records, trace: Trace, entry: BackwardEntry) -> No
             feeds.append((1 if kind == "in" else 2, in_tape[a], b))
     connected = tuple(t is not None for t in trace.target_slots)
     with _whole_tape_lock:
-        _whole_tape[key] = (entry, tuple(feeds), connected)
+        # trace.key names the structure in a nested call op (nested.py), holds no arrays.
+        _whole_tape[key] = (entry, tuple(feeds), connected, trace.key)
         while len(_whole_tape) > max(options.cache_size, 1):
             _whole_tape.popitem(last=False)
 
 
 def _run_whole_tape(hit, records, sources, output_grads) -> list[Any]:
-    entry, feeds, connected = hit
+    entry, feeds, connected = hit[:3]
     backward_cache.count_hit()
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g)
              for g, c in zip(output_grads, connected) if g is not None and c]
@@ -306,6 +307,29 @@ def _run_whole_tape(hit, records, sources, output_grads) -> list[Any]:
     return list(entry.run(args))
 
 
+def _call_whole_tape(hit, records, sources, output_grads) -> list[Any]:
+    """The whole-tape shortcut while tapes record: the inputs as tensors under the ids
+    they were recorded with, and the backward as one call op (nested.py)."""
+    from .nested import call_backward
+
+    entry, feeds, connected, trace_key = hit
+    backward_cache.count_hit()
+    seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+             for g, c in zip(output_grads, connected) if g is not None and c]
+    args = []
+    for kind, a, b in feeds:
+        if kind == 1 or kind == 2:
+            record = records[a]
+            value, tensor_id = (record[2][b], record[1][b]) if kind == 1 else (
+                record[5][b], record[4][b])
+            args.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
+        elif kind == 0:
+            args.append(Tensor._alias(sources[a]._value, sources[a]._id))
+        else:
+            args.append(seeds[a])
+    return call_backward(trace_key, entry, args)
+
+
 def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
               output_grads: Sequence[Any], tape: Any = None, owner: Any = None) -> list[Any]:
     """Cotangents of ``sources`` (a ``None`` where unconnected) for the given targets.
@@ -315,7 +339,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     persistent ``tape`` passed in lets a repeated call skip pruning and keying.
     """
     key = None
-    if owner is not None and records is owner._records and not state.active:
+    if owner is not None and records is owner._records:
         flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
         key = _whole_tape_key(owner, sources, targets, flags)
         try:
@@ -323,6 +347,8 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         except TypeError:  # an unhashable param somewhere: take the long way
             key = hit = None
         if hit is not None:
+            if state.active:
+                return _call_whole_tape(hit, records, sources, output_grads)
             return _run_whole_tape(hit, records, sources, output_grads)
     trace, entry = _trace_and_entry(records, sources, targets, output_grads, tape)
     if key is not None and entry.cacheable:

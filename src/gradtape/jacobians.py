@@ -173,7 +173,7 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
         return None, None
     if hit is None:
         return key, None
-    entry, feeds, connected = hit
+    entry, feeds, connected = hit[:3]
     batched = _batched_of.get(entry, {}).get((size, identity))
     if batched is None or not connected[0]:
         return key, None
