@@ -360,18 +360,12 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         # tracer) record this gradient.
         seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
         # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
-        from .nested import nested_gradients
+        from .nested import nested_gradients, residual_arguments
 
         called = nested_gradients(trace, entry, sources, seeds)
         if called is not None:
             return called
-        args = []
-        for f in entry.feeds:
-            if f < 0:
-                args.append(seeds[~f])
-                continue
-            value, tensor_id = trace.value(f, sources), trace.tensor_id(f, sources)
-            args.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
+        args = residual_arguments(trace, entry, sources, seeds)
         return interpreter.run_recorded(entry.program, args)
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
     return list(entry.run(entry.arguments(trace, sources, seeds)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..ir import autodiff
 from ..ir.nodes import Program, Var
 
 
@@ -31,17 +32,7 @@ def read_vars(program: Program) -> set[Var]:
 
 def free_vars(program: Program) -> list[Var]:
     """Vars read but neither inputs nor defined by an equation, in order of first use."""
-    defined = set(program.inputs)
-    free: dict[Var, None] = {}
-    for eqn in program.eqns:
-        for v in eqn.inputs:
-            if isinstance(v, Var) and v not in defined:
-                free[v] = None
-        defined.update(eqn.outs)
-    for v in program.outputs:
-        if isinstance(v, Var) and v not in defined:
-            free[v] = None
-    return list(free)
+    return autodiff.free_vars(program, exclude=set(program.inputs))
 
 
 def select_residuals(program: Program) -> ResidualSelection:
