@@ -19,6 +19,7 @@ import numpy as np
 from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program, Var
 from ..ops.registry import Primitive
 from .fills import Fills
+from .fusion import use_counts
 
 Rule = Callable[[Eqn, "Rewriter"], "IRValue | None"]
 
@@ -89,14 +90,7 @@ class Rewriter:
 
     # --- the walk -------------------------------------------------------------------
     def run(self, program: Program) -> Program:
-        uses = self._uses
-        for eqn in program.eqns:
-            for v in eqn.inputs:
-                if isinstance(v, Var):
-                    uses[v] = uses.get(v, 0) + 1
-        for v in program.outputs:
-            if isinstance(v, Var):
-                uses[v] = uses.get(v, 0) + 1
+        self._uses.update(use_counts(program))
         for eqn in program.eqns:
             inputs = tuple(self.read(v) for v in eqn.inputs)
             if any(a is not b for a, b in zip(inputs, eqn.inputs)):
