@@ -289,7 +289,7 @@ def _remember_whole_tape(key, records, trace: Trace, entry: BackwardEntry) -> No
             _whole_tape.popitem(last=False)
 
 
-def _run_whole_tape(hit, records, sources, output_grads) -> list[Any]:
+def _run_whole_tape(hit, records, sources, output_grads, ran: list | None = None) -> list[Any]:
     entry, feeds, connected = hit[:3]
     backward_cache.count_hit()
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g)
@@ -304,6 +304,8 @@ def _run_whole_tape(hit, records, sources, output_grads) -> list[Any]:
             args.append(sources[a]._value)
         else:
             args.append(seeds[a])
+    if ran is not None:
+        ran.append((entry, args))
     return list(entry.run(args))
 
 
@@ -331,12 +333,14 @@ def _call_whole_tape(hit, records, sources, output_grads) -> list[Any]:
 
 
 def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
-              output_grads: Sequence[Any], tape: Any = None, owner: Any = None) -> list[Any]:
+              output_grads: Sequence[Any], tape: Any = None, owner: Any = None,
+              ran: list | None = None) -> list[Any]:
     """Cotangents of ``sources`` (a ``None`` where unconnected) for the given targets.
 
     Results are arrays, or tensors when a tape is recording (so it sees this gradient
     computation too, which is how nested tapes give higher-order derivatives). A
-    persistent ``tape`` passed in lets a repeated call skip pruning and keying.
+    persistent ``tape`` passed in lets a repeated call skip pruning and keying; ``ran``,
+    if given, receives the ``(entry, arguments)`` that computed arrays.
     """
     key = None
     if owner is not None and records is owner._records:
@@ -349,7 +353,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         if hit is not None:
             if state.active:
                 return _call_whole_tape(hit, records, sources, output_grads)
-            return _run_whole_tape(hit, records, sources, output_grads)
+            return _run_whole_tape(hit, records, sources, output_grads, ran)
     trace, entry = _trace_and_entry(records, sources, targets, output_grads, tape)
     if key is not None and entry.cacheable:
         _remember_whole_tape(key, records, trace, entry)
@@ -368,4 +372,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         args = residual_arguments(trace, entry, sources, seeds)
         return interpreter.run_recorded(entry.program, args)
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
-    return list(entry.run(entry.arguments(trace, sources, seeds)))
+    args = entry.arguments(trace, sources, seeds)
+    if ran is not None:
+        ran.append((entry, args))
+    return list(entry.run(args))

@@ -100,6 +100,9 @@ class GradientTape:
         self._live = False  # TF's "has a tape": entered, and not used up since
         self._used_up = False
         self._saved_variables: tuple[Variable, ...] = ()
+        # A persistent tape's last gradient call: (key, entry, arguments, mode), so the
+        # same call again only runs the backward (see _repeat_key).
+        self._last: tuple | None = None
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -151,6 +154,7 @@ class GradientTape:
         self._push()
 
     def _clear(self) -> None:
+        self._last = None
         self._records = []
         self._tracked = {}
         self._signature = []
@@ -244,6 +248,13 @@ class GradientTape:
         ``None``, or zeros with ``unconnected_gradients='zero'``. Gradients have their
         source's dtype; integer sources give ``None``.
         """
+        repeat_key = None
+        if self._persistent and output_gradients is None and not self._recording \
+                and not state.active:
+            repeat_key = _repeat_key(self, target, sources, unconnected_gradients)
+            if repeat_key is not None and self._last is not None and \
+                    self._last[0] == repeat_key:
+                return _repeat(self._last, sources)
         self._begin_gradient()
         if target is None:
             raise TypeError(
@@ -256,18 +267,26 @@ class GradientTape:
             _check_source(s)
         flat_grads = _flat_output_gradients(output_gradients, flat_targets)
         mode = _unconnected_mode(unconnected_gradients)
-        grads = self._gradients(flat_targets, flat_sources, flat_grads, mode)
+        ran: list | None = [] if repeat_key is not None else None
+        grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
+        if ran is not None and len(ran) == 1 and ran[0][0] is not None:
+            self._last = (repeat_key, ran[0][0], ran[0][1], mode)
         self._end_gradient()
         return nest.pack_sequence_as(sources, grads)
 
-    def _gradients(self, targets, sources, output_grads, mode) -> list[Any]:
-        """One gradient (tensor or None) per source: the work behind gradient/jacobian."""
+    def _gradients(self, targets, sources, output_grads, mode, ran=None) -> list[Any]:
+        """One gradient (tensor or None) per source: the work behind gradient/jacobian.
+        ``ran`` (a list) receives the backward entry and its arguments when they can be
+        run again as they are for the same call (``gradient``'s repeat shortcut)."""
         records, expanded, owner = self._expand_sources(targets, sources)
         raw = backward.gradients(records, expanded, targets, output_grads,
-                                 tape=self if self._persistent else None, owner=self)
+                                 tape=self if self._persistent else None, owner=self,
+                                 ran=ran)
         if len(expanded) == len(sources) and all(e is s for e, s in zip(expanded, sources)):
             summed = raw  # one backward source per source: nothing to sum
         else:
+            if ran is not None:
+                ran.append((None, None))  # not one-to-one: no repeat shortcut
             summed = [None] * len(sources)
             for k, g in zip(owner, raw):
                 if g is not None:
@@ -466,3 +485,41 @@ def _as_gradient(g: Any, source: Tensor) -> Tensor:
     if g.shape != source.shape:
         g = np.broadcast_to(g, source.shape).copy()
     return wrap(g)
+
+
+def _repeat_key(tape: GradientTape, target: Any, sources: Any, mode: Any) -> tuple | None:
+    """What makes a persistent tape's gradient call the same as its last one: the same
+    target and sources (variables at the same version), nothing recorded since, the
+    same unconnected mode. ``None`` for structures this shortcut doesn't cover."""
+    if not isinstance(target, Tensor):
+        return None
+    if isinstance(sources, Tensor):
+        flat: Any = (sources,)
+    elif sources.__class__ is list or sources.__class__ is tuple:
+        flat = sources
+    else:
+        return None
+    ids = []
+    for s in flat:
+        if not isinstance(s, Tensor):
+            return None
+        ids.append((s._id, s._version) if s._watch_on_read else s._id)
+    return (target._id, len(tape._records), sources.__class__, tuple(ids), mode)
+
+
+def _repeat(last: tuple, sources: Any) -> Any:
+    """The last gradient call of a persistent tape again: run its backward on the same
+    recorded arrays (tapes never change them) and wrap the results."""
+    _, entry, args, mode = last
+    backward.backward_cache.count_hit()
+    flat = (sources,) if isinstance(sources, Tensor) else sources
+    out = []
+    for s, g in zip(flat, entry.run(args)):
+        if g is None:
+            out.append(Tensor._wrap(np.zeros(s.shape, s.dtype))
+                       if mode is UnconnectedGradients.ZERO else None)
+        else:
+            out.append(_as_gradient(g, s))
+    if isinstance(sources, Tensor):
+        return out[0]
+    return out if sources.__class__ is list else tuple(out)

@@ -143,7 +143,24 @@ def fold_scales(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
-RULES = {_ew.multiply.primitive: [fold_scales]}
+def fold_doubling(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """``x + x`` -> ``x * 2`` (exact), merged into ``x``'s own scale when it has one: the
+    VJP of ``x * x`` is ``g * x + g * x``."""
+    a, b = eqn.inputs
+    out = eqn.outs[0]
+    if a is not b or isinstance(a, Literal) or a.aval != out.aval or not np.issubdtype(
+            out.dtype, np.floating):
+        return None
+    two = out.dtype.type(2)
+    inner = _scale_of(a, rw)
+    if inner is not None and inner[0].dtype == out.dtype:
+        c = _exact_product(inner[1], two, out.dtype)
+        if c is not None:
+            return rw.emit(_ew.multiply.primitive, (inner[0], scalar_literal(c)), {})
+    return rw.emit(_ew.multiply.primitive, (a, scalar_literal(two)), {})
+
+
+RULES = {_ew.multiply.primitive: [fold_scales], _ew.add.primitive: [fold_doubling]}
 
 
 def fold_constants(program: Program) -> Program:

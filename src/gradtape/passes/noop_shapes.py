@@ -100,9 +100,12 @@ def broadcast_to_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 
 
 def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
-    if eqn.params["axes"]:
-        return None
-    return _reshape(eqn.inputs[0], eqn.params["shape"], rw)
+    """Over no axes: a reshape; when the result is what a plain sum gives: that sum
+    (``g.sum(axis=0)``, without unbroadcast's reshape)."""
+    axes, shape = tuple(eqn.params["axes"]), tuple(eqn.params["shape"])
+    if not axes:
+        return _reshape(eqn.inputs[0], shape, rw)
+    return _as_sum(eqn.inputs[0], axes, shape, rw)
 
 
 def sum_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
