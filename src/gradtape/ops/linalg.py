@@ -455,6 +455,11 @@ def solve(a, b, adjoint=False, name=None):
     if adjoint:
         a = _mH(a)
     vector = len(b.shape) == 1 if _NUMPY2 else len(b.shape) == len(a.shape) - 1
+    if not vector and len(b.shape) < 2:
+        raise ValueError(
+            f"solve: b of shape {tuple(b.shape)} is read as a stack of matrices beside a of "
+            f"shape {tuple(a.shape)} (NumPy 1's rule) and has too few dimensions; give b "
+            "as a.shape[:-1] for vectors, or add a trailing axis of size 1.")
     if vector:
         b = _shape.reshape(b, tuple(b.shape) + (1,))
     out = _solve(a, b)
