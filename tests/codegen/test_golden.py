@@ -26,6 +26,11 @@ def _source(name: str) -> str:
     return tape.inspect(target, sources).source
 
 
+@pytest.mark.skipif(
+    np.lib.NumpyVersion(np.__version__) < "2.0.0",
+    reason="the golden files are NumPy 2's output; NumPy 1's value-based casting turns some "
+    "Python scalars beside 0-d tensors into inputs (determinism is still tested below)",
+)
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_generated_source_matches_golden_file(name):
     source = _source(name)

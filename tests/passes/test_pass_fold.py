@@ -1,7 +1,16 @@
 """Constant folding: known fills and all-literal equations computed at compile time."""
 
 import numpy as np
-from pass_testing import args_for, assert_same_results, build, literal_values, prims, raw, var
+from pass_testing import (
+    args_for,
+    assert_same_results,
+    build,
+    literal_values,
+    needs_nep50,
+    prims,
+    raw,
+    var,
+)
 
 import gradtape as gt
 from gradtape.ir.nodes import Aval, Literal
@@ -35,6 +44,7 @@ def test_seed_chain_collapses_to_one_broadcast():
     assert_same_results(before, after, args_for(before))
 
 
+@needs_nep50
 def test_scalar_literals_fold_and_keep_their_dtype():
     # np.float32 * np.float32 is float32: the folded literal must stay float32, so that
     # x_float16 * it is still float32 (a Python float would make it float16).
@@ -48,6 +58,7 @@ def test_scalar_literals_fold_and_keep_their_dtype():
     assert_same_results(before, after, args_for(before))
 
 
+@needs_nep50
 def test_python_float_literals_fold_to_float64():
     # 2.0 * 3.0 on Python floats runs as float64: x_f32 * that 0-d float64 is float64.
     before = build(lambda x: x * raw(ew.multiply.primitive, 2.0, 3.0), var((3,)))
@@ -96,6 +107,7 @@ def test_fill_that_sets_the_output_shape_stays():
     assert_same_results(before, after, args_for(before))
 
 
+@needs_nep50
 def test_elementwise_of_fills_is_a_fill():
     def f(x):
         ones = gt.ones_like(x)

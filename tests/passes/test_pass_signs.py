@@ -2,7 +2,15 @@
 
 import numpy as np
 import pytest
-from pass_testing import args_for, assert_same_results, build, literal_values, prims, var
+from pass_testing import (
+    args_for,
+    assert_same_results,
+    build,
+    literal_values,
+    needs_nep50,
+    prims,
+    var,
+)
 
 import gradtape as gt
 from gradtape.ir.verifier import verify
@@ -39,6 +47,7 @@ def test_negated_operand_times_a_constant():
     assert_same_results(before, after, args_for(before))
 
 
+@needs_nep50
 def test_negated_constant_product():
     before = build(lambda x: gt.negative(x * np.float64(3)), var((3,)))
     after = simplify(before)

@@ -19,6 +19,31 @@ from .numpy_dispatch import implements, register_ufunc
 from .registry import Primitive, bind, operand
 
 _OPERAND_TYPES = (Tensor, IRValue)
+_NUMPY1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+_KINDS_FOR = {bool: "b", int: "iufc", float: "fc", complex: "c"}
+
+
+def _weak(scalar, dtype: np.dtype):
+    kinds = _KINDS_FOR.get(scalar.__class__)
+    if kinds is None or dtype.kind not in kinds:
+        return scalar
+    try:
+        return dtype.type(scalar)
+    except OverflowError:  # NEP 50 raises here too; NumPy 1 would widen the dtype
+        return scalar
+
+
+def weak_scalars(*args):
+    """NumPy 2's rule (NEP 50) under NumPy 1, for eager 0-d tensors: a Python scalar
+    takes the dtype of the tensor beside it when that dtype can hold its kind, so
+    ``float32 * 2.0`` stays float32 (NumPy 1's value-based casting made it float64).
+    Arrays of rank >= 1 already keep their dtype in NumPy 1, and IR programs are left
+    as they are (their avals follow the installed NumPy)."""
+    dtype = next((a._value.dtype for a in args
+                  if isinstance(a, Tensor) and not a._value.ndim), None)
+    if dtype is None:
+        return args
+    return tuple(_weak(a, dtype) if a.__class__ in _KINDS_FOR else a for a in args)
 
 __all__: list[str] = []
 
@@ -240,6 +265,8 @@ def _binary(name, impl, vjp, jvp, ufunc=None):
     def op(x, y):
         if not isinstance(x, _OPERAND_TYPES) and not isinstance(y, _OPERAND_TYPES):
             x, y = operand(x), operand(y)  # no tensor at all: TF's dtypes for both
+        elif _NUMPY1:
+            x, y = weak_scalars(x, y)
         return bind(prim, x, y)
 
     op.__name__ = op.__qualname__ = name
@@ -416,6 +443,8 @@ def where(condition, x=None, y=None):
     """Elementwise select: ``x`` where ``condition`` holds, else ``y`` (broadcasting)."""
     if x is None or y is None:
         raise ValueError("gt.where needs both x and y; use np.nonzero on .numpy() for indices.")
+    if _NUMPY1:
+        x, y = weak_scalars(x, y)
     return bind(where_p, condition, x, y)
 
 
@@ -440,6 +469,8 @@ clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=Tr
 @implements(np.clip)
 def clip(x, a_min, a_max):
     """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside."""
+    if _NUMPY1:
+        x, a_min, a_max = weak_scalars(x, a_min, a_max)
     return bind(clip_p, x, a_min, a_max)
 
 
@@ -460,6 +491,8 @@ def _constant_op(name, impl, arity, ufunc=None):
             return bind(prim, x)
     else:
         def op(x, y):
+            if _NUMPY1:
+                x, y = weak_scalars(x, y)
             return bind(prim, x, y)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} (not differentiable: no gradient flows through it)."
