@@ -518,6 +518,10 @@ def _repeat(last: tuple, sources: Any) -> Any:
         if g is None:
             out.append(Tensor._wrap(np.zeros(s.shape, s.dtype))
                        if mode is UnconnectedGradients.ZERO else None)
+            continue
+        value = s._value
+        if g.__class__ is np.ndarray and g.dtype is value.dtype and g.shape == value.shape:
+            out.append(wrap(g))  # already the source's dtype and shape: the usual case
         else:
             out.append(_as_gradient(g, s))
     if isinstance(sources, Tensor):

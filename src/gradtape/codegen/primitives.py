@@ -105,8 +105,18 @@ def _instantiate(node: Any, fill) -> Any:
     return node
 
 
+# Shorter array templates for common param values, each leaving out params whose value
+# is then implied: (primitive name, test of the params, template, params left out).
+SPECIAL_ARRAY_TEMPLATES: list[tuple[str, Any, str, frozenset]] = [
+    ("sum", lambda p: p["keepdims"] is False, "{0}.sum(axis={axis})",
+     frozenset({"keepdims"})),
+    ("transpose", lambda p: tuple(p["axes"]) == (1, 0), "{0}.T", frozenset({"axes"})),
+]
+
+
 def _template_of(eqn: Eqn) -> str | None:
     template = getattr(eqn.prim, "codegen_template", None)
+    implied: frozenset = frozenset()
     if template is None:
         entry = TEMPLATES.get(eqn.prim.name)
         if entry is None or entry[0] != impl_id(eqn.prim.impl):
@@ -115,11 +125,16 @@ def _template_of(eqn: Eqn) -> str | None:
         first = eqn.inputs[0] if eqn.inputs else None
         if len(entry) > 2 and isinstance(first, Var) and first.aval.shape != ():
             template = entry[2]
+            for prim_name, applies, special, left_out in SPECIAL_ARRAY_TEMPLATES:
+                if prim_name == eqn.prim.name and applies(eqn.params):
+                    template, implied = special, left_out
+                    break
     if _OPERATOR_TEMPLATE.match(template) and not any(
             isinstance(v, Var) for v in eqn.inputs):
         return None
     _, positional, params = _parse(template)
-    if positional != frozenset(range(len(eqn.inputs))) or params != frozenset(eqn.params):
+    if positional != frozenset(range(len(eqn.inputs))) or params | implied != frozenset(
+            eqn.params):
         return None
     return template
 
