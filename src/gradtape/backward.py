@@ -34,19 +34,23 @@ compile_listeners: list[Callable[[Any], None]] = []
 
 
 class BackwardEntry:
-    """A built backward: its optimized program, how to feed it, and (once compiled) the
-    generated function. Holds no arrays: values are read from the trace at call time.
+    """A built backward: its program, how to feed it, and (once compiled) the generated
+    function. Holds no arrays: values are read from the trace at call time.
 
     ``feeds[i]`` says where input ``i`` comes from: a trace slot (``>= 0``) or output
-    gradient ``k`` (``~k``).
+    gradient ``k`` (``~k``). ``program`` is what autodiff emitted (dead code removed):
+    the first call of a structure interprets it as it is, and the optimization passes run
+    only when the structure comes back and is compiled (they keep the inputs, so the
+    feeds stay valid). ``optimized=True`` says ``program`` went through them already.
     """
 
     __slots__ = ("program", "feeds", "residual_slots", "cacheable", "compilable", "calls",
-                 "compiled", "failed", "_lock", "__weakref__")
+                 "compiled", "failed", "optimized", "_lock", "__weakref__")
 
     def __init__(self, program: Program, feeds: list[int], cacheable: bool,
-                 compilable: bool):
+                 compilable: bool, optimized: bool = False):
         self.program = program
+        self.optimized = optimized
         self.feeds = feeds
         self.residual_slots = [f for f in feeds if f >= 0]
         self.cacheable = cacheable
@@ -98,6 +102,9 @@ class BackwardEntry:
         from .codegen.load import dump
 
         start = time.perf_counter()
+        if not self.optimized:
+            self.program = _optimize_keeping_inputs(self.program)
+            self.optimized = True
         try:
             compiled = compile_program(self.program)
         except Exception as exc:  # never a wrong gradient: interpret this structure
@@ -166,8 +173,40 @@ def _optimize(program: Program) -> tuple[Program, tuple[int, ...]]:
     return selection.program, tuple(selection.kept)
 
 
+def _optimize_keeping_inputs(program: Program) -> Program:
+    """The optimized program with the same inputs (callers' feeds stay valid)."""
+    try:
+        from .passes.pipeline import optimize
+    except ImportError:
+        return program
+    try:
+        return optimize(program)
+    except Exception as exc:  # a pass bug must not cost a gradient: run unoptimized
+        warnings.warn(
+            f"gradtape's optimizer failed on a backward program ({type(exc).__name__}: "
+            f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning, stacklevel=4,
+        )
+        return program
+
+
+def build_backward(trace: Trace, output_grads: Sequence[Any]):
+    """``(forward, backward, feeds)`` for a trace: lowering and autodiff, no passes.
+    The backward reads exactly the residuals its rules read (autodiff's free vars)."""
+    forward, slot_vars = trace.to_program()
+    wrt = [slot_vars[s] for s in trace.source_slots]
+    seeds = []
+    for out, given in zip(forward.outputs, output_grads):
+        seeds.append(None if out is None else seed_for(out.aval, given))
+    program, _ = vjp_program(forward, wrt, seeds)
+    slot_of = {v: s for s, v in enumerate(slot_vars)}
+    seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
+    feeds = [slot_of[v] if v in slot_of else ~seed_index[v] for v in program.inputs]
+    return forward, program, feeds
+
+
 def build_program(trace: Trace, output_grads: Sequence[Any]):
-    """``(forward, backward, optimized, feeds)`` for a trace: the whole front end."""
+    """``(forward, backward, optimized, feeds)`` for a trace: the whole front end, with
+    residual selection after the passes (what ``tape.inspect`` shows)."""
     forward, slot_vars = trace.to_program()
     wrt = [slot_vars[s] for s in trace.source_slots]
     seeds = []
@@ -187,10 +226,10 @@ def build_program(trace: Trace, output_grads: Sequence[Any]):
 def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True
                 ) -> BackwardEntry:
     start = time.perf_counter()
-    _, _, optimized, feeds = build_program(trace, output_grads)
+    _, program, feeds = build_backward(trace, output_grads)
     cacheable = hashable and all(rec[0].cacheable for rec in trace.records)
-    compilable = cacheable and all(e.prim.cacheable for e in optimized.eqns)
-    entry = BackwardEntry(optimized, feeds, cacheable, compilable)
+    compilable = cacheable and all(e.prim.cacheable for e in program.eqns)
+    entry = BackwardEntry(program, feeds, cacheable, compilable)
     backward_cache.record_build(time.perf_counter() - start)
     return entry
 

@@ -62,7 +62,8 @@ def _build_batched(entry: backward.BackwardEntry, rows: int, identity: bool
             kept = tuple(kept[i] for i in again)
     feeds = [entry.feeds[i] for i in kept]
     compilable = entry.compilable and all(e.prim.cacheable for e in optimized.eqns)
-    batched = backward.BackwardEntry(optimized, feeds, entry.cacheable, compilable)
+    batched = backward.BackwardEntry(optimized, feeds, entry.cacheable, compilable,
+                                     optimized=True)
     backward_cache.record_build(time.perf_counter() - start)
     return batched
 

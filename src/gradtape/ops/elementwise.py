@@ -300,9 +300,15 @@ subtract = _binary(
     lambda ts, y, a, b: _tangent_sum(ts[0], _scaled(ts[1], -1.0)),
     np.subtract,
 )
+def _multiply_vjp(g, y, a, b):
+    if a is b:  # x * x: one product, counted twice (not two equal products)
+        return (_ub(g * conj(a) * 2.0, a), None)
+    return (_ub(g * conj(b), a), _ub(g * conj(a), b))
+
+
 multiply = _binary(
     "multiply", np.multiply,
-    lambda g, y, a, b: (_ub(g * conj(b), a), _ub(g * conj(a), b)),
+    _multiply_vjp,
     lambda ts, y, a, b: _tangent_sum(_scaled(ts[0], b), _scaled(ts[1], a)),
     np.multiply,
 )

@@ -1,9 +1,6 @@
 """The pass pipeline: the backward Program as autodiff emits it -> the one codegen reads.
 
-    dead code -> simplify (fold, zeros/ones, no-op shapes) -> CSE -> simplify -> dead code
-
-(The second simplify sees what CSE merged: ``g * x + g * x``, the VJP of ``x * x``, is
-``a + a`` only once the two products are one.)
+    dead code -> simplify (fold, zeros/ones, no-op shapes) -> CSE -> dead code
 
 Every pass is Program -> Program and keeps the program valid; with ``verify=True`` the
 verifier runs after each one (tests do this), so a broken rewrite is caught at the pass
@@ -20,8 +17,7 @@ from .dce import eliminate_dead_code
 from .residuals import ResidualSelection, select_residuals
 from .simplify import simplify
 
-PASSES = (eliminate_dead_code, simplify, eliminate_common_subexpressions, simplify,
-          eliminate_dead_code)
+PASSES = (eliminate_dead_code, simplify, eliminate_common_subexpressions, eliminate_dead_code)
 
 
 def optimize(program: Program, verify: bool = False) -> Program:
