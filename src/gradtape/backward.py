@@ -102,11 +102,11 @@ class BackwardEntry:
         from .codegen.load import dump
 
         start = time.perf_counter()
-        if not self.optimized:
-            self.program = _optimize_keeping_inputs(self.program)
-            self.optimized = True
+        # self.program stays as built: nested call ops inline it, and what they inline
+        # must not depend on whether this entry was compiled yet.
+        program = self.program if self.optimized else _optimize_keeping_inputs(self.program)
         try:
-            compiled = compile_program(self.program)
+            compiled = compile_program(program)
         except Exception as exc:  # never a wrong gradient: interpret this structure
             self.failed = True
             warnings.warn(
