@@ -10,6 +10,7 @@ compiling code costs milliseconds, which pays off only for a structure that repe
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import warnings
@@ -189,6 +190,15 @@ def _optimize_keeping_inputs(program: Program) -> Program:
         return program
 
 
+# From this many elements in one value, a structure's first call runs the passes too:
+# an equation they remove costs more than running them.
+_LARGE = 1 << 16
+
+
+def _works_on_large_arrays(program: Program) -> bool:
+    return any(math.prod(out.aval.shape) >= _LARGE for eqn in program.eqns for out in eqn.outs)
+
+
 def build_backward(trace: Trace, output_grads: Sequence[Any]):
     """``(forward, backward, feeds)`` for a trace: lowering and autodiff, no passes.
     The backward reads exactly the residuals its rules read (autodiff's free vars)."""
@@ -229,7 +239,10 @@ def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True
     _, program, feeds = build_backward(trace, output_grads)
     cacheable = hashable and all(rec[0].cacheable for rec in trace.records)
     compilable = cacheable and all(e.prim.cacheable for e in program.eqns)
-    entry = BackwardEntry(program, feeds, cacheable, compilable)
+    optimized = _works_on_large_arrays(program)
+    if optimized:  # the passes cost less than one needless pass over the data
+        program = _optimize_keeping_inputs(program)
+    entry = BackwardEntry(program, feeds, cacheable, compilable, optimized)
     backward_cache.record_build(time.perf_counter() - start)
     return entry
 
