@@ -75,14 +75,43 @@ def _dummy(value: IRValue, elementwise: bool) -> Any:
     return np.ones(shape, dtype)
 
 
+# (primitive, what the dtype depends on) -> result dtype of an elementwise primitive:
+# autodiff asks this for every equation it emits, and running NumPy each time showed.
+_elementwise_dtypes: dict = {}
+
+
+def _dtype_key(v: IRValue) -> tuple:
+    from ..ir.nodes import Literal
+
+    if isinstance(v, Literal):  # a Python scalar's type and value, a NumPy scalar's dtype
+        value = v.value
+        if value != value:
+            return None  # NaN
+        return (value.__class__, value) if value.__class__ in _SCALARS else (v.aval.dtype,)
+    return (v.aval.dtype, not v.aval.shape)  # 0-d or not: NumPy 1 promotes by value
+
+
 def _eval_on_dummies(prim: Primitive, inputs, params):
     """Default shape rule: run the NumPy implementation on arrays of ones."""
+    if prim.elementwise:
+        shape = np.broadcast_shapes(*(v.aval.shape for v in inputs))
+        try:
+            key = (prim, tuple(_dtype_key(v) for v in inputs), tuple(params.items()))
+            dtype = _elementwise_dtypes.get(key)
+        except TypeError:  # an unhashable param: no caching
+            key = dtype = None
+        if key is not None and None in key[1]:
+            key = dtype = None  # a NaN literal never equals another: don't cache it
+        if dtype is None:
+            dummies = [_dummy(v, True) for v in inputs]
+            with np.errstate(all="ignore"):
+                dtype = np.asarray(prim.impl(*dummies, **params)).dtype
+            if key is not None:
+                _elementwise_dtypes[key] = dtype
+        return Aval(shape, dtype)
     dummies = [_dummy(v, prim.elementwise) for v in inputs]
     with np.errstate(all="ignore"):
         out = prim.impl(*dummies, **params)
-    if prim.elementwise:
-        shape = np.broadcast_shapes(*(v.aval.shape for v in inputs))
-        return Aval(shape, np.asarray(out).dtype)
     if prim.multiple_results:
         return [Aval(tuple(np.shape(o)), np.asarray(o).dtype) for o in out]
     return Aval(tuple(np.shape(out)), np.asarray(out).dtype)
