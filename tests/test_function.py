@@ -792,3 +792,26 @@ def test_docs_snippets_run():
         exec(block, namespace)
     assert namespace["train_step"].experimental_get_tracing_count() == 1
     assert namespace["clip_norm"].experimental_get_tracing_count() == 2
+
+
+def test_watching_on_a_tape_from_outside_the_trace_raises():
+    x = gt.constant(np.array([3.0, 4.0]))
+    outer = gt.GradientTape()
+
+    @gt.function
+    def watch_outside(a):
+        outer.watch(a)  # would only happen while tracing: a clear error instead
+        return a * 2
+
+    with pytest.raises(RuntimeError, match="opened outside the @gt.function"):
+        watch_outside(x)
+
+    @gt.function
+    def watch_inside(a):
+        with gt.GradientTape() as tape:
+            tape.watch(a)
+            y = gt.reduce_sum(a * a)
+        return tape.gradient(y, a)
+
+    np.testing.assert_allclose(watch_inside(x).numpy(), [6.0, 8.0])
+    np.testing.assert_allclose(watch_inside(x).numpy(), [6.0, 8.0])

@@ -84,6 +84,9 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables
+        # The @gt.function trace this tape was made in (None outside any): watching from
+        # inside a trace only works on the trace's own tapes (see watch).
+        self._tracer = state.tracer
         self._records: list[tuple] = []
         # ids watched, or computed from watched ids -> their slot number on this tape
         self._tracked: dict[int, int] = {}
@@ -166,6 +169,12 @@ class GradientTape:
     # --- watching -----------------------------------------------------------------
     def watch(self, tensor: Any) -> None:
         """Track ``tensor`` (a Tensor, Variable, or nested structure of them)."""
+        if state.tracer is not None and self._tracer is not state.tracer:
+            raise RuntimeError(
+                "This GradientTape was opened outside the @gt.function being traced, so a "
+                "watch inside it would happen only once, while tracing. Open the tape "
+                "inside the function, or watch the tensors before calling it."
+            )
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(
