@@ -157,37 +157,35 @@ def _dtype_of(value: Any) -> np.dtype:
     return dtype if isinstance(dtype, np.dtype) else np.asarray(value).dtype
 
 
-def _optimize(program: Program) -> tuple[Program, tuple[int, ...]]:
-    """The optimized program and which of the original inputs it still reads."""
+def _passes_or_none(run_passes: Callable[[Program], Any], program: Program) -> Any:
+    """``run_passes(program)``, or ``None`` with a warning if a pass fails: a pass bug
+    must not cost a gradient, the program then runs unoptimized."""
     try:
-        from .passes.pipeline import optimize_backward
-    except ImportError:
-        return program, tuple(range(len(program.inputs)))
-    try:
-        selection = optimize_backward(program)
-    except Exception as exc:  # a pass bug must not cost a gradient: run unoptimized
+        return run_passes(program)
+    except Exception as exc:
         warnings.warn(
             f"gradtape's optimizer failed on a backward program ({type(exc).__name__}: "
-            f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning, stacklevel=4,
+            f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning, stacklevel=5,
         )
+        return None
+
+
+def _optimize(program: Program) -> tuple[Program, tuple[int, ...]]:
+    """The optimized program and which of the original inputs it still reads."""
+    from .passes.pipeline import optimize_backward
+
+    selection = _passes_or_none(optimize_backward, program)
+    if selection is None:
         return program, tuple(range(len(program.inputs)))
     return selection.program, tuple(selection.kept)
 
 
 def _optimize_keeping_inputs(program: Program) -> Program:
     """The optimized program with the same inputs (callers' feeds stay valid)."""
-    try:
-        from .passes.pipeline import optimize
-    except ImportError:
-        return program
-    try:
-        return optimize(program)
-    except Exception as exc:  # a pass bug must not cost a gradient: run unoptimized
-        warnings.warn(
-            f"gradtape's optimizer failed on a backward program ({type(exc).__name__}: "
-            f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning, stacklevel=4,
-        )
-        return program
+    from .passes.pipeline import optimize
+
+    optimized = _passes_or_none(optimize, program)
+    return program if optimized is None else optimized
 
 
 # From this many elements in one value, a structure's first call runs the passes too:
@@ -217,20 +215,9 @@ def build_backward(trace: Trace, output_grads: Sequence[Any]):
 def build_program(trace: Trace, output_grads: Sequence[Any]):
     """``(forward, backward, optimized, feeds)`` for a trace: the whole front end, with
     residual selection after the passes (what ``tape.inspect`` shows)."""
-    forward, slot_vars = trace.to_program()
-    wrt = [slot_vars[s] for s in trace.source_slots]
-    seeds = []
-    for out, given in zip(forward.outputs, output_grads):
-        seeds.append(None if out is None else seed_for(out.aval, given))
-    program, residuals = vjp_program(forward, wrt, seeds)
-    slot_of = {v: s for s, v in enumerate(slot_vars)}
-    seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
+    forward, program, feeds = build_backward(trace, output_grads)
     optimized, kept = _optimize(program)
-    feeds = []
-    for i in kept:
-        v = program.inputs[i]
-        feeds.append(slot_of[v] if v in slot_of else ~seed_index[v])
-    return forward, program, optimized, feeds
+    return forward, program, optimized, [feeds[i] for i in kept]
 
 
 def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True
