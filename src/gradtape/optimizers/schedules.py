@@ -47,43 +47,39 @@ class LearningRateSchedule:
         )
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _DecaySchedule(LearningRateSchedule):
+    """What ExponentialDecay and InverseTimeDecay share: their arguments and the decay
+    progress ``step / decay_steps`` (floored with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False, name: str | None = None):
+        _check_decay_steps("decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name if name is not None else type(self).__name__
+
+    def _progress(self, step: Any) -> Tensor:
+        p = _step(step) / _F32(self.decay_steps)
+        return floor(p) if self.staircase else p
+
+
+class ExponentialDecay(_DecaySchedule):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``; with ``staircase``
     the exponent is floored."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "ExponentialDecay"):
-        _check_decay_steps("decay_steps", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
     def __call__(self, step: Any) -> Tensor:
-        p = _step(step) / _F32(self.decay_steps)
-        if self.staircase:
-            p = floor(p)
+        p = self._progress(step)
         return _F32(self.initial_learning_rate) * constant(_F32(self.decay_rate)) ** p
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_DecaySchedule):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``; with
     ``staircase`` the ratio ``step / decay_steps`` is floored."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "InverseTimeDecay"):
-        _check_decay_steps("decay_steps", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
     def __call__(self, step: Any) -> Tensor:
-        p = _step(step) / _F32(self.decay_steps)
-        if self.staircase:
-            p = floor(p)
+        p = self._progress(step)
         return _F32(self.initial_learning_rate) / (_F32(1) + _F32(self.decay_rate) * p)
 
 
