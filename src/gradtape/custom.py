@@ -60,7 +60,7 @@ class _VariableWatcher:
     _watch_accessed_variables = True
 
     def __init__(self) -> None:
-        self._tracked: set[int] = set()  # stays empty: no op is ever recorded here
+        self._tracked: dict[int, int] = {}  # stays empty: no op is ever recorded here
         self._records: list = []
         self.variables: dict[int, Variable] = {}
 

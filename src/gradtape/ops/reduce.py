@@ -106,8 +106,10 @@ def _numpy_extras(name: str, **given) -> None:
 
 # --- sum -------------------------------------------------------------------------------
 
+# The ufuncs' reduce is what np.sum, np.max and np.prod call, without their Python
+# dispatch layer (microseconds per eager op).
 def _sum_impl(x, axis, keepdims):
-    return np.sum(x, axis=axis, keepdims=keepdims)
+    return np.add.reduce(x, axis=axis, keepdims=keepdims)
 
 
 sum_p = Primitive(
@@ -224,11 +226,11 @@ def _extremum_primitive(name, impl):
 
 
 def _max_impl(x, axis, keepdims):
-    return np.max(x, axis=axis, keepdims=keepdims)
+    return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
 
 
 def _min_impl(x, axis, keepdims):
-    return np.min(x, axis=axis, keepdims=keepdims)
+    return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
 
 
 max_p = _extremum_primitive("max", _max_impl)
@@ -517,7 +519,7 @@ def _others_product(x, axes):
 
 
 def _prod_impl(x, axis, keepdims):
-    return np.prod(x, axis=axis, keepdims=keepdims)
+    return np.multiply.reduce(x, axis=axis, keepdims=keepdims)
 
 
 prod_p = Primitive(

@@ -164,17 +164,6 @@ def _record(prim, args, values, params, result, out) -> None:
                 variables = [a] if variables is None else variables + [a]
         else:
             in_ids.append(None)
-    in_ids = tuple(in_ids)
-    if None in in_ids:
-        # Lists and other array-likes are recorded as the arrays NumPy made of them.
-        values = [v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
-                  for v in values]
-    if prim.multiple_results:
-        out_ids = tuple(r._id for r in result)
-        out_vals = tuple(out)
-    else:
-        out_ids = (result._id,)
-        out_vals = (out,)
     record = None
     for tape in state.recording:
         tracked = tape._tracked
@@ -182,36 +171,50 @@ def _record(prim, args, values, params, result, out) -> None:
             for v in variables:
                 if v._id not in tracked and v.trainable:
                     tape._watch_id(v._id, v)
-        for i in in_ids:
-            if i in tracked:
-                break
-        else:
+        # One pass finds whether the tape sees this op and, if so, how it is wired.
+        slots = [tracked.get(i) for i in in_ids]
+        if slots.count(None) == len(slots):
             continue
         if record is None:
-            record = (prim, in_ids, tuple(values), params, out_ids, out_vals, user_location())
+            if None in in_ids:
+                # Lists and other array-likes are recorded as the arrays NumPy made of
+                # them.
+                values = [v if hasattr(v, "shape") or v.__class__ in _SCALARS
+                          else np.asarray(v) for v in values]
+            if prim.multiple_results:
+                out_ids = tuple(r._id for r in result)
+                out_vals = tuple(out)
+            else:
+                out_ids = (result._id,)
+                out_vals = (out,)
+            record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals,
+                      user_location())
             params_key = tuple(params.items()) if params else ()
         tape._records.append(record)
         signature = tape._signature
         if signature is not None:
-            signature.append((prim, params_key, _wiring(tape, tracked, in_ids, values)))
+            if None in slots:
+                slots = _wiring(tape, slots, in_ids, values)
+            signature.append((prim, params_key, tuple(slots)))
         n = len(tracked)
         for o in out_ids:
             tracked[o] = n
             n += 1
-    for acc in state.accumulators:
-        acc._on_op(prim, args, params, result)
+    if state.accumulators:
+        for acc in state.accumulators:
+            acc._on_op(prim, args, params, result)
 
 
 _SCALARS = frozenset((bool, int, float, complex))
 
 
-def _wiring(tape, tracked, in_ids, values) -> tuple:
-    """How a record's inputs look to ``tape``, by structure: a slot for tracked tensors,
-    the first-use number and aval for other tensors (the same constant twice is one
-    value), the aval for raw arrays, the value (and the sign of a zero) for scalars."""
+def _wiring(tape, slots, in_ids, values) -> list:
+    """How a record's inputs look to ``tape``, by structure: a slot for tracked tensors
+    (``slots`` has those already), the first-use number and aval for other tensors (the
+    same constant twice is one value), the aval for raw arrays, the value (and the sign
+    of a zero) for scalars."""
     out = []
-    for i, v in zip(in_ids, values):
-        slot = tracked.get(i)
+    for slot, i, v in zip(slots, in_ids, values):
         if slot is not None:
             out.append(slot)
         elif v.__class__ in _SCALARS:
@@ -221,4 +224,4 @@ def _wiring(tape, tracked, in_ids, values) -> tuple:
         else:
             first = tape._constants.setdefault(i, len(tape._constants))
             out.append((first, v.shape, v.dtype))
-    return tuple(out)
+    return out
