@@ -383,7 +383,11 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     """
     key = None
     if owner is not None and records is owner._records:
-        flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
+        if all(g is None for g in output_grads):
+            flags = (None,) * len(output_grads)  # the usual case: ones
+        else:
+            flags = tuple(None if g is None else (np.shape(g), _dtype_of(g))
+                          for g in output_grads)
         key = _whole_tape_key(owner, sources, targets, flags)
         try:
             hit = _whole_tape.get(key) if key is not None else None

@@ -24,6 +24,8 @@ def _is_flat_list(structure: Any) -> bool:
 
 
 def flatten(structure: Any) -> list[Any]:
+    if not isinstance(structure, _CONTAINERS):
+        return [structure]  # a single tensor
     if _is_flat_list(structure):
         return list(structure)  # the common case: a flat list of tensors
     if isinstance(structure, dict):
@@ -35,6 +37,8 @@ def flatten(structure: Any) -> list[Any]:
 
 def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
     """Rebuild ``structure`` with leaves taken from ``flat`` in order."""
+    if not isinstance(structure, _CONTAINERS) and len(flat) == 1:
+        return flat[0]  # a single tensor
     if _is_flat_list(structure) and len(structure) == len(flat):
         return list(flat)  # the common case: a flat list
     leaves = iter(flat)

@@ -102,7 +102,8 @@ class GradientTape:
         self._recording = False
         self._live = False  # TF's "has a tape": entered, and not used up since
         self._used_up = False
-        self._saved_variables: tuple[Variable, ...] = ()
+        # What was watched when the tape was used up: watched_variables() still answers.
+        self._watched_when_used: dict[int, Tensor] = {}
         # A persistent tape's last gradient call: (key, entry, arguments, mode), so the
         # same call again only runs the backward (see _repeat_key).
         self._last: tuple | None = None
@@ -211,9 +212,8 @@ class GradientTape:
 
     def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in creation order."""
-        if not self._live:
-            return self._saved_variables
-        found = [t for t in self._watched.values() if isinstance(t, Variable)]
+        watched = self._watched if self._live else self._watched_when_used
+        found = [t for t in watched.values() if isinstance(t, Variable)]
         return tuple(sorted(found, key=lambda v: v._id))
 
     # --- gradients ------------------------------------------------------------------
@@ -237,7 +237,7 @@ class GradientTape:
 
     def _end_gradient(self) -> None:
         if not self._persistent:
-            self._saved_variables = self.watched_variables()
+            self._watched_when_used = self._watched  # sorted only if someone asks
             self._clear()
             self._live = False
             self._used_up = True
