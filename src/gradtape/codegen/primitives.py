@@ -39,6 +39,8 @@ TEMPLATES: dict[str, tuple] = {
     "mod": ("numpy.remainder", "{0} % {1}"),
     "negative": ("numpy.negative", "-{0}"),
     "matmul": ("numpy.matmul", "{0} @ {1}"),
+    "matvec": ("numpy.matmul", "{0} @ {1}"),
+    "vecmat": ("numpy.matmul", "{0} @ {1}"),
     "reshape": ("gradtape.ops.shape._reshape_impl", "reshape({0}, {shape})",
                 "{0}.reshape({shape})"),
     "transpose": ("gradtape.ops.shape._transpose_impl", "transpose({0}, {axes})",

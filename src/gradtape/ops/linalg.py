@@ -1,8 +1,10 @@
 """Linear algebra: matmul and its relatives, and ``np.linalg``'s decompositions.
 
-Primitives: ``matmul`` (batched, NumPy broadcasting of the leading dims), ``diagonal``
-and ``diagonal_scatter``, and ``inv``, ``det``, ``slogdet``, ``solve``, ``cholesky`` over
-the last two axes with any leading batch dims. ``dot``, ``tensordot``, ``inner``,
+Primitives: ``matmul`` (batched, NumPy broadcasting of the leading dims); ``matvec``
+(``a @ x``) and ``vecmat`` (``x @ a``) for a 1-d ``x``, so that a product with a vector is
+one recorded op, not a matmul between two reshapes; ``diagonal`` and
+``diagonal_scatter``; and ``inv``, ``det``, ``slogdet``, ``solve``, ``cholesky`` over the
+last two axes with any leading batch dims. ``dot``, ``tensordot``, ``inner``,
 ``outer``, ``vdot``, ``trace`` and ``norm`` are composites of those; ``einsum`` lives in
 ``contraction.py`` and is re-exported here.
 
@@ -108,6 +110,79 @@ def _mm(a, b):
     return bind(matmul_p, a, b)
 
 
+# --- matvec and vecmat: a product with a vector, recorded as one op --------------------
+# ``a @ x`` and ``x @ a`` for a 1-d ``x`` beside an ``a`` of rank >= 2 (NumPy's rules:
+# batch dims of ``a`` stay). Each one's VJP for ``x`` is the other, so for a 2-d ``a``
+# gradients print as ``g @ a`` and ``a @ g``, with no reshape and no transpose.
+# ``vecmat`` does not conjugate ``x`` (NumPy 2.2's ``np.vecmat`` does).
+
+def _vector_shape(name: str, a, x, inner: int):
+    if len(x.shape) != 1 or len(a.shape) < 2:
+        raise ValueError(f"{name}: needs a vector and a tensor of rank >= 2, got shapes "
+                         f"{tuple(x.shape)} and {tuple(a.shape)}.")
+    if a.shape[inner] != x.shape[0]:
+        operands = (a.shape, x.shape) if name == "matvec" else (x.shape, a.shape)
+        raise ValueError(f"{name}: inner dimensions differ: {operands[0]} @ {operands[1]}.")
+    keep = tuple(a.shape[:-1]) if inner == -1 else tuple(a.shape[:-2]) + (a.shape[-1],)
+    return Aval(keep, np.result_type(a.dtype, x.dtype))
+
+
+def _matvec_vjp(g, y, a, x):
+    ga = _shape.reshape(g, tuple(g.shape) + (1,)) * _ew.conj(x)  # g x^H, a's shape
+    # a^H g summed over a's batch dims: one product over the stacked rows.
+    rows = _shape.reshape(a, (-1, a.shape[-1]))
+    return ga, _vecmat(_shape.reshape(g, (-1,)), _ew.conj(rows))
+
+
+def _vecmat_vjp(g, y, x, a):
+    nd = len(a.shape)
+    x_column = _shape.reshape(_ew.conj(x), (x.shape[0], 1))
+    ga = x_column * _shape.reshape(g, tuple(g.shape[:-1]) + (1, g.shape[-1]))  # x^* g^T
+    # conj(a) g summed over a's batch dims: a's rows axis in front, the rest stacked.
+    cols = _shape.reshape(_shape.transpose(a, (nd - 2,) + tuple(range(nd - 2)) + (nd - 1,)),
+                          (a.shape[-2], -1))
+    return _matvec(_ew.conj(cols), _shape.reshape(g, (-1,))), ga
+
+
+def _sum_of(parts):
+    parts = [p for p in parts if p is not None]
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+matvec_p = Primitive(
+    "matvec", np.matmul, vjp=_matvec_vjp,
+    jvp=lambda ts, y, a, x: _sum_of((None if ts[0] is None else _matvec(ts[0], x),
+                                     None if ts[1] is None else _matvec(a, ts[1]))),
+    shape_rule=lambda a, x: _vector_shape("matvec", a, x, -1),
+)
+vecmat_p = Primitive(
+    "vecmat", np.matmul, vjp=_vecmat_vjp,
+    jvp=lambda ts, y, x, a: _sum_of((None if ts[0] is None else _vecmat(ts[0], a),
+                                     None if ts[1] is None else _vecmat(x, ts[1]))),
+    shape_rule=lambda x, a: _vector_shape("vecmat", a, x, -2),
+)
+
+
+def _matvec(a, x):
+    """``a @ x`` for ``a`` of rank >= 2 and a 1-d ``x`` (the primitive itself)."""
+    return bind(matvec_p, a, x)
+
+
+def _vecmat(x, a):
+    """``x @ a`` for a 1-d ``x`` and ``a`` of rank >= 2 (the primitive itself)."""
+    return bind(vecmat_p, x, a)
+
+
+def _with_vector(matrix, vector, vector_first: bool, transpose: bool, adjoint: bool):
+    """``op(matrix) @ vector`` (or ``vector @ op(matrix)``) as one product: a transposed
+    matrix swaps matvec for vecmat instead of recording a transpose."""
+    if adjoint:
+        matrix, transpose = _ew.conj(matrix), True
+    if vector_first != transpose:
+        return _vecmat(vector, matrix)  # x @ a, or a^T @ x
+    return _matvec(matrix, vector)  # a @ x, or x @ a^T
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
     """Matrix product with NumPy's semantics (1-d operands, broadcast batch dims) and
@@ -117,6 +192,14 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if len(a.shape) == 0 or len(b.shape) == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions "
                          "(scalars need multiply, not matmul).")
+    flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
+    out = None
+    if len(b.shape) == 1 and len(a.shape) >= 2 and not flag_b:
+        out = _with_vector(a, b, False, bool(transpose_a), bool(adjoint_a))
+    elif len(a.shape) == 1 and len(b.shape) >= 2 and not flag_a:
+        out = _with_vector(b, a, True, bool(transpose_b), bool(adjoint_b))
+    if out is not None:
+        return out if output_type is None else _ew.cast(out, output_type)
     if transpose_a or adjoint_a:
         a = matrix_transpose(a, conjugate=bool(adjoint_a))
     if transpose_b or adjoint_b:
@@ -582,6 +665,8 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, name=None):
     """Matrix-vector product over the last axes (TF's ``tf.linalg.matvec``)."""
     del name
     b = operand(b)
+    if len(b.shape) == 1:  # one vector for every matrix: the matvec primitive
+        return matmul(a, b, transpose_a=transpose_a, adjoint_a=adjoint_a)
     out = matmul(a, _shape.reshape(b, tuple(b.shape) + (1,)), transpose_a=transpose_a,
                  adjoint_a=adjoint_a)
     return _shape.reshape(out, tuple(out.shape[:-1]))
@@ -649,7 +734,7 @@ def _leading_batch(prim):
 
 def _matmul_batch(size, args, batched):
     """One 2-d product where a batched matrix meets an unbatched one, instead of a stack
-    of ``size`` small products (jacobians batch a matrix-vector product this way)."""
+    of ``size`` small products (``matvec`` and ``vecmat`` have rules of their own)."""
     (a, b), (fa, fb) = args, batched
     if fa != fb and len(a.shape) - fa == 2 and len(b.shape) - fb == 2:
         if fa:  # (size, m, k) @ (k, n) -> (size * m, k) @ (k, n)
@@ -669,6 +754,40 @@ def _matmul_batch(size, args, batched):
 
 _matmul_broadcast = _broadcasting_batch(matmul_p)
 matmul_p.batch = _matmul_batch
+
+
+def _matvec_batch(size, args, batched):
+    """A batch of vectors against one ``a`` is one 2-d product ``x_b @ a.T`` (the rows
+    of a jacobian); batched matrices take the vector as they are; both batched pair up
+    as a matmul with the vectors as columns."""
+    (a, x), (fa, fx) = args, batched
+    if not fx:
+        return _matvec(a, x)  # a's batch dims lead already
+    if not fa:
+        rows = _shape.reshape(a, (-1, a.shape[-1]))
+        out = _mm(x, _shape.transpose(rows, (1, 0)))
+        return _shape.reshape(out, (size,) + tuple(a.shape[:-1]))
+    columns = _shape.reshape(x, (size,) + (1,) * (len(a.shape) - 3) + (x.shape[1], 1))
+    out = _mm(a, columns)
+    return _shape.reshape(out, tuple(out.shape[:-1]))
+
+
+def _vecmat_batch(size, args, batched):
+    """``x_b @ a`` is one 2-d product for a batch of vectors against a 2-d ``a`` (else a
+    broadcast matmul); batched matrices take the vector as they are."""
+    (x, a), (fx, fa) = args, batched
+    if not fx:
+        return _vecmat(x, a)
+    if not fa and len(a.shape) == 2:
+        return _mm(x, a)
+    ones = len(a.shape) - 2 - int(fa)  # a's own batch dims
+    rows = _shape.reshape(x, (size,) + (1,) * ones + (1, x.shape[1]))
+    out = _mm(rows, a)
+    return _shape.reshape(out, tuple(out.shape[:-2]) + (out.shape[-1],))
+
+
+matvec_p.batch = _matvec_batch
+vecmat_p.batch = _vecmat_batch
 solve_p.batch = _broadcasting_batch(solve_p)
 for _prim in (inv_p, det_p, slogdet_p, cholesky_p):
     _prim.batch = _leading_batch(_prim)
