@@ -285,7 +285,8 @@ def _trace_and_entry(records, sources, targets, output_grads, tape):
 # the entry directly, with its inputs located in the tape's own record list. A fresh
 # tape per step in a loop then skips pruning and keying (ir/lower.py) altogether.
 _WholeTapeKey = tuple
-_whole_tape: OrderedDict = OrderedDict()  # key -> (entry, feeds, connected targets)
+# key -> (entry, feeds, connected targets, trace key, {(rows, identity): batched run})
+_whole_tape: OrderedDict = OrderedDict()
 _whole_tape_lock = threading.Lock()
 
 
@@ -323,7 +324,8 @@ def _remember_whole_tape(key, records, trace: Trace, entry: BackwardEntry) -> No
     connected = tuple(t is not None for t in trace.target_slots)
     with _whole_tape_lock:
         # trace.key names the structure in a nested call op (nested.py), holds no arrays.
-        _whole_tape[key] = (entry, tuple(feeds), connected, trace.key)
+        # The last item: batched backwards of this entry, located like it (jacobians.py).
+        _whole_tape[key] = (entry, tuple(feeds), connected, trace.key, {})
         while len(_whole_tape) > max(options.cache_size, 1):
             _whole_tape.popitem(last=False)
 
@@ -353,7 +355,7 @@ def _call_whole_tape(hit, records, sources, output_grads) -> list[Any]:
     they were recorded with, and the backward as one call op (nested.py)."""
     from .nested import call_backward
 
-    entry, feeds, connected, trace_key = hit
+    entry, feeds, connected, trace_key = hit[:4]
     backward_cache.count_hit()
     seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
              for g, c in zip(output_grads, connected) if g is not None and c]

@@ -174,16 +174,19 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
         return None, None
     if hit is None:
         return key, None
-    entry, feeds, connected = hit[:3]
-    batched = _batched_of.get(entry, {}).get((size, identity))
-    if batched is None or not connected[0]:
-        return key, None
-    position = {f: i for i, f in enumerate(entry.feeds)}
-    located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected)
+    located = hit[4].get((size, identity))
+    if located is None:
+        entry, feeds, connected = hit[:3]
+        batched = _batched_of.get(entry, {}).get((size, identity))
+        if batched is None or not connected[0]:
+            return key, None
+        position = {f: i for i, f in enumerate(entry.feeds)}
+        located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected)
+        hit[4][(size, identity)] = located
 
     def run(seeds: Any) -> list[Any]:
         return backward._run_whole_tape(located, records, expanded, [seeds])
-    run.reads_seeds = any(f < 0 for f in batched.feeds)  # type: ignore[attr-defined]
+    run.reads_seeds = any(f < 0 for f in located[0].feeds)  # type: ignore[attr-defined]
     return key, run
 
 
@@ -201,6 +204,8 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         if g.dtype != dtype:
             g = cast(g, dtype)
         return g if tuple(g.shape) == shape else broadcast_to(g, shape)
+    if g.__class__ is np.ndarray and g.dtype == dtype and g.shape == shape:
+        return g  # the usual case
     g = np.asarray(g)
     if g.dtype != dtype:
         g = g.astype(dtype)
@@ -210,7 +215,7 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 def _reshape(g: Any, shape: tuple[int, ...]) -> Tensor:
     if isinstance(g, Tensor):
         return reshape(g, shape)
-    return Tensor._wrap(np.reshape(g, shape))
+    return Tensor._wrap(g.reshape(shape) if g.__class__ is np.ndarray else np.reshape(g, shape))
 
 
 def _one_hot_rows(n: int, dtype: np.dtype, shape: tuple[int, ...]

@@ -364,10 +364,8 @@ class GradientTape:
     ) -> Any:
         """Jacobian of ``target`` with respect to each source: shape
         ``target.shape + source.shape``, in the structure of ``sources``."""
-        from .jacobians import jacobian
-
-        return jacobian(self, target, sources, unconnected_gradients,
-                        parallel_iterations, experimental_use_pfor)
+        return _jacobians.jacobian(self, target, sources, unconnected_gradients,
+                                   parallel_iterations, experimental_use_pfor)
 
     def batch_jacobian(
         self,
@@ -379,10 +377,8 @@ class GradientTape:
     ) -> Any:
         """Per-example Jacobian: ``target[i]`` with respect to ``source[i]``, shape
         ``[batch] + target.shape[1:] + source.shape[1:]``."""
-        from .jacobians import batch_jacobian
-
-        return batch_jacobian(self, target, source, unconnected_gradients,
-                              parallel_iterations, experimental_use_pfor)
+        return _jacobians.batch_jacobian(self, target, source, unconnected_gradients,
+                                         parallel_iterations, experimental_use_pfor)
 
 
 def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor], list]:
@@ -536,3 +532,7 @@ def _repeat(last: tuple, sources: Any) -> Any:
     if isinstance(sources, Tensor):
         return out[0]
     return out if sources.__class__ is list else tuple(out)
+
+
+# Last: jacobians.py imports this module's names (a call-time import cost a microsecond).
+from . import jacobians as _jacobians  # noqa: E402
