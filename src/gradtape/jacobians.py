@@ -144,6 +144,9 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
         reads_seeds = any(f < 0 for f in batched.feeds)
     else:
         reads_seeds = run.reads_seeds
+        if size == rows:  # a known tape, all rows at once: the usual call, kept short
+            outs = run(basis(0, rows, rows) if reads_seeds else None)
+            return _summed(sources, owner, outs, rows)
     pieces: list[list[Any]] = [[] for _ in expanded]
     for start in range(0, rows, size):
         stop = min(start + size, rows)
@@ -152,11 +155,18 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
         for k, out in enumerate(outs):
             if out is not None:
                 pieces[k].append(out if stop - start == size else out[:stop - start])
+    return _summed(sources, owner, [_concatenate(p) if p else None for p in pieces], rows)
+
+
+def _summed(sources: list[Tensor], owner: list[int], stacked: list[Any], rows: int
+            ) -> list[Any]:
+    """Per source, its stacked gradients in its dtype (the sum over the values a variable
+    had, if it was assigned while recording), or ``None`` where unconnected."""
     summed: list[Any] = [None] * len(sources)
-    for k, parts in zip(owner, pieces):
-        if parts:
-            source = sources[k]
-            g = _fit(_concatenate(parts), (rows,) + source._value.shape, source._value.dtype)
+    for k, g in zip(owner, stacked):
+        if g is not None:
+            value = sources[k]._value
+            g = _fit(g, (rows,) + value.shape, value.dtype)
             summed[k] = g if summed[k] is None else summed[k] + g
     return summed
 
@@ -181,12 +191,13 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
         if batched is None or not connected[0]:
             return key, None
         position = {f: i for i, f in enumerate(entry.feeds)}
-        located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected)
+        located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected,
+                   any(f < 0 for f in batched.feeds))
         hit[4][(size, identity)] = located
 
     def run(seeds: Any) -> list[Any]:
         return backward._run_whole_tape(located, records, expanded, [seeds])
-    run.reads_seeds = any(f < 0 for f in located[0].feeds)  # type: ignore[attr-defined]
+    run.reads_seeds = located[3]  # type: ignore[attr-defined]
     return key, run
 
 
@@ -325,7 +336,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     for s in flat_sources:
         _check_source(s)
     mode = _unconnected_mode(unconnected_gradients)
-    rows = int(np.size(target._value))
+    rows = int(target._value.size)
     chunk = _chunk_size(parallel_iterations, rows)
     tape._begin_gradient("jacobian")
     columns: Any = [None] * len(flat_sources)
