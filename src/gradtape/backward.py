@@ -303,8 +303,8 @@ def _whole_tape_key(owner, sources, targets, flags) -> _WholeTapeKey | None:
     if signature is None:
         return None
     tracked = owner._tracked
-    return (tuple(signature), tuple(tracked.get(s._id) for s in sources),
-            tuple(tracked.get(t._id) for t in targets), flags)
+    return (tuple(signature), tuple([tracked.get(s._id) for s in sources]),
+            tuple([tracked.get(t._id) for t in targets]), flags)
 
 
 def _remember_whole_tape(key, records, trace: Trace, entry: BackwardEntry) -> None:
