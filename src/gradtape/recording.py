@@ -47,6 +47,11 @@ def user_location() -> tuple[str, int] | None:
         frame = sys._getframe(4)
     except ValueError:
         frame = sys._getframe(1)
+    return location_from(frame)
+
+
+def location_from(frame) -> tuple[str, int] | None:
+    """(file, line) of ``frame`` or the first frame above it outside gradtape."""
     while frame is not None:
         code = frame.f_code
         internal = _is_internal.get(code)
@@ -59,3 +64,4 @@ def user_location() -> tuple[str, int] | None:
             return (code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None
+

@@ -8,6 +8,7 @@ program of the same primitives.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..ir import builder
 from ..ir.nodes import Aval, IRValue
-from ..recording import state, user_location
+from ..recording import _is_internal, location_from, state
 from ..tensor import Tensor, wrap
 
 # A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
@@ -187,8 +188,18 @@ def _record(prim, args, values, params, result, out) -> None:
             else:
                 out_ids = (result._id,)
                 out_vals = (out,)
-            record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals,
-                      user_location())
+            # Where the user called the op (for comments in the generated code). Inline:
+            # this runs for every recorded op. 0 is _record, 1 bind, 2 the op wrapper.
+            try:
+                frame = _getframe(3)
+            except ValueError:  # bind called from the bottom of the stack
+                frame = _getframe(1)
+            code = frame.f_code
+            if _is_internal.get(code) is False:
+                where = (code.co_filename, frame.f_lineno)
+            else:
+                where = location_from(frame)
+            record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals, where)
             params_key = tuple(params.items()) if params else ()
         tape._records.append(record)
         signature = tape._signature
@@ -206,6 +217,7 @@ def _record(prim, args, values, params, result, out) -> None:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+_getframe = sys._getframe
 
 
 def _wiring(tape, slots, in_ids, values) -> list:
