@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from . import nested
 from .cache import backward_cache
 from .config import options
 from .ir import interpreter
@@ -285,7 +286,9 @@ def _trace_and_entry(records, sources, targets, output_grads, tape):
 # the entry directly, with its inputs located in the tape's own record list. A fresh
 # tape per step in a loop then skips pruning and keying (ir/lower.py) altogether.
 _WholeTapeKey = tuple
-# key -> (entry, feeds, connected targets, trace key, {(rows, identity): batched run})
+# key -> (entry, feeds, connected targets, trace key, derived), where derived holds what
+# later calls build from the entry: {(rows, identity): located batched backward} for
+# jacobians, {"call": InnerBackward} for the call op of a nested gradient.
 _whole_tape: OrderedDict = OrderedDict()
 _whole_tape_lock = threading.Lock()
 
@@ -324,7 +327,6 @@ def _remember_whole_tape(key, records, trace: Trace, entry: BackwardEntry) -> No
     connected = tuple(t is not None for t in trace.target_slots)
     with _whole_tape_lock:
         # trace.key names the structure in a nested call op (nested.py), holds no arrays.
-        # The last item: batched backwards of this entry, located like it (jacobians.py).
         _whole_tape[key] = (entry, tuple(feeds), connected, trace.key, {})
         while len(_whole_tape) > max(options.cache_size, 1):
             _whole_tape.popitem(last=False)
@@ -353,9 +355,7 @@ def _run_whole_tape(hit, records, sources, output_grads, ran: list | None = None
 def _call_whole_tape(hit, records, sources, output_grads) -> list[Any]:
     """The whole-tape shortcut while tapes record: the inputs as tensors under the ids
     they were recorded with, and the backward as one call op (nested.py)."""
-    from .nested import call_backward
-
-    entry, feeds, connected, trace_key = hit[:4]
+    entry, feeds, connected, trace_key, derived = hit
     backward_cache.count_hit()
     seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
              for g, c in zip(output_grads, connected) if g is not None and c]
@@ -370,7 +370,10 @@ def _call_whole_tape(hit, records, sources, output_grads) -> list[Any]:
             args.append(Tensor._alias(sources[a]._value, sources[a]._id))
         else:
             args.append(seeds[a])
-    return call_backward(trace_key, entry, args)
+    inner = derived.get("call")
+    if inner is None:  # built once: its hash covers the whole inner key
+        inner = derived["call"] = nested.InnerBackward(trace_key, entry)
+    return nested.call_backward(trace_key, entry, args, inner)
 
 
 def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
@@ -409,12 +412,10 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         # tracer) record this gradient.
         seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
         # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
-        from .nested import nested_gradients, residual_arguments
-
-        called = nested_gradients(trace, entry, sources, seeds)
+        called = nested.nested_gradients(trace, entry, sources, seeds)
         if called is not None:
             return called
-        args = residual_arguments(trace, entry, sources, seeds)
+        args = nested.residual_arguments(trace, entry, sources, seeds)
         return interpreter.run_recorded(entry.program, args)
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
     args = entry.arguments(trace, sources, seeds)

@@ -213,11 +213,13 @@ backward_call_p.batch = _batch  # type: ignore[attr-defined]
 
 # --- running a backward as a call op -------------------------------------------------------
 
-def call_backward(key: Any, entry: Any, args: Sequence[Any]) -> list[Any]:
+def call_backward(key: Any, entry: Any, args: Sequence[Any],
+                  inner: InnerBackward | None = None) -> list[Any]:
     """Run ``entry`` on ``args`` (tensors, or arrays for constants) as one call op, so
     that the active tapes and accumulators see it. One tensor or ``None`` per output of
-    its program."""
-    inner = InnerBackward(key, entry)
+    its program. ``inner``: the call's param, if the caller keeps one for ``key``."""
+    if inner is None:
+        inner = InnerBackward(key, entry)
     result: list[Any] = [None] * len(entry.program.outputs)
     if not inner.outputs:
         return result

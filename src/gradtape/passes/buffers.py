@@ -134,7 +134,18 @@ def plan_reuse(program: Program, inlined: set[Var],
             if i in plan:
                 continue
         if _size(out.aval.shape) >= min_out_size:
-            buffer = next(iter(pool))
-            del pool[buffer]
-            plan[i] = Reuse("out", buffer)
+            buffer = _pick(pool, eqn, statement_leaves[i], may_alias)
+            if buffer is not None:
+                del pool[buffer]
+                plan[i] = Reuse("out", buffer)
     return plan
+
+
+def _pick(pool: dict, eqn: Eqn, leaves: list[Var], may_alias: dict) -> Var | None:
+    """The oldest free buffer ``eqn`` can write into. A generalized ufunc (``matmul``)
+    whose output overlaps an input copies that input first, so it gets one it doesn't
+    read."""
+    if ufunc_of(eqn).signature is None:
+        return next(iter(pool))
+    read = frozenset().union(*(may_alias.get(v, ()) for v in leaves))
+    return next((b for b in pool if b not in read), None)
