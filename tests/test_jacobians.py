@@ -139,6 +139,50 @@ def test_fresh_tapes_of_one_structure_read_their_own_values():
         np.testing.assert_allclose(j.numpy(), (1 - t * t)[:, None] * A, rtol=1e-13)
 
 
+@pytest.mark.parametrize("target_shape", [(4,), (2, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_known_tape_takes_the_short_path_with_the_same_results(monkeypatch, target_shape,
+                                                                 dtype):
+    """One tensor source on a tape of a known structure: ``_known_jacobian`` answers
+    from the second tape on, with its own values, and uses the tape up like TF."""
+    from gradtape import jacobians
+
+    answered = []
+    original = jacobians._known_jacobian
+    monkeypatch.setattr(jacobians, "_known_jacobian",
+                        lambda *a: answered.append(original(*a)) or answered[-1])
+    backward_cache.clear()
+    a = rng.standard_normal((4, 3)).astype(dtype)
+    for seed in range(4):
+        x_value = np.random.default_rng(seed).standard_normal(3).astype(dtype)
+        x = gt.Variable(x_value)
+        with gt.GradientTape() as tape:
+            y = gt.reshape(gt.tanh(gt.matmul(a, x)), target_shape)
+        j = tape.jacobian(y, x)
+        t = np.tanh(a.astype(np.float64) @ x_value)
+        assert j.dtype == dtype and j.shape == target_shape + (3,)
+        np.testing.assert_allclose(j.numpy().reshape(4, 3), (1 - t * t)[:, None] * a,
+                                   rtol=1e-4 if dtype == np.float32 else 1e-13,
+                                   atol=1e-6 if dtype == np.float32 else 0)
+        assert tape.watched_variables() == (x,)
+        with pytest.raises(RuntimeError, match="non-persistent"):
+            tape.jacobian(y, x)
+    calls = answered[::2]  # each tape's first jacobian (its second one raises)
+    assert calls[0] is None and calls[2] is not None and calls[3] is not None
+
+
+def test_the_short_path_leaves_assigned_variables_to_the_general_one():
+    v = gt.Variable(np.array([1.0, 2.0]))
+    for _ in range(3):
+        v.assign([1.0, 2.0])
+        with gt.GradientTape() as tape:
+            y = v * v
+            v.assign_add([1.0, 1.0])
+            y = y + v * 3.0
+        # d/dv of v0**2 + 3 * (v0 + 1) summed over both reads of v: 2 v0 + 3
+        np.testing.assert_allclose(tape.jacobian(y, v).numpy(), np.diag([5.0, 7.0]))
+
+
 def test_jacobian_is_one_batched_call_not_a_loop(monkeypatch):
     from gradtape import backward
 

@@ -325,8 +325,47 @@ def _needs_persistent(method: str) -> RuntimeError:
     )
 
 
+def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
+    """The usual call, kept short: one tensor source, all rows at once, nothing
+    recording, on a tape whose structure was seen before (backward's whole-tape key).
+    ``None``: take the general path, which also builds what this one finds."""
+    if (tape._recording or not tape._live or state.recording or state.accumulators
+            or state.tracer is not None or not isinstance(target, Tensor)
+            or not isinstance(source, Tensor)):
+        return None
+    signature, tracked, value = tape._signature, tape._tracked, source._value
+    slot = tracked.get(source._id)
+    if signature is None or slot is None or value.dtype.kind not in "fc" or (
+            source._watch_on_read
+            and tape._var_versions.get(source._id, source._version) != source._version):
+        return None  # unwatched, not a float, or assigned since it was read
+    target_value = target._value
+    rows = target_value.size
+    key = (tuple(signature), (slot,), (tracked.get(target._id),),
+           ((target_value.shape, target_value.dtype),))
+    try:
+        hit = backward._whole_tape.get(key)
+    except TypeError:  # an unhashable param somewhere
+        return None
+    located = None if hit is None else hit[4].get((rows, target_value.ndim == 1))
+    if not rows or located is None:
+        return None
+    seeds = _one_hot_rows(rows, target_value.dtype, target_value.shape)(0, rows, rows) \
+        if located[3] else None
+    g = backward._run_whole_tape(located, tape._records, [source], [seeds])[0]
+    if g is None:
+        return None  # unconnected: the general path knows what to return
+    g = _fit(g, (rows,) + value.shape, value.dtype)
+    tape._end_gradient()
+    return Tensor._wrap(g.reshape(target_value.shape + value.shape))
+
+
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
              experimental_use_pfor):
+    if parallel_iterations is None and experimental_use_pfor:
+        found = _known_jacobian(tape, target, sources)
+        if found is not None:
+            return found
     if not tape._live:
         tape._begin_gradient("jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "jacobian")
