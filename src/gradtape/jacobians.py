@@ -362,19 +362,19 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
 
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
              experimental_use_pfor):
+    if not tape._live:
+        tape._begin_gradient("jacobian")  # raises TF's RuntimeError
+    mode = _unconnected_mode(unconnected_gradients)
     if parallel_iterations is None and experimental_use_pfor:
         found = _known_jacobian(tape, target, sources)
         if found is not None:
             return found
-    if not tape._live:
-        tape._begin_gradient("jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "jacobian")
     if not experimental_use_pfor and not tape._persistent:
         raise _needs_persistent("jacobian")
     flat_sources = nest.flatten(sources)
     for s in flat_sources:
         _check_source(s)
-    mode = _unconnected_mode(unconnected_gradients)
     rows = int(target._value.size)
     chunk = _chunk_size(parallel_iterations, rows)
     tape._begin_gradient("jacobian")
