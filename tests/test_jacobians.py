@@ -167,8 +167,8 @@ def test_a_known_tape_takes_the_short_path_with_the_same_results(monkeypatch, ta
         assert tape.watched_variables() == (x,)
         with pytest.raises(RuntimeError, match="non-persistent"):
             tape.jacobian(y, x)
-    calls = answered[::2]  # each tape's first jacobian (its second one raises)
-    assert calls[0] is None and calls[2] is not None and calls[3] is not None
+    assert len(answered) == 4  # a used-up tape raises before looking
+    assert answered[0] is None and answered[2] is not None and answered[3] is not None
 
 
 def test_the_short_path_leaves_assigned_variables_to_the_general_one():
