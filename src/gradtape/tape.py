@@ -95,7 +95,8 @@ class GradientTape:
         # fresh tape per step finds its backward without pruning (backward.py). None
         # once something unkeyable happened.
         self._signature: list | None = []
-        self._constants: dict[int, int] = {}  # untracked tensor id -> first-use number
+        # untracked tensor id -> (first-use number, shape, dtype): how the signature shows it
+        self._constants: dict[int, tuple] = {}
         self._watched: dict[int, Tensor] = {}  # explicitly watched or accessed tensors
         self._var_versions: dict[int, int] = {}  # variable id -> its version when watched
         self._dtype_warned: set[int] = set()  # non-float ids already warned about

@@ -173,7 +173,7 @@ def _record(prim, args, values, params, result, out) -> None:
                 if v._id not in tracked and v.trainable:
                     tape._watch_id(v._id, v)
         # One pass finds whether the tape sees this op and, if so, how it is wired.
-        slots = [tracked.get(i) for i in in_ids]
+        slots = list(map(tracked.get, in_ids))
         if slots.count(None) == len(slots):
             continue
         if record is None:
@@ -234,6 +234,9 @@ def _wiring(tape, slots, in_ids, values) -> list:
         elif i is None:
             out.append((None, v.shape, v.dtype))
         else:
-            first = tape._constants.setdefault(i, len(tape._constants))
-            out.append((first, v.shape, v.dtype))
+            constants = tape._constants
+            described = constants.get(i)
+            if described is None:
+                described = constants[i] = (len(constants), v.shape, v.dtype)
+            out.append(described)
     return out
