@@ -90,3 +90,53 @@ def test_different_sources_on_the_same_structure():
         g = tape.gradient(y, wrt).numpy()
         want = np.exp(a.numpy()) * b.numpy() if wrt is a else np.exp(a.numpy())
         np.testing.assert_allclose(g, want)
+
+
+@pytest.mark.parametrize("structure", ["tensor", "list", "tuple"])
+def test_the_short_gradient_path_answers_known_tapes_with_current_values(monkeypatch,
+                                                                        structure):
+    """From the second fresh tape of a structure on, ``_known_gradient`` answers: the
+    gradients follow each tape's values, keep the sources' dtypes and structure, and
+    the tape is used up as in TF."""
+    from gradtape import tape as tape_module
+
+    answered = []
+    original = tape_module._known_gradient
+    monkeypatch.setattr(tape_module, "_known_gradient",
+                        lambda *a: answered.append(original(*a)) or answered[-1])
+    w = gt.Variable(np.array([1.0, 2.0], np.float32))
+    b = gt.Variable(np.array(0.5, np.float32))
+    unused = gt.Variable(np.array([3.0]))
+    for step in range(4):
+        x = np.array([0.5, -1.0], np.float32) * (step + 1)
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_sum(gt.tanh(w * x + b) * x)
+        sources = {"tensor": w, "list": [w, b, unused], "tuple": (w, b, unused)}[structure]
+        grads = tape.gradient(loss, sources, unconnected_gradients="zero")
+        d = (1 - np.tanh(np.array([1.0, 2.0]) * x + 0.5) ** 2) * x
+        flat = [grads] if structure == "tensor" else list(grads)
+        assert type(grads) is {"tensor": gt.Tensor, "list": list, "tuple": tuple}[structure]
+        np.testing.assert_allclose(flat[0].numpy(), d * x, rtol=1e-5, atol=1e-6)
+        assert flat[0].dtype == np.float32
+        if structure != "tensor":
+            np.testing.assert_allclose(flat[1].numpy(), d.sum(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_array_equal(flat[2].numpy(), [0.0])  # unconnected: zeros
+        assert [id(v) for v in tape.watched_variables()] == [id(w), id(b)]
+        with pytest.raises(RuntimeError, match="non-persistent"):
+            tape.gradient(loss, w)
+    shortcut = answered[::2]  # the second call on each used-up tape looks too
+    assert shortcut[0] is tape_module._UNKNOWN
+    assert all(found is not tape_module._UNKNOWN for found in shortcut[2:])
+
+
+def test_the_short_gradient_path_leaves_other_calls_to_the_general_one():
+    x = gt.constant(np.array([1.0, 2.0]))
+    n = gt.constant(np.array([1, 2]))
+    for _ in range(3):
+        with gt.GradientTape() as tape:
+            tape.watch([x, n])
+            y = gt.reduce_sum(x * x) + gt.cast(gt.reduce_sum(n), "float64")
+        # An integer source and a source that is the target itself: the general path.
+        gx, gn, gy = tape.gradient(y, [x, n, y])
+        np.testing.assert_allclose(gx.numpy(), [2.0, 4.0])
+        assert gn is None and float(gy) == 1.0

@@ -265,6 +265,10 @@ class GradientTape:
             if repeat_key is not None and self._last is not None and \
                     self._last[0] == repeat_key:
                 return _repeat(self._last, sources)
+        elif output_gradients is None:
+            found = _known_gradient(self, target, sources, unconnected_gradients)
+            if found is not _UNKNOWN:
+                return found
         self._begin_gradient()
         if target is None:
             raise TypeError(
@@ -511,6 +515,63 @@ def _repeat_key(tape: GradientTape, target: Any, sources: Any, mode: Any) -> tup
             return None
         ids.append((s._id, s._version) if s._watch_on_read else s._id)
     return (target._id, len(tape._records), sources.__class__, tuple(ids), mode)
+
+
+_UNKNOWN = object()  # "take the general path"
+
+
+def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) -> Any:
+    """The usual call of a fresh tape per step, kept short: one target, a tensor or a
+    flat list or tuple of sources, nothing recording, a tape whose structure was seen
+    before (backward's whole-tape key). ``_UNKNOWN``: take the general path (which
+    also files what this one finds)."""
+    if (tape._persistent or tape._recording or not tape._live or state.recording
+            or state.accumulators or state.tracer is not None
+            or tape._signature is None or not isinstance(target, Tensor)):
+        return _UNKNOWN
+    if isinstance(sources, Tensor):
+        flat: Any = (sources,)
+    elif sources.__class__ is list or sources.__class__ is tuple:
+        flat = sources
+    else:
+        return _UNKNOWN
+    tracked, versions = tape._tracked, tape._var_versions
+    slots, watched = [], []  # the backward's sources: those the tape watched
+    for s in flat:
+        if not isinstance(s, Tensor) or s is target:
+            return _UNKNOWN
+        slot = tracked.get(s._id)
+        if slot is None:
+            continue  # never watched: its gradient is None (TF)
+        if s._value.dtype.kind not in "fc" or (
+                s._watch_on_read and versions.get(s._id, s._version) != s._version):
+            return _UNKNOWN  # not a float, or assigned since it was read
+        slots.append(slot)
+        watched.append(s)
+    key = (tuple(tape._signature), tuple(slots), (tracked.get(target._id),), (None,))
+    try:
+        hit = backward._whole_tape.get(key)
+    except TypeError:  # an unhashable param somewhere
+        return _UNKNOWN
+    if hit is None:
+        return _UNKNOWN
+    mode = _unconnected_mode(mode)
+    raw = backward._run_whole_tape(hit, tape._records, watched, [None])
+    if len(watched) != len(flat):  # unwatched sources in between: None for them
+        found = dict(zip(map(id, watched), raw))
+        raw = [found.get(id(s)) for s in flat]
+    out = []
+    for s, g in zip(flat, raw):
+        if g is not None:
+            out.append(_as_gradient(g, s))
+        elif mode is UnconnectedGradients.ZERO:
+            out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
+        else:
+            out.append(None)
+    tape._end_gradient()
+    if isinstance(sources, Tensor):
+        return out[0]
+    return out if sources.__class__ is list else tuple(out)
 
 
 def _repeat(last: tuple, sources: Any) -> Any:
