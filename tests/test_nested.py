@@ -131,3 +131,35 @@ def test_vector_hessian_vector_product_via_output_gradients():
         g = inner.gradient(f, x)
     hv = outer.gradient(g, x, output_gradients=v)
     np.testing.assert_allclose(hv.numpy(), 6 * x.numpy() * v.numpy())
+
+
+def test_inner_gradients_of_known_tapes_take_the_short_path_as_call_ops(monkeypatch):
+    """From the second step on, the inner gradient of a loop of nested fresh tapes is
+    answered by ``_known_gradient``; it is still one call op the outer tape
+    differentiates (a Hessian and a gradient penalty, with each step's values)."""
+    from gradtape import tape as tape_module
+
+    answered = []
+    original = tape_module._known_gradient
+    monkeypatch.setattr(tape_module, "_known_gradient",
+                        lambda *a: answered.append(original(*a)) or answered[-1])
+    a = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]])
+    for step in range(4):
+        x_value = np.array([0.2, -0.4, 0.1]) * (step + 1)
+        x = gt.constant(x_value)
+        with gt.GradientTape() as outer:
+            outer.watch(x)
+            with gt.GradientTape() as inner:
+                inner.watch(x)
+                y = gt.reduce_sum(gt.tanh(gt.matmul(a, x)))
+            g = inner.gradient(y, x)
+            penalty = gt.reduce_sum(g * g)
+        t = np.tanh(a @ x_value)
+        w = -2 * t * (1 - t * t)
+        hessian = a.T @ (w[:, None] * a)
+        np.testing.assert_allclose(g.numpy(), a.T @ (1 - t * t), rtol=1e-12)
+        np.testing.assert_allclose(outer.gradient(penalty, x).numpy(),
+                                   2 * hessian @ g.numpy(), rtol=1e-10)
+    inner_calls = [found for found in answered if found is not tape_module._UNKNOWN]
+    assert len(inner_calls) >= 2  # the inner gradients of the last steps
+    assert all(isinstance(g, gt.Tensor) for g in inner_calls)

@@ -522,11 +522,11 @@ _UNKNOWN = object()  # "take the general path"
 
 def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) -> Any:
     """The usual call of a fresh tape per step, kept short: one target, a tensor or a
-    flat list or tuple of sources, nothing recording, a tape whose structure was seen
-    before (backward's whole-tape key). ``_UNKNOWN``: take the general path (which
-    also files what this one finds)."""
-    if (tape._persistent or tape._recording or not tape._live or state.recording
-            or state.accumulators or state.tracer is not None
+    flat list or tuple of sources, the tape's own recording over, a structure seen
+    before (backward's whole-tape key). Under outer tapes the backward runs as their
+    call op, as on the general path. ``_UNKNOWN``: take the general path (which also
+    files what this one finds)."""
+    if (tape._persistent or tape._recording or not tape._live or state.tracer is not None
             or tape._signature is None or not isinstance(target, Tensor)):
         return _UNKNOWN
     if isinstance(sources, Tensor):
@@ -556,7 +556,10 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     if hit is None:
         return _UNKNOWN
     mode = _unconnected_mode(mode)
-    raw = backward._run_whole_tape(hit, tape._records, watched, [None])
+    if state.recording or state.accumulators:  # an outer tape sees one call op
+        raw = backward._call_whole_tape(hit, tape._records, watched, [None])
+    else:
+        raw = backward._run_whole_tape(hit, tape._records, watched, [None])
     if len(watched) != len(flat):  # unwatched sources in between: None for them
         found = dict(zip(map(id, watched), raw))
         raw = [found.get(id(s)) for s in flat]
