@@ -142,13 +142,23 @@ def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 
 
 def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
-    inner = rw.definition(eqn.inputs[0])
+    """``-(x * c)`` -> ``x * (-c)`` for a constant ``c``; ``-(A * v)`` -> ``A * (-v)``
+    when ``v`` is smaller than ``A`` and the product has no other reader."""
+    product = eqn.inputs[0]
+    inner = rw.definition(product)
     if inner is None or inner.prim is not _multiply:
         return None
     a, b = inner.inputs
     for x, other in ((a, b), (b, a)):
         if not isinstance(x, Literal) and (minus := _minus(other, rw)) is not None:
             return rw.emit(_multiply, (x, minus), {})
+    out = eqn.outs[0]
+    if rw.uses(product) != 1 or not np.issubdtype(out.dtype, np.inexact):
+        return None
+    for x, other in ((a, b), (b, a)):
+        if _size(x) == _size(out) and _size(other) < _size(out):
+            minus = rw.emit(_ew.negative_p, (other,), {})
+            return None if minus is None else rw.emit(_multiply, (x, minus), {})
     return None
 
 
