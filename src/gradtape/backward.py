@@ -28,7 +28,7 @@ from .ir import interpreter
 from .ir.autodiff import vjp_program
 from .ir.lower import Trace, prune
 from .ir.nodes import Aval, Literal, Program, Var
-from .recording import state
+from .recording import keep_reference, state
 from .tensor import Tensor
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
@@ -405,6 +405,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     trace, entry = _trace_and_entry(records, sources, targets, output_grads, tape)
     if key is not None and entry.cacheable:
         _remember_whole_tape(key, records, trace, entry)
+        keep_reference(owner._site, owner._signature, records)
     seeds = [g for g, t in zip(output_grads, trace.target_slots)
              if g is not None and t is not None]
     if state.active:

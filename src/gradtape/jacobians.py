@@ -35,7 +35,7 @@ from . import backward, nest, nested
 from .cache import backward_cache
 from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
-from .recording import state
+from .recording import keep_reference, state
 from .tape import UnconnectedGradients, _check_source, _unconnected_mode
 from .tensor import Tensor
 
@@ -132,6 +132,7 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
             return _LOOP
         if whole_key is not None and entry.cacheable:
             backward._remember_whole_tape(whole_key, records, trace, entry)
+            keep_reference(tape._site, tape._signature, records)
         key, batched = batched_entry(trace, entry, size, identity)
         if active:
             def run(seeds: Any) -> list[Any]:

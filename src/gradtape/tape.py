@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from . import backward, nest
-from .recording import state
+from .recording import reference_for, site_of, state
 from .tensor import Tensor, wrap
 from .variable import Variable
 
@@ -108,10 +109,16 @@ class GradientTape:
         # A persistent tape's last gradient call: (key, entry, arguments, mode), so the
         # same call again only runs the backward (see _repeat_key).
         self._last: tuple | None = None
+        self._site: tuple | None = None  # where its `with` is (set on entering)
+        self._reference: tuple | None = None  # (signature, locations) of an earlier tape
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
         self._push()
+        # Where this tape is opened: its records take their (file, line) from the last
+        # tape built there while they record the same structure (recording.py).
+        self._site = site_of(sys._getframe(1))
+        self._reference = reference_for(self._site)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -160,6 +167,8 @@ class GradientTape:
 
     def _clear(self) -> None:
         self._last = None
+        if self._site is not None:
+            self._reference = reference_for(self._site)
         self._records = []
         self._tracked = {}
         self._signature = []

@@ -166,6 +166,7 @@ def _record(prim, args, values, params, result, out) -> None:
         else:
             in_ids.append(None)
     record = None
+    where = _UNKNOWN
     for tape in state.recording:
         tracked = tape._tracked
         if variables is not None and tape._watch_accessed_variables:
@@ -188,25 +189,26 @@ def _record(prim, args, values, params, result, out) -> None:
             else:
                 out_ids = (result._id,)
                 out_vals = (out,)
-            # Where the user called the op (for comments in the generated code). Inline:
-            # this runs for every recorded op. 0 is _record, 1 bind, 2 the op wrapper.
-            try:
-                frame = _getframe(3)
-            except ValueError:  # bind called from the bottom of the stack
-                frame = _getframe(1)
-            code = frame.f_code
-            if _is_internal.get(code) is False:
-                where = (code.co_filename, frame.f_lineno)
-            else:
-                where = location_from(frame)
-            record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals, where)
             params_key = tuple(params.items()) if params else ()
-        tape._records.append(record)
         signature = tape._signature
         if signature is not None:
             if None in slots:
                 slots = _wiring(tape, slots, in_ids, values)
-            signature.append((prim, params_key, tuple(slots)))
+            item = (prim, params_key, tuple(slots))
+            reference = tape._reference
+            if reference is not None:  # still recording what an earlier tape did?
+                found = _referenced_location(reference, len(signature), item)
+                if found is _UNKNOWN:
+                    tape._reference = None  # it diverged: stop comparing
+                elif where is _UNKNOWN:
+                    where = found
+        if record is None:
+            if where is _UNKNOWN:
+                where = _user_location()
+            record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals, where)
+        tape._records.append(record)
+        if signature is not None:
+            signature.append(item)
         n = len(tracked)
         for o in out_ids:
             tracked[o] = n
@@ -218,6 +220,32 @@ def _record(prim, args, values, params, result, out) -> None:
 
 _SCALARS = frozenset((bool, int, float, complex))
 _getframe = sys._getframe
+_UNKNOWN = object()
+
+
+def _referenced_location(reference: tuple, i: int, item: tuple) -> Any:
+    """The location an earlier tape of this site recorded for signature item ``i``, if
+    it recorded the same item there; else ``_UNKNOWN``."""
+    signature, locations = reference
+    try:
+        if i < len(signature) and signature[i] == item:
+            return locations[i]
+    except (TypeError, ValueError):  # params that do not compare as plain values
+        pass
+    return _UNKNOWN
+
+
+def _user_location() -> tuple[str, int] | None:
+    """Where the user called the op: 0 is this function, 1 _record, 2 bind, 3 the op
+    wrapper, 4 its caller (the walk goes on from there while it is gradtape's)."""
+    try:
+        frame = _getframe(4)
+    except ValueError:  # bind called from the bottom of the stack
+        frame = _getframe(1)
+    code = frame.f_code
+    if _is_internal.get(code) is False:
+        return (code.co_filename, frame.f_lineno)
+    return location_from(frame)
 
 
 def _wiring(tape, slots, in_ids, values) -> list:
