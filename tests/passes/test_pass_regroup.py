@@ -61,3 +61,38 @@ def test_a_product_read_twice_is_not_regrouped():
     before = build(make, var((4, 5)), var((5,)), var((5,)))
     after = optimized(before)
     assert prims(after) == prims(before)
+
+
+@pytest.mark.parametrize("make, combine", [
+    (lambda a, b, c: a * b + a * c, "add"),
+    (lambda a, b, c: b * a - c * a, "subtract"),
+    (lambda a, b, c: a * b - c * a, "subtract"),
+], ids=["a*b+a*c", "b*a-c*a", "a*b-c*a"])
+def test_a_shared_factor_is_multiplied_once(make, combine):
+    before = build(make, var((6,), np.float64), var((6,), np.float64), var((6,), np.float64))
+    after = optimized(before)
+    assert prims(after) == [combine, "multiply"]
+    assert_same_results(before, after, args_for(before), exact=False)
+
+
+def test_a_shared_factor_read_elsewhere_or_integer_is_left_alone():
+    def shared(a, b, c):
+        ab = a * b
+        return ab + a * c, ab
+
+    programs = [build(shared, var((6,)), var((6,)), var((6,))),
+                build(lambda a, b, c: a * b + a * c, var((6,), np.int32), var((6,), np.int32),
+                      var((6,), np.int32))]
+    for before in programs:
+        assert prims(optimized(before)) == prims(before)
+
+
+def test_the_gradient_of_exp_of_minus_x_squared_multiplies_once():
+    x = gt.constant(np.linspace(-1.0, 1.0, 5))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_sum(gt.exp(-x * x))
+    source = tape.inspect(y, x).source
+    assert source.count(" * ") == 1, source
+    v = x.numpy()
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), -2 * v * np.exp(-v * v))

@@ -1,17 +1,18 @@
-"""Products regrouped so that broadcasting comes last: ``(A * v) * w`` -> ``A * (v * w)``
-when ``v`` and ``w`` are smaller than ``A`` (a matrix scaled by two vectors, as
-Hessians and batched backwards produce, does one matrix-sized product instead of two).
+"""Products regrouped to do less work: ``(A * v) * w`` -> ``A * (v * w)`` when ``v``
+and ``w`` are smaller than ``A`` (a matrix scaled by two vectors, as Hessians and
+batched backwards produce, takes one matrix-sized product instead of two), and
+``a * b + a * c`` -> ``a * (b + c)`` (one product fewer).
 
-Only for floating-point products whose inner product has no other reader; the result
-can differ from the written order in the last bit, like any reassociation (integers,
-whose products may overflow differently, are left alone).
+Only for floating-point values, and only where the regrouped products have no other
+reader. The result can differ from the written order in the last bit, like any
+reassociation (integers, whose products may overflow differently, are left alone).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir.nodes import Eqn, IRValue
+from ..ir.nodes import Eqn, IRValue, Literal
 from ..ops import elementwise as _ew
 from .rewrite import Rewriter, rewrite
 
@@ -46,7 +47,36 @@ def regroup_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
-RULES = {_multiply: [regroup_product]}
+def _factor(v: IRValue, rw: Rewriter):
+    """The operands of ``v`` if it is a product only one equation reads."""
+    eqn = rw.definition(v)
+    if eqn is None or eqn.prim is not _multiply or rw.uses(v) != 1:
+        return None
+    return eqn.inputs
+
+
+def factor_common(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """``a * b + a * c`` -> ``a * (b + c)`` (and ``-``): one product fewer. Autodiff
+    writes these when a value is read twice with the same cotangent (``x * x``'s and
+    ``exp(-x * x)``'s gradients). Only for floating-point sums of equal-shaped products
+    whose operands are not bigger than the sum."""
+    out = eqn.outs[0]
+    if not np.issubdtype(out.dtype, np.inexact):
+        return None
+    left, right = (_factor(v, rw) for v in eqn.inputs)
+    if left is None or right is None:
+        return None
+    size = _size(out.shape)
+    for a, b in (left, left[::-1]):
+        for c, d in (right, right[::-1]):
+            if a is c and not isinstance(a, Literal) and _size(a.shape) == size:
+                inner = rw.emit(eqn.prim, (b, d), {})
+                return None if inner is None else rw.emit(_multiply, (a, inner), {})
+    return None
+
+
+RULES = {_multiply: [regroup_product], _ew.add.primitive: [factor_common],
+         _ew.subtract.primitive: [factor_common]}
 
 
 def regroup_products(program):
