@@ -28,7 +28,7 @@ from .ir import interpreter
 from .ir.autodiff import vjp_program
 from .ir.lower import Trace, prune
 from .ir.nodes import Aval, Literal, Program, Var
-from .recording import keep_reference, state
+from .recording import forget_references, keep_reference, state
 from .tensor import Tensor
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
@@ -299,6 +299,7 @@ def _forget_whole_tapes() -> None:
 
 
 backward_cache.on_clear.append(_forget_whole_tapes)
+backward_cache.on_clear.append(forget_references)  # they hold call ops' inner entries
 
 
 def _whole_tape_key(owner, sources, targets, flags) -> _WholeTapeKey | None:

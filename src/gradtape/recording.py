@@ -80,6 +80,10 @@ def site_of(frame) -> tuple:
     return (frame.f_code, frame.f_lasti)
 
 
+def forget_references() -> None:
+    _references.clear()
+
+
 def reference_for(site: tuple) -> tuple | None:
     return _references.get(site)
 
