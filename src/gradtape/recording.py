@@ -70,14 +70,17 @@ def location_from(frame) -> tuple[str, int] | None:
 # opened at a site (the code and instruction of its ``with``) compares what it records
 # with the last tape from that site whose backward was built, and while they agree it
 # takes that tape's (file, line) for each op instead of walking the stack (the walk
-# costs about a microsecond per op). site -> (signature, location per signature item).
+# costs about a microsecond per op).
+# (code id, instruction) -> (signature, location per signature item, code).
 _references: dict = {}
 _MAX_REFERENCES = 64
 
 
 def site_of(frame) -> tuple:
-    """The site a tape is opened at, as the key of ``_references``."""
-    return (frame.f_code, frame.f_lasti)
+    """The site a tape is opened at: its code object and instruction. The key of
+    ``_references`` is the code's id (hashing a code object hashes its constants every
+    time); the entry keeps the code itself, so the id is not reused while it is there."""
+    return (id(frame.f_code), frame.f_lasti, frame.f_code)
 
 
 def forget_references() -> None:
@@ -85,7 +88,8 @@ def forget_references() -> None:
 
 
 def reference_for(site: tuple) -> tuple | None:
-    return _references.get(site)
+    found = _references.get(site[:2])
+    return found if found is not None and found[2] is site[2] else None
 
 
 def keep_reference(site: tuple | None, signature: list | None, records: list) -> None:
@@ -96,6 +100,7 @@ def keep_reference(site: tuple | None, signature: list | None, records: list) ->
     locations, found = [], iter(records)
     for item in signature:
         locations.append(None if item[0] == "watch" else next(found, (None,) * 7)[6])
-    if len(_references) >= _MAX_REFERENCES and site not in _references:
+    key = site[:2]
+    if len(_references) >= _MAX_REFERENCES and key not in _references:
         _references.pop(next(iter(_references)))
-    _references[site] = (tuple(signature), tuple(locations))
+    _references[key] = (tuple(signature), tuple(locations), site[2])

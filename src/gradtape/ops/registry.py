@@ -226,7 +226,7 @@ _UNKNOWN = object()
 def _referenced_location(reference: tuple, i: int, item: tuple) -> Any:
     """The location an earlier tape of this site recorded for signature item ``i``, if
     it recorded the same item there; else ``_UNKNOWN``."""
-    signature, locations = reference
+    signature, locations = reference[0], reference[1]
     try:
         if i < len(signature) and signature[i] == item:
             return locations[i]
