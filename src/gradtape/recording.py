@@ -22,9 +22,9 @@ class _State(threading.local):
 
     @property
     def active(self) -> bool:
-        """Whether any tape, accumulator or tracer would see an op now (checked on every
-        op)."""
-        return bool(self.recording or self.accumulators or self.tracer)
+        """Whether any tape, accumulator or tracer would see an op now (``bind`` spells
+        this out inline)."""
+        return bool(self.recording or self.accumulators or self.tracer is not None)
 
 
 state = _State()

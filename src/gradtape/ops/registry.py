@@ -145,7 +145,9 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         result = tuple(wrap(o) for o in out)
     else:
         result = wrap(out)
-    if state.active:
+    # state.active, spelled out: a property call on a thread-local costs more than the
+    # attribute reads, and recording is usually the first one true.
+    if state.recording or state.accumulators or state.tracer is not None:
         _record(prim, args, values, params, result, out)
     return result
 
