@@ -574,7 +574,10 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
         raw = [found.get(id(s)) for s in flat]
     out = []
     for s, g in zip(flat, raw):
-        if g is not None:
+        value = s._value
+        if g.__class__ is np.ndarray and g.dtype is value.dtype and g.shape == value.shape:
+            out.append(wrap(g))  # already the source's dtype and shape: the usual case
+        elif g is not None:
             out.append(_as_gradient(g, s))
         elif mode is UnconnectedGradients.ZERO:
             out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
