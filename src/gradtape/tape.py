@@ -269,7 +269,7 @@ class GradientTape:
         """
         repeat_key = None
         if self._persistent and output_gradients is None and not self._recording \
-                and not state.active:
+                and not (state.recording or state.accumulators or state.tracer is not None):
             repeat_key = _repeat_key(self, target, sources, unconnected_gradients)
             if repeat_key is not None and self._last is not None and \
                     self._last[0] == repeat_key:

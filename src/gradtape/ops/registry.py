@@ -199,11 +199,15 @@ def _record(prim, args, values, params, result, out) -> None:
             item = (prim, params_key, tuple(slots))
             reference = tape._reference
             if reference is not None:  # still recording what an earlier tape did?
-                found = _referenced_location(reference, len(signature), item)
-                if found is _UNKNOWN:
+                i = len(signature)
+                try:
+                    same = i < len(reference[0]) and reference[0][i] == item
+                except (TypeError, ValueError):  # params that don't compare as values
+                    same = False
+                if not same:
                     tape._reference = None  # it diverged: stop comparing
                 elif where is _UNKNOWN:
-                    where = found
+                    where = reference[1][i]  # the location that tape recorded here
         if record is None:
             if where is _UNKNOWN:
                 where = _user_location()
@@ -223,18 +227,6 @@ def _record(prim, args, values, params, result, out) -> None:
 _SCALARS = frozenset((bool, int, float, complex))
 _getframe = sys._getframe
 _UNKNOWN = object()
-
-
-def _referenced_location(reference: tuple, i: int, item: tuple) -> Any:
-    """The location an earlier tape of this site recorded for signature item ``i``, if
-    it recorded the same item there; else ``_UNKNOWN``."""
-    signature, locations = reference[0], reference[1]
-    try:
-        if i < len(signature) and signature[i] == item:
-            return locations[i]
-    except (TypeError, ValueError):  # params that do not compare as plain values
-        pass
-    return _UNKNOWN
 
 
 def _user_location() -> tuple[str, int] | None:
