@@ -140,3 +140,29 @@ def test_the_short_gradient_path_leaves_other_calls_to_the_general_one():
         gx, gn, gy = tape.gradient(y, [x, n, y])
         np.testing.assert_allclose(gx.numpy(), [2.0, 4.0])
         assert gn is None and float(gy) == 1.0
+
+
+def _sum_of_squares_at_one_site(x):
+    with gt.GradientTape() as tape:  # every call opens its tape here: one site
+        tape.watch(x)
+        y = gt.reduce_sum(x * x) * 0.5 + gt.reduce_sum(x[0])  # its backward knows x's shape
+    return tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("value", [np.arange(3.0), np.arange(2.0).astype(np.float32),
+                                   np.arange(6.0).reshape(2, 3)])
+def test_a_site_reused_with_other_shapes_or_dtypes_gets_its_own_backward(value):
+    """Tapes at one site record the same ops; only what they watch differs. The key
+    must not be taken from the site's earlier tapes then (the gradient is x, plus one
+    on x[0])."""
+    for _ in range(3):
+        g = _sum_of_squares_at_one_site(gt.constant(np.arange(2.0)))
+        np.testing.assert_array_equal(g.numpy(), [1.0, 1.0])
+    expected = value.copy()
+    expected[0] += 1
+    for _ in range(3):
+        g = _sum_of_squares_at_one_site(gt.constant(value))
+        assert g.shape == value.shape and g.dtype == value.dtype
+        np.testing.assert_array_equal(g.numpy(), expected)
+    g = _sum_of_squares_at_one_site(gt.constant(np.arange(2.0)))
+    np.testing.assert_array_equal(g.numpy(), [1.0, 1.0])

@@ -28,7 +28,7 @@ from .ir import interpreter
 from .ir.autodiff import vjp_program
 from .ir.lower import Trace, prune
 from .ir.nodes import Aval, Literal, Program, Var
-from .recording import forget_references, keep_reference, state
+from .recording import forget_references, keep_reference, signature_key, state
 from .tensor import Tensor
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
@@ -303,11 +303,11 @@ backward_cache.on_clear.append(forget_references)  # they hold call ops' inner e
 
 
 def _whole_tape_key(owner, sources, targets, flags) -> _WholeTapeKey | None:
-    signature = owner._signature
+    signature = signature_key(owner)
     if signature is None:
         return None
     tracked = owner._tracked
-    return (tuple(signature), tuple([tracked.get(s._id) for s in sources]),
+    return (signature, tuple([tracked.get(s._id) for s in sources]),
             tuple([tracked.get(t._id) for t in targets]), flags)
 
 
@@ -406,7 +406,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     trace, entry = _trace_and_entry(records, sources, targets, output_grads, tape)
     if key is not None and entry.cacheable:
         _remember_whole_tape(key, records, trace, entry)
-        keep_reference(owner._site, owner._signature, records)
+        keep_reference(owner._site, key[0], records)
     seeds = [g for g, t in zip(output_grads, trace.target_slots)
              if g is not None and t is not None]
     if state.active:

@@ -35,7 +35,7 @@ from . import backward, nest, nested
 from .cache import backward_cache
 from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
-from .recording import keep_reference, state
+from .recording import keep_reference, signature_key, state
 from .tape import UnconnectedGradients, _check_source, _unconnected_mode
 from .tensor import Tensor
 
@@ -132,7 +132,7 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
             return _LOOP
         if whole_key is not None and entry.cacheable:
             backward._remember_whole_tape(whole_key, records, trace, entry)
-            keep_reference(tape._site, tape._signature, records)
+            keep_reference(tape._site, whole_key[0], records)
         key, batched = batched_entry(trace, entry, size, identity)
         if active:
             def run(seeds: Any) -> list[Any]:
@@ -342,12 +342,11 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
         return None  # unwatched, not a float, or assigned since it was read
     target_value = target._value
     rows = target_value.size
-    key = (tuple(signature), (slot,), (tracked.get(target._id),),
-           ((target_value.shape, target_value.dtype),))
-    try:
-        hit = backward._whole_tape.get(key)
-    except TypeError:  # an unhashable param somewhere
+    key = signature_key(tape)
+    if key is None:
         return None
+    hit = backward._whole_tape.get((key, (slot,), (tracked.get(target._id),),
+                                    ((target_value.shape, target_value.dtype),)))
     located = None if hit is None else hit[4].get((rows, target_value.ndim == 1))
     if not rows or located is None:
         return None

@@ -71,7 +71,7 @@ def location_from(frame) -> tuple[str, int] | None:
 # with the last tape from that site whose backward was built, and while they agree it
 # takes that tape's (file, line) for each op instead of walking the stack (the walk
 # costs about a microsecond per op).
-# (code id, instruction) -> (signature, location per signature item, code).
+# (code id, instruction) -> (Signature, location per signature item, code).
 _references: dict = {}
 _MAX_REFERENCES = 64
 
@@ -92,15 +92,51 @@ def reference_for(site: tuple) -> tuple | None:
     return found if found is not None and found[2] is site[2] else None
 
 
-def keep_reference(site: tuple | None, signature: list | None, records: list) -> None:
+def keep_reference(site: tuple | None, signature: Signature | None, records: list) -> None:
     """Remember ``signature`` and its records' locations for tapes opened at ``site``
     (called when a backward is built from them, so rarely)."""
     if site is None or signature is None:
         return
     locations, found = [], iter(records)
-    for item in signature:
+    for item in signature.items:
         locations.append(None if item[0] == "watch" else next(found, (None,) * 7)[6])
     key = site[:2]
     if len(_references) >= _MAX_REFERENCES and key not in _references:
         _references.pop(next(iter(_references)))
-    _references[key] = (tuple(signature), tuple(locations), site[2])
+    _references[key] = (signature, tuple(locations), site[2])
+
+
+class Signature:
+    """A tape's signature as part of a dictionary key: hashed once. A tape that recorded
+    exactly what its site's reference did uses the reference's object, so the lookup
+    compares by identity instead of item by item."""
+
+    __slots__ = ("items", "_hash")
+
+    def __init__(self, items: tuple):
+        self.items = items
+        self._hash = hash(items)  # TypeError for an unhashable param: no key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (other.__class__ is Signature and self._hash == other._hash
+                                 and self.items == other.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def signature_key(tape) -> Signature | None:
+    """``tape``'s signature as a key, or ``None`` if it has none or cannot be hashed."""
+    signature = tape._signature
+    if signature is None:
+        return None
+    reference = tape._reference
+    if reference is not None and len(reference[0].items) == len(signature):
+        return reference[0]  # every item was compared equal while recording
+    try:
+        return Signature(tuple(signature))
+    except TypeError:
+        return None

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import backward, nest
-from .recording import reference_for, site_of, state
+from .recording import reference_for, signature_key, site_of, state
 from .tensor import Tensor, wrap
 from .variable import Variable
 
@@ -214,7 +214,14 @@ class GradientTape:
                     self._signature = None
                 else:
                     value = tensor._value
-                    self._signature.append(("watch", value.shape, value.dtype))
+                    item = ("watch", value.shape, value.dtype)
+                    reference = self._reference
+                    if reference is not None:  # still what the site's reference did?
+                        earlier = reference[0].items
+                        i = len(self._signature)
+                        if i >= len(earlier) or earlier[i] != item:
+                            self._reference = None
+                    self._signature.append(item)
         if tensor is not None and tensor_id not in self._watched:
             self._watched[tensor_id] = tensor
             if isinstance(tensor, Variable):
@@ -557,11 +564,11 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
             return _UNKNOWN  # not a float, or assigned since it was read
         slots.append(slot)
         watched.append(s)
-    key = (tuple(tape._signature), tuple(slots), (tracked.get(target._id),), (None,))
-    try:
-        hit = backward._whole_tape.get(key)
-    except TypeError:  # an unhashable param somewhere
+    signature = signature_key(tape)
+    if signature is None:
         return _UNKNOWN
+    hit = backward._whole_tape.get((signature, tuple(slots), (tracked.get(target._id),),
+                                    (None,)))
     if hit is None:
         return _UNKNOWN
     mode = _unconnected_mode(mode)

@@ -200,8 +200,9 @@ def _record(prim, args, values, params, result, out) -> None:
             reference = tape._reference
             if reference is not None:  # still recording what an earlier tape did?
                 i = len(signature)
+                earlier = reference[0].items
                 try:
-                    same = i < len(reference[0]) and reference[0][i] == item
+                    same = i < len(earlier) and earlier[i] == item
                 except (TypeError, ValueError):  # params that don't compare as values
                     same = False
                 if not same:
