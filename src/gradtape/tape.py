@@ -517,13 +517,8 @@ def _repeat_key(tape: GradientTape, target: Any, sources: Any, mode: Any) -> tup
     """What makes a persistent tape's gradient call the same as its last one: the same
     target and sources (variables at the same version), nothing recorded since, the
     same unconnected mode. ``None`` for structures this shortcut doesn't cover."""
-    if not isinstance(target, Tensor):
-        return None
-    if isinstance(sources, Tensor):
-        flat: Any = (sources,)
-    elif sources.__class__ is list or sources.__class__ is tuple:
-        flat = sources
-    else:
+    flat = _flat_sources(sources)
+    if flat is None or not isinstance(target, Tensor):
         return None
     ids = []
     for s in flat:
@@ -545,11 +540,8 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     if (tape._persistent or tape._recording or not tape._live or state.tracer is not None
             or tape._signature is None or not isinstance(target, Tensor)):
         return _UNKNOWN
-    if isinstance(sources, Tensor):
-        flat: Any = (sources,)
-    elif sources.__class__ is list or sources.__class__ is tuple:
-        flat = sources
-    else:
+    flat = _flat_sources(sources)
+    if flat is None:
         return _UNKNOWN
     tracked, versions = tape._tracked, tape._var_versions
     slots, watched = [], []  # the backward's sources: those the tape watched
@@ -579,6 +571,32 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     if len(watched) != len(flat):  # unwatched sources in between: None for them
         found = dict(zip(map(id, watched), raw))
         raw = [found.get(id(s)) for s in flat]
+    out = _gradient_tensors(flat, raw, mode)
+    tape._end_gradient()
+    return _packed(sources, out)
+
+
+def _repeat(last: tuple, sources: Any) -> Any:
+    """The last gradient call of a persistent tape again: run its backward on the same
+    recorded arrays (tapes never change them) and wrap the results."""
+    _, entry, args, mode = last
+    backward.backward_cache.count_hit()
+    return _packed(sources, _gradient_tensors(_flat_sources(sources), entry.run(args), mode))
+
+
+def _flat_sources(sources: Any) -> Any:
+    """``sources`` as a sequence if it is one tensor or a flat list or tuple (what the
+    short paths serve), else ``None``."""
+    if isinstance(sources, Tensor):
+        return (sources,)
+    if sources.__class__ is list or sources.__class__ is tuple:
+        return sources
+    return None
+
+
+def _gradient_tensors(flat: Any, raw: Any, mode: UnconnectedGradients) -> list:
+    """The backward's arrays as gradients of ``flat``: tensors of each source's dtype and
+    shape, and ``None`` (or zeros) where unconnected."""
     out = []
     for s, g in zip(flat, raw):
         value = s._value
@@ -590,29 +608,11 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
             out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
         else:
             out.append(None)
-    tape._end_gradient()
-    if isinstance(sources, Tensor):
-        return out[0]
-    return out if sources.__class__ is list else tuple(out)
+    return out
 
 
-def _repeat(last: tuple, sources: Any) -> Any:
-    """The last gradient call of a persistent tape again: run its backward on the same
-    recorded arrays (tapes never change them) and wrap the results."""
-    _, entry, args, mode = last
-    backward.backward_cache.count_hit()
-    flat = (sources,) if isinstance(sources, Tensor) else sources
-    out = []
-    for s, g in zip(flat, entry.run(args)):
-        if g is None:
-            out.append(Tensor._wrap(np.zeros(s.shape, s.dtype))
-                       if mode is UnconnectedGradients.ZERO else None)
-            continue
-        value = s._value
-        if g.__class__ is np.ndarray and g.dtype is value.dtype and g.shape == value.shape:
-            out.append(wrap(g))  # already the source's dtype and shape: the usual case
-        else:
-            out.append(_as_gradient(g, s))
+def _packed(sources: Any, out: list) -> Any:
+    """``out`` in the structure of ``sources`` (a tensor, list or tuple)."""
     if isinstance(sources, Tensor):
         return out[0]
     return out if sources.__class__ is list else tuple(out)
