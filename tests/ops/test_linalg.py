@@ -4,6 +4,7 @@ mode, with 1-d operands, broadcast batch dims, einsum's subscript forms and floa
 
 import numpy as np
 import pytest
+from complex_testing import numeric_complex_gradient, real_loss
 
 import gradtape as gt
 from gradtape.testing import check_grads
@@ -591,24 +592,10 @@ def test_batching_rules_of_cholesky_and_the_derivative_primitives(check_batching
 
 def test_complex_gradients_follow_tensorflow_convention():
     # TF: the gradient of a real loss is dL/dRe + i dL/dIm.
-    def numeric(f, args, k, eps=1e-6):
-        g = np.zeros_like(args[k])
-        for idx in np.ndindex(args[k].shape):
-            for unit in (1.0, 1j):
-                p = [a.copy() for a in args]
-                m = [a.copy() for a in args]
-                p[k][idx] += eps * unit
-                m[k][idx] -= eps * unit
-                diff = f(*map(gt.constant, p)).numpy() - f(*map(gt.constant, m)).numpy()
-                g[idx] += diff / (2 * eps) * (1 if unit == 1.0 else 1j)
-        return g
-
     def cz(*shape):
         return _randn(*shape) + 1j * _randn(*shape)
 
-    def loss(y):
-        return gt.sum(gt.real(y * gt.conj(y))) + gt.sum(gt.real(y))
-
+    loss = real_loss
     cases = [
         (lambda a, b: loss(gt.matmul(a, b)), [cz(2, 3), cz(3, 2)]),
         (lambda a, b: loss(gt.einsum("ii,ij->j", a, b)), [cz(3, 3), cz(3, 2)]),
@@ -624,4 +611,4 @@ def test_complex_gradients_follow_tensorflow_convention():
             tape.watch(ts)
             y = f(*ts)
         for k, g in enumerate(tape.gradient(y, ts)):
-            np.testing.assert_allclose(g.numpy(), numeric(f, args, k), atol=1e-6)
+            np.testing.assert_allclose(g.numpy(), numeric_complex_gradient(f, args, k), atol=1e-6)

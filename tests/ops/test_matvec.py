@@ -5,6 +5,7 @@ batching rules that make one product of a batch of vectors, and jacobians/Hessia
 
 import numpy as np
 import pytest
+from complex_testing import numeric_complex_gradient, real_loss
 
 import gradtape as gt
 from gradtape.cache import backward_cache
@@ -107,24 +108,10 @@ def test_errors_and_dtypes():
 @pytest.mark.parametrize("a_shape,x_shape,vector_first", CASES[:2] + CASES[3:5], ids=str)
 def test_complex_gradients_follow_tensorflow_convention(a_shape, x_shape, vector_first):
     # TF: the gradient of a real loss L is dL/dRe + i dL/dIm.
-    def numeric(f, args, k, eps=1e-6):
-        g = np.zeros_like(args[k])
-        for idx in np.ndindex(args[k].shape):
-            for unit in (1.0, 1j):
-                p = [v.copy() for v in args]
-                m = [v.copy() for v in args]
-                p[k][idx] += eps * unit
-                m[k][idx] -= eps * unit
-                diff = f(*map(gt.constant, p)).numpy() - f(*map(gt.constant, m)).numpy()
-                g[idx] += diff / (2 * eps) * (1 if unit == 1.0 else 1j)
-        return g
-
     def cz(*shape):
         return _randn(*shape) + 1j * _randn(*shape)
 
-    def loss(y):
-        return gt.sum(gt.real(y * gt.conj(y))) + gt.sum(gt.real(y))
-
+    loss = real_loss
     product = _product(vector_first)
 
     def f(m, v):
@@ -136,7 +123,7 @@ def test_complex_gradients_follow_tensorflow_convention(a_shape, x_shape, vector
         tape.watch(ts)
         y = f(*ts)
     for k, g in enumerate(tape.gradient(y, ts)):
-        np.testing.assert_allclose(g.numpy(), numeric(f, [a, x], k), atol=1e-6)
+        np.testing.assert_allclose(g.numpy(), numeric_complex_gradient(f, [a, x], k), atol=1e-6)
 
 
 # --- batching: one product for a batch of vectors, never a loop ---------------------------
