@@ -68,3 +68,28 @@ def test_unconnected_modes_are_part_of_the_call():
         ga, gb = tape.gradient(y, [a, b], unconnected_gradients="zero")
         np.testing.assert_array_equal(gb.numpy(), [0.0, 0.0])
         np.testing.assert_array_equal(ga.numpy(), [2.0, 4.0])
+
+
+
+def test_repeats_of_compiled_code_keep_fitting_results_that_need_it():
+    """Once a repeat has seen the generated function's results need no fitting, later
+    repeats wrap them as they are; results that need it (NumPy scalars from 0-d
+    arithmetic, made 0-d arrays as on the first call) are fitted every time."""
+    v = gt.Variable(np.array([0.25, 2.0]))
+    s = gt.Variable(1.5)  # 0-d: the generated arithmetic returns NumPy scalars
+    c = gt.constant(np.array([3.0, 4.0]))
+    with gt.config(compile_after=1):
+        plain = gt.GradientTape(persistent=True)
+        with plain:
+            y = gt.reduce_sum(v * v * c)
+        scalar = gt.GradientTape(persistent=True)
+        with scalar:
+            z = s * s * 3.0
+        for _ in range(4):
+            np.testing.assert_allclose(plain.gradient(y, v).numpy(), [1.5, 16.0])
+            g = scalar.gradient(z, s)
+            assert g.dtype == np.float32 and g.shape == ()
+            assert g._value.__class__ is np.ndarray  # fitted like the first call
+            np.testing.assert_allclose(g.numpy(), 9.0)
+    assert plain._last[4] is not None  # results already fit: wrapped as they are
+    assert scalar._last[4] is None  # never taken as they are

@@ -106,8 +106,9 @@ class GradientTape:
         self._used_up = False
         # What was watched when the tape was used up: watched_variables() still answers.
         self._watched_when_used: dict[int, Tensor] = {}
-        # A persistent tape's last gradient call: (key, entry, arguments, mode), so the
-        # same call again only runs the backward (see _repeat_key).
+        # A persistent tape's last gradient call: (key, entry, arguments, mode, the
+        # compiled function once its results proved to need no fitting), so the same
+        # call again only runs the backward (see _repeat_key).
         self._last: tuple | None = None
         self._site: tuple | None = None  # where its `with` is (set on entering)
         self._reference: tuple | None = None  # (signature, locations) of an earlier tape
@@ -280,7 +281,7 @@ class GradientTape:
             repeat_key = _repeat_key(self, target, sources, unconnected_gradients)
             if repeat_key is not None and self._last is not None and \
                     self._last[0] == repeat_key:
-                return _repeat(self._last, sources)
+                return _repeat(self, sources)
         elif output_gradients is None:
             found = _known_gradient(self, target, sources, unconnected_gradients)
             if found is not _UNKNOWN:
@@ -300,7 +301,7 @@ class GradientTape:
         ran: list | None = [] if repeat_key is not None else None
         grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
         if ran is not None and len(ran) == 1 and ran[0][0] is not None:
-            self._last = (repeat_key, ran[0][0], ran[0][1], mode)
+            self._last = (repeat_key, ran[0][0], ran[0][1], mode, None)
         self._end_gradient()
         return nest.pack_sequence_as(sources, grads)
 
@@ -576,12 +577,23 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     return _packed(sources, out)
 
 
-def _repeat(last: tuple, sources: Any) -> Any:
+def _repeat(tape: GradientTape, sources: Any) -> Any:
     """The last gradient call of a persistent tape again: run its backward on the same
     recorded arrays (tapes never change them) and wrap the results."""
-    _, entry, args, mode = last
+    key, entry, args, mode, plain_from = tape._last
     backward.backward_cache.count_hit()
-    return _packed(sources, _gradient_tensors(_flat_sources(sources), entry.run(args), mode))
+    compiled = entry.compiled
+    raw = entry.run(args)
+    if plain_from is not None and plain_from is compiled:
+        # The same generated function on the same arrays: its results have the dtypes
+        # and shapes they had last time, which were the sources' own.
+        return _packed(sources, list(map(wrap, raw)))
+    flat = _flat_sources(sources)
+    if compiled is not None and all(
+            g.__class__ is np.ndarray and g.dtype is s._value.dtype and g.shape == s.shape
+            for s, g in zip(flat, raw)):
+        tape._last = (key, entry, args, mode, compiled)
+    return _packed(sources, _gradient_tensors(flat, raw, mode))
 
 
 def _flat_sources(sources: Any) -> Any:
