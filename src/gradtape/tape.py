@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import backward, nest
+from .ops import broadcast_to, cast
 from .recording import reference_for, signature_key, site_of, state
 from .tensor import Tensor, wrap
 from .variable import Variable
@@ -464,8 +465,6 @@ def _flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) ->
 
 
 def _fit_output_gradient(g: Any, target: Tensor) -> Any:
-    from .ops import broadcast_to, cast
-
     if not isinstance(g, Tensor):
         g = Tensor._wrap(np.asarray(g))
     if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
@@ -495,8 +494,6 @@ def _as_gradient(g: Any, source: Tensor) -> Tensor:
     """A raw result as a tensor of the source's dtype and shape (TF: gradients take the
     source's dtype)."""
     if isinstance(g, Tensor):
-        from .ops import broadcast_to, cast
-
         if g.dtype != source.dtype:
             g = cast(g, source.dtype)
         if tuple(g.shape) != tuple(source.shape):

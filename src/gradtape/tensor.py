@@ -130,14 +130,24 @@ class Tensor(OperatorMixin):
 
     # --- NumPy protocol: np.sin(t), np.sum(t), ... record like gt.sin(t) -----------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .ops.numpy_dispatch import dispatch_ufunc
-
-        return dispatch_ufunc(ufunc, method, inputs, kwargs)
+        return _numpy_dispatch().dispatch_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .ops.numpy_dispatch import dispatch_function
+        return _numpy_dispatch().dispatch_function(func, args, kwargs)
 
-        return dispatch_function(func, args, kwargs)
+
+_dispatch_module = None
+
+
+def _numpy_dispatch():
+    """``ops.numpy_dispatch``, imported on first use (it imports this module); an import
+    statement in the protocol methods cost more than the call they route."""
+    global _dispatch_module
+    if _dispatch_module is None:
+        from .ops import numpy_dispatch
+
+        _dispatch_module = numpy_dispatch
+    return _dispatch_module
 
 
 def _read(tensor: Tensor, kind: str, result: Any) -> Any:
