@@ -313,6 +313,34 @@ def selected(settings: Settings, key: str) -> bool:
     return not settings.only or any(word in key for word in settings.only)
 
 
+@dataclass
+class Workload:
+    """One benchmark problem: every implementation of it, and the value they must give."""
+
+    key: str  # short name for --only
+    title: str
+    makers: dict[str, Callable[[], Callable[[], Any]]]  # hand-written first, then gradtape
+    expected: Any  # a value, or a function of the call number for training steps
+    rtol: float = 1e-9
+    atol: float = 1e-12
+
+
+def run_workloads(builders: Sequence[Callable[[], Workload]], settings: Settings
+                  ) -> tuple[list[Result], dict[str, str]]:
+    """Build every workload (their titles name the targets) and run the selected ones:
+    ``(results, titles by key)``."""
+    results, titles = [], {}
+    for build in builders:
+        w = build()
+        titles[w.key] = w.title
+        if not selected(settings, w.key):
+            continue
+        print(f"running: {w.title} ...", file=sys.stderr, flush=True)
+        results.append(run_workload(w.title, w.makers, w.expected, settings,
+                                    rtol=w.rtol, atol=w.atol))
+    return results, titles
+
+
 def _version(module: str) -> str:
     version = getattr(sys.modules[module], "__version__", None)
     if version is None:  # e.g. autograd: ask the installed distribution

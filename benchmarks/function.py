@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +31,14 @@ from _harness import (  # noqa: E402
     Result,
     Skip,
     Target,
+    Workload,
     command,
     machine,
     parser,
     report_cold,
     report_result,
     report_targets,
-    run_workload,
-    selected,
+    run_workloads,
     settings_from,
     update_docs,
     versions,
@@ -49,16 +48,6 @@ Maker = Callable[[], Callable[[], Any]]
 LEARNING_RATE = 0.05
 FUNCTION = "gradtape @function"
 MISSING = "gradtape.function does not exist yet (issue 5)"
-
-
-@dataclass
-class Workload:
-    key: str
-    title: str
-    makers: dict[str, Maker]
-    expected: Any  # a value, or a function of the call number for training steps
-    rtol: float
-    atol: float
 
 
 def _gt_function() -> Callable:
@@ -284,15 +273,7 @@ def main(argv: list[str] | None = None) -> list[Result]:
     else:
         warm_up_function()
     peers.warm_up(settings.peers)
-    results, titles = [], {}
-    for build in WORKLOADS:
-        w = build()
-        titles[w.key] = w.title
-        if not selected(settings, w.key):
-            continue
-        print(f"running: {w.title} ...", file=sys.stderr, flush=True)
-        results.append(run_workload(w.title, w.makers, w.expected, settings,
-                                    rtol=w.rtol, atol=w.atol))
+    results, titles = run_workloads(WORKLOADS, settings)
     text = render(results, titles, args.threads)
     print(text)
     if args.update_docs:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,30 +30,20 @@ from _harness import (  # noqa: E402
     HAND,
     Result,
     Target,
+    Workload,
     command,
     machine,
     parser,
     report_cold,
     report_result,
     report_targets,
-    run_workload,
-    selected,
+    run_workloads,
     settings_from,
     update_docs,
     versions,
 )
 
 Maker = Callable[[], Callable[[], Any]]
-
-
-@dataclass
-class Workload:
-    key: str  # short name for --only
-    title: str
-    makers: dict[str, Maker]  # hand-written first, then gradtape, then the peers
-    expected: Any  # the hand-written gradients
-    rtol: float
-    atol: float
 
 
 def _rng() -> np.random.Generator:
@@ -323,15 +312,7 @@ def main(argv: list[str] | None = None) -> list[Result]:
     args = parser(__doc__.splitlines()[0]).parse_args(argv)
     settings = settings_from(args)
     peers.warm_up(settings.peers)
-    results, titles = [], {}
-    for build in WORKLOADS:
-        w = build()
-        titles[w.key] = w.title
-        if not selected(settings, w.key):
-            continue
-        print(f"running: {w.title} ...", file=sys.stderr, flush=True)
-        results.append(run_workload(w.title, w.makers, w.expected, settings,
-                                    rtol=w.rtol, atol=w.atol))
+    results, titles = run_workloads(WORKLOADS, settings)
     text = render(results, titles)
     print(text)
     if args.update_docs:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +32,14 @@ from _harness import (  # noqa: E402
     Result,
     Skip,
     Target,
+    Workload,
     command,
     machine,
     parser,
     report_cold,
     report_result,
     report_targets,
-    run_workload,
-    selected,
+    run_workloads,
     settings_from,
     update_docs,
     versions,
@@ -49,16 +48,6 @@ from _harness import (  # noqa: E402
 Maker = Callable[[], Callable[[], Any]]
 N = 64  # x in R^64, A is 64×64
 BATCH, LAYER_IN, LAYER_OUT = 256, 32, 32
-
-
-@dataclass
-class Workload:
-    key: str
-    title: str
-    makers: dict[str, Maker]
-    expected: Any
-    rtol: float = 1e-9
-    atol: float = 1e-12
 
 
 def _data() -> tuple[np.ndarray, np.ndarray]:
@@ -357,15 +346,7 @@ def main(argv: list[str] | None = None) -> list[Result]:
     args = parser(__doc__.splitlines()[0]).parse_args(argv)
     settings = settings_from(args)
     peers.warm_up(settings.peers)
-    results, titles = [], {}
-    for build in WORKLOADS:
-        w = build()
-        titles[w.key] = w.title
-        if not selected(settings, w.key):
-            continue
-        print(f"running: {w.title} ...", file=sys.stderr, flush=True)
-        results.append(run_workload(w.title, w.makers, w.expected, settings,
-                                    rtol=w.rtol, atol=w.atol))
+    results, titles = run_workloads(WORKLOADS, settings)
     text = render(results, titles, args.threads)
     print(text)
     if args.update_docs:
