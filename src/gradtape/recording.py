@@ -134,8 +134,11 @@ def signature_key(tape) -> Signature | None:
     if signature is None:
         return None
     reference = tape._reference
-    if reference is not None and len(reference[0].items) == len(signature):
-        return reference[0]  # every item was compared equal while recording
+    if reference is not None:  # every item so far was compared equal while recording
+        items = reference[0].items
+        if tape._followed == len(items):
+            return reference[0]
+        signature = items[:tape._followed]
     try:
         return Signature(tuple(signature))
     except TypeError:

@@ -113,6 +113,9 @@ class GradientTape:
         self._last: tuple | None = None
         self._site: tuple | None = None  # where its `with` is (set on entering)
         self._reference: tuple | None = None  # (signature, locations) of an earlier tape
+        # While the tape records what its reference did, its signature is the first
+        # _followed items of the reference's, and _signature stays empty (_diverge).
+        self._followed = 0
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -174,6 +177,7 @@ class GradientTape:
         self._records = []
         self._tracked = {}
         self._signature = []
+        self._followed = 0
         self._constants = {}
         self._watched = {}
         self._var_versions = {}
@@ -220,14 +224,23 @@ class GradientTape:
                     reference = self._reference
                     if reference is not None:  # still what the site's reference did?
                         earlier = reference[0].items
-                        i = len(self._signature)
-                        if i >= len(earlier) or earlier[i] != item:
-                            self._reference = None
-                    self._signature.append(item)
+                        i = self._followed
+                        if i < len(earlier) and earlier[i] == item:
+                            self._followed = i + 1
+                            item = None
+                        else:
+                            self._diverge()
+                    if item is not None:
+                        self._signature.append(item)
         if tensor is not None and tensor_id not in self._watched:
             self._watched[tensor_id] = tensor
             if isinstance(tensor, Variable):
                 self._var_versions[tensor_id] = tensor._version
+
+    def _diverge(self) -> None:
+        """Stop following the reference: the signature so far becomes this tape's own."""
+        self._signature = list(self._reference[0].items[:self._followed])
+        self._reference = None
 
     def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in creation order."""

@@ -9,6 +9,7 @@ broadcasting with ``unbroadcast``, whose axes come from static shapes.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -259,8 +260,8 @@ __all__.append("cast")
 
 # --- binary ops ----------------------------------------------------------------------
 
-def _binary(name, impl, vjp, jvp, ufunc=None):
-    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True)
+def _binary(name, impl, vjp, jvp, ufunc=None, eager=None):
+    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager)
 
     def op(x, y):
         if not isinstance(x, _OPERAND_TYPES) and not isinstance(y, _OPERAND_TYPES):
@@ -292,13 +293,13 @@ add = _binary(
     "add", np.add,
     lambda g, y, a, b: (_ub(g, a), _ub(g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], ts[1]),
-    np.add,
+    np.add, operator.add,
 )
 subtract = _binary(
     "subtract", np.subtract,
     lambda g, y, a, b: (_ub(g, a), _ub(-g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], _scaled(ts[1], -1.0)),
-    np.subtract,
+    np.subtract, operator.sub,
 )
 def _multiply_vjp(g, y, a, b):
     if a is b:  # x * x: one product, counted twice (not two equal products)
@@ -310,7 +311,7 @@ multiply = _binary(
     "multiply", np.multiply,
     _multiply_vjp,
     lambda ts, y, a, b: _tangent_sum(_scaled(ts[0], b), _scaled(ts[1], a)),
-    np.multiply,
+    np.multiply, operator.mul,
 )
 divide = _binary(
     "divide", np.true_divide,
@@ -318,7 +319,7 @@ divide = _binary(
     lambda ts, y, a, b: _tangent_sum(
         None if ts[0] is None else ts[0] / b, _scaled(ts[1], -y / b)
     ),
-    np.true_divide,
+    np.true_divide, operator.truediv,
 )
 
 

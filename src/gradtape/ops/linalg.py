@@ -189,14 +189,17 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     TF's ``transpose_*``/``adjoint_*`` flags."""
     del a_is_sparse, b_is_sparse, name
     a, b = _operands(a, b)
-    if len(a.shape) == 0 or len(b.shape) == 0:
+    rank_a, rank_b = len(a.shape), len(b.shape)
+    flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
+    if rank_a >= 2 and rank_b >= 2 and not (flag_a or flag_b) and output_type is None:
+        return bind(matmul_p, a, b)  # the usual product, without the cases below
+    if rank_a == 0 or rank_b == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions "
                          "(scalars need multiply, not matmul).")
-    flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     out = None
-    if len(b.shape) == 1 and len(a.shape) >= 2 and not flag_b:
+    if rank_b == 1 and rank_a >= 2 and not flag_b:
         out = _with_vector(a, b, False, bool(transpose_a), bool(adjoint_a))
-    elif len(a.shape) == 1 and len(b.shape) >= 2 and not flag_a:
+    elif rank_a == 1 and rank_b >= 2 and not flag_a:
         out = _with_vector(b, a, True, bool(transpose_b), bool(adjoint_b))
     if out is not None:
         return out if output_type is None else _ew.cast(out, output_type)

@@ -38,9 +38,14 @@ class Primitive:
         multiple_results: bool = False,
         differentiable: bool = True,
         cacheable: bool = True,
+        eager: Callable[..., Any] | None = None,
     ):
         self.name = name
         self.impl = impl
+        # What eager ops run, when it differs from impl: Python's operators give NumPy
+        # scalars NumPy's fast scalar math (a ufunc call on two float64 scalars costs ten
+        # times ``a * b``); arrays go to the same ufunc either way.
+        self.eager = impl if eager is None else eager
         self.vjp = vjp
         self.jvp = jvp
         self.shape_rule = shape_rule
@@ -132,6 +137,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: emit IR if an input is an IR value, else compute now and record.
 
     This is the hot path of every eager op: keep it to one pass over the arguments."""
+    run = prim.eager
     values = []
     for a in args:
         if isinstance(a, Tensor):
@@ -140,7 +146,9 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             return builder.emit(prim, args, params)
         else:
             values.append(a)
-    out = prim.impl(*values, **params)
+            if a.__class__ not in _SCALARS:
+                run = prim.impl  # lists and other array-likes: only NumPy's rules
+    out = run(*values, **params)
     if prim.multiple_results:
         result = tuple(wrap(o) for o in out)
     else:
@@ -158,6 +166,50 @@ def _record(prim, args, values, params, result, out) -> None:
         tracer.on_op(prim, args, values, params, result, out)
     if not prim.differentiable:
         return
+    tapes = state.recording
+    if len(tapes) == 1 and not prim.multiple_results:
+        _record_on_one(tapes[0], prim, args, values, params, result, out)
+    elif tapes:
+        _record_on_each(tapes, prim, args, values, params, result, out)
+    if state.accumulators:
+        for acc in state.accumulators:
+            acc._on_op(prim, args, params, result)
+
+
+def _record_on_one(tape, prim, args, values, params, result, out) -> None:
+    """The usual case, kept short: one tape records an op with one result."""
+    tracked = tape._tracked
+    in_ids = []
+    for a in args:
+        if isinstance(a, Tensor):
+            i = a._id
+            if a._watch_on_read and i not in tracked and tape._watch_accessed_variables \
+                    and a.trainable:
+                tape._watch_id(i, a)
+            in_ids.append(i)
+        else:
+            in_ids.append(None)
+    # One pass finds whether the tape sees this op and, if so, how it is wired.
+    slots = list(map(tracked.get, in_ids))
+    if slots.count(None) == len(slots):
+        return
+    if None in in_ids:
+        values = _recorded_values(values)
+    where = _UNKNOWN
+    if tape._signature is not None:
+        if None in slots:
+            slots = _wiring(tape, slots, in_ids, values)
+        where = _follow(tape, (prim, tuple(params.items()) if params else (), tuple(slots)))
+    if where is _UNKNOWN:
+        where = _user_location(5)
+    rid = result._id
+    tape._records.append((prim, tuple(in_ids), tuple(values), params, (rid,), (out,), where))
+    tracked[rid] = len(tracked)
+
+
+def _record_on_each(tapes, prim, args, values, params, result, out) -> None:
+    """Several tapes (nested ones), or an op with several results: each tape that sees
+    the op gets the same record."""
     in_ids = []
     variables = None
     for a in args:
@@ -169,22 +221,18 @@ def _record(prim, args, values, params, result, out) -> None:
             in_ids.append(None)
     record = None
     where = _UNKNOWN
-    for tape in state.recording:
+    for tape in tapes:
         tracked = tape._tracked
         if variables is not None and tape._watch_accessed_variables:
             for v in variables:
                 if v._id not in tracked and v.trainable:
                     tape._watch_id(v._id, v)
-        # One pass finds whether the tape sees this op and, if so, how it is wired.
         slots = list(map(tracked.get, in_ids))
         if slots.count(None) == len(slots):
             continue
         if record is None:
             if None in in_ids:
-                # Lists and other array-likes are recorded as the arrays NumPy made of
-                # them.
-                values = [v if hasattr(v, "shape") or v.__class__ in _SCALARS
-                          else np.asarray(v) for v in values]
+                values = _recorded_values(values)
             if prim.multiple_results:
                 out_ids = tuple(r._id for r in result)
                 out_vals = tuple(out)
@@ -192,37 +240,47 @@ def _record(prim, args, values, params, result, out) -> None:
                 out_ids = (result._id,)
                 out_vals = (out,)
             params_key = tuple(params.items()) if params else ()
-        signature = tape._signature
-        if signature is not None:
+        if tape._signature is not None:
             if None in slots:
                 slots = _wiring(tape, slots, in_ids, values)
-            item = (prim, params_key, tuple(slots))
-            reference = tape._reference
-            if reference is not None:  # still recording what an earlier tape did?
-                i = len(signature)
-                earlier = reference[0].items
-                try:
-                    same = i < len(earlier) and earlier[i] == item
-                except (TypeError, ValueError):  # params that don't compare as values
-                    same = False
-                if not same:
-                    tape._reference = None  # it diverged: stop comparing
-                elif where is _UNKNOWN:
-                    where = reference[1][i]  # the location that tape recorded here
+            found = _follow(tape, (prim, params_key, tuple(slots)))
+            if where is _UNKNOWN:
+                where = found
         if record is None:
             if where is _UNKNOWN:
-                where = _user_location()
+                where = _user_location(5)
             record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals, where)
         tape._records.append(record)
-        if signature is not None:
-            signature.append(item)
         n = len(tracked)
         for o in out_ids:
             tracked[o] = n
             n += 1
-    if state.accumulators:
-        for acc in state.accumulators:
-            acc._on_op(prim, args, params, result)
+
+
+def _recorded_values(values: list) -> list:
+    """Lists and other array-likes are recorded as the arrays NumPy made of them."""
+    return [v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
+            for v in values]
+
+
+def _follow(tape, item: tuple) -> Any:
+    """Add ``item`` to ``tape``'s signature. While the tape records what its site's
+    reference did, the signature is that reference's prefix (nothing is appended) and
+    the answer is the location the reference recorded here; else ``_UNKNOWN``."""
+    reference = tape._reference
+    if reference is not None:
+        i = tape._followed
+        earlier = reference[0].items
+        try:
+            same = i < len(earlier) and earlier[i] == item
+        except (TypeError, ValueError):  # params that don't compare as values
+            same = False
+        if same:
+            tape._followed = i + 1
+            return reference[1][i]
+        tape._diverge()
+    tape._signature.append(item)
+    return _UNKNOWN
 
 
 _SCALARS = frozenset((bool, int, float, complex))
@@ -230,11 +288,12 @@ _getframe = sys._getframe
 _UNKNOWN = object()
 
 
-def _user_location() -> tuple[str, int] | None:
-    """Where the user called the op: 0 is this function, 1 _record, 2 bind, 3 the op
-    wrapper, 4 its caller (the walk goes on from there while it is gradtape's)."""
+def _user_location(depth: int) -> tuple[str, int] | None:
+    """Where the user called the op: ``depth`` frames up is the op wrapper's caller when
+    the wrapper called ``bind`` itself (0 is this function, then the record functions,
+    bind and the wrapper); the walk goes on from there while it is gradtape's."""
     try:
-        frame = _getframe(4)
+        frame = _getframe(depth)
     except ValueError:  # bind called from the bottom of the stack
         frame = _getframe(1)
     code = frame.f_code
