@@ -137,6 +137,10 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: emit IR if an input is an IR value, else compute now and record.
 
     This is the hot path of every eager op: keep it to one pass over the arguments."""
+    tapes = state.recording
+    if tapes and len(tapes) == 1 and prim.differentiable and not prim.multiple_results \
+            and state.tracer is None and not state.accumulators:
+        return _bind_on_one(tapes[0], prim, args, params)
     run = prim.eager
     values = []
     for a in args:
@@ -154,9 +158,57 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     else:
         result = wrap(out)
     # state.active, spelled out: a property call on a thread-local costs more than the
-    # attribute reads, and recording is usually the first one true.
+    # attribute reads.
     if state.recording or state.accumulators or state.tracer is not None:
         _record(prim, args, values, params, result, out)
+    return result
+
+
+def _bind_on_one(tape, prim, args, params) -> Any:
+    """``bind`` in the usual case, kept short: one tape records (nothing else sees ops)
+    and the op has one result. One pass over the arguments gathers their values for
+    the op and their ids for the record."""
+    run = prim.eager
+    values = []
+    in_ids = []
+    variables = False
+    for a in args:
+        if isinstance(a, Tensor):
+            values.append(a._value)
+            in_ids.append(a._id)
+            if a._watch_on_read:
+                variables = True
+        elif isinstance(a, IRValue):
+            return builder.emit(prim, args, params)
+        else:
+            values.append(a)
+            in_ids.append(None)
+            if a.__class__ not in _SCALARS:
+                run = prim.impl  # lists and other array-likes: only NumPy's rules
+    out = run(*values, **params)
+    result = wrap(out)
+    tracked = tape._tracked
+    if variables and tape._watch_accessed_variables:
+        for a in args:  # read inside the tape: watched (TF's watch_accessed_variables)
+            if isinstance(a, Tensor) and a._watch_on_read and a._id not in tracked \
+                    and a.trainable:
+                tape._watch_id(a._id, a)
+    # One pass finds whether the tape sees this op and, if so, how it is wired.
+    slots = list(map(tracked.get, in_ids))
+    if slots.count(None) == len(slots):
+        return result
+    if None in in_ids:
+        values = _recorded_values(values)
+    where = _UNKNOWN
+    if tape._signature is not None:
+        if None in slots:
+            slots = _wiring(tape, slots, in_ids, values)
+        where = _follow(tape, (prim, tuple(params.items()) if params else (), tuple(slots)))
+    if where is _UNKNOWN:
+        where = _user_location(4)
+    rid = result._id
+    tape._records.append((prim, tuple(in_ids), tuple(values), params, (rid,), (out,), where))
+    tracked[rid] = len(tracked)
     return result
 
 
@@ -166,50 +218,16 @@ def _record(prim, args, values, params, result, out) -> None:
         tracer.on_op(prim, args, values, params, result, out)
     if not prim.differentiable:
         return
-    tapes = state.recording
-    if len(tapes) == 1 and not prim.multiple_results:
-        _record_on_one(tapes[0], prim, args, values, params, result, out)
-    elif tapes:
-        _record_on_each(tapes, prim, args, values, params, result, out)
+    if state.recording:
+        _record_on_each(state.recording, prim, args, values, params, result, out)
     if state.accumulators:
         for acc in state.accumulators:
             acc._on_op(prim, args, params, result)
 
 
-def _record_on_one(tape, prim, args, values, params, result, out) -> None:
-    """The usual case, kept short: one tape records an op with one result."""
-    tracked = tape._tracked
-    in_ids = []
-    for a in args:
-        if isinstance(a, Tensor):
-            i = a._id
-            if a._watch_on_read and i not in tracked and tape._watch_accessed_variables \
-                    and a.trainable:
-                tape._watch_id(i, a)
-            in_ids.append(i)
-        else:
-            in_ids.append(None)
-    # One pass finds whether the tape sees this op and, if so, how it is wired.
-    slots = list(map(tracked.get, in_ids))
-    if slots.count(None) == len(slots):
-        return
-    if None in in_ids:
-        values = _recorded_values(values)
-    where = _UNKNOWN
-    if tape._signature is not None:
-        if None in slots:
-            slots = _wiring(tape, slots, in_ids, values)
-        where = _follow(tape, (prim, tuple(params.items()) if params else (), tuple(slots)))
-    if where is _UNKNOWN:
-        where = _user_location(5)
-    rid = result._id
-    tape._records.append((prim, tuple(in_ids), tuple(values), params, (rid,), (out,), where))
-    tracked[rid] = len(tracked)
-
-
 def _record_on_each(tapes, prim, args, values, params, result, out) -> None:
-    """Several tapes (nested ones), or an op with several results: each tape that sees
-    the op gets the same record."""
+    """Every tape that sees the op gets the same record (nested tapes, ops with several
+    results, ops a forward accumulator or a trace sees too)."""
     in_ids = []
     variables = None
     for a in args:
@@ -248,7 +266,7 @@ def _record_on_each(tapes, prim, args, values, params, result, out) -> None:
                 where = found
         if record is None:
             if where is _UNKNOWN:
-                where = _user_location(5)
+                where = _user_location(5)  # this function, _record, bind, the wrapper
             record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_vals, where)
         tape._records.append(record)
         n = len(tracked)
