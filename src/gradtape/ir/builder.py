@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .abstract import abstract_eval
 from .nodes import Eqn, IRValue, Literal, Program, Var
 
 
@@ -38,12 +39,12 @@ class Builder:
 
 def emit(prim, args, params) -> Any:
     """Append ``prim(*args, **params)`` to the active builder and return its output var(s)."""
-    if not _builders.stack:
+    stack = _builders.stack
+    if not stack:
         raise RuntimeError(f"IR value used in {prim.name!r} outside of a program builder.")
-    b = _builders.stack[-1]
-    inputs = tuple(_as_ir(a, prim.name) for a in args)
-    avals = prim.abstract_eval(inputs, params)
-    outs = tuple(Var(aval, prim.name) for aval in avals)
+    b = stack[-1]
+    inputs = tuple([a if isinstance(a, IRValue) else _as_ir(a, prim.name) for a in args])
+    outs = tuple([Var(aval, prim.name) for aval in abstract_eval(prim, inputs, params)])
     b.eqns.append(Eqn(prim, inputs, outs, params, b.loc))
     return outs if prim.multiple_results else outs[0]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.nodes import Eqn, IRValue, Literal, Program, Var
+from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops import elementwise as _ew
 
 _COMMUTATIVE = frozenset({_ew.add.primitive, _ew.multiply.primitive})
@@ -48,19 +48,27 @@ def param_key(value: Any) -> Any:
     return (type(value), value)
 
 
+def _commuted(key: Any) -> tuple:
+    """A total order on input keys (vars by rank, then literals), for commuting ops."""
+    return (0, key, "") if key.__class__ is int else (1, 0, repr(key))
+
+
 def eqn_key(eqn: Eqn, rank: dict[Var, int]) -> tuple | None:
     """The key two equations share exactly when they compute the same values."""
     prim = eqn.prim
     if not getattr(prim, "pure", True) or not prim.cacheable:
         return None
-    try:
-        params = tuple((k, param_key(v)) for k, v in sorted(eqn.params.items()))
-    except _Unkeyable:
-        return None
-    ins: list[Any] = [literal_key(v) if isinstance(v, Literal) else ("var", rank[v])
+    params: tuple = ()
+    if eqn.params:
+        try:
+            params = tuple([(k, param_key(v)) for k, v in sorted(eqn.params.items())])
+        except _Unkeyable:
+            return None
+    # A var is keyed by its rank (an int), a literal by a tuple: never equal.
+    ins: list[Any] = [literal_key(v) if isinstance(v, Literal) else rank[v]
                       for v in eqn.inputs]
     if prim in _COMMUTATIVE:
-        ins.sort(key=repr)
+        ins.sort(key=_commuted)
     return (prim, params, tuple(ins))
 
 
@@ -71,15 +79,16 @@ def eliminate_common_subexpressions(program: Program) -> Program:
     seen: dict[tuple, Eqn] = {}
     eqns: list[Eqn] = []
 
-    def read(v: IRValue) -> IRValue:
-        return subst.get(v, v) if isinstance(v, Var) else v
-
     for eqn in program.eqns:
-        inputs = tuple(read(v) for v in eqn.inputs)
-        if any(a is not b for a, b in zip(inputs, eqn.inputs)):
-            eqn = Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc)
+        inputs = eqn.inputs
+        if subst:
+            for v in inputs:
+                if v in subst:  # dicts compare IR values by identity (never ``==``)
+                    inputs = tuple([subst.get(v, v) for v in inputs])
+                    eqn = Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc)
+                    break
         for v in inputs:  # a var read but never defined (a free var) still gets a rank
-            if isinstance(v, Var) and v not in rank:
+            if v not in rank and isinstance(v, Var):
                 rank[v] = len(rank)
         key = eqn_key(eqn, rank)
         first = seen.get(key) if key is not None else None
@@ -91,7 +100,7 @@ def eliminate_common_subexpressions(program: Program) -> Program:
         eqns.append(eqn)
         for o in eqn.outs:
             rank[o] = len(rank)
-    return Program(program.inputs, eqns, [read(v) for v in program.outputs])
+    return Program(program.inputs, eqns, [subst.get(v, v) for v in program.outputs])
 
 
 def _same_avals(a: Eqn, b: Eqn) -> bool:

@@ -18,9 +18,10 @@ def eliminate_dead_code(program: Program) -> Program:
     live = {v for v in program.outputs if isinstance(v, Var)}
     kept = []
     for eqn in reversed(program.eqns):
-        if any(o in live for o in eqn.outs):
+        outs = eqn.outs
+        if outs[0] in live if len(outs) == 1 else any(o in live for o in outs):
             kept.append(eqn)
-            live.update(v for v in eqn.inputs if isinstance(v, Var))
+            live.update(eqn.inputs)  # literals too: harmless, no equation defines one
     kept.reverse()
     return Program(program.inputs, kept, program.outputs)
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.abstract import abstract_eval
+from ..ir.dtypes import is_floating
 from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
@@ -89,7 +91,7 @@ def literal_operands(eqn: Eqn, rw: Rewriter) -> IRValue | None:
         return None
     out = eqn.outs[0]
     try:
-        (aval,) = eqn.prim.abstract_eval(tuple(inputs), eqn.params)
+        (aval,) = abstract_eval(eqn.prim, tuple(inputs), eqn.params)
     except Exception:
         return None
     if tuple(aval.shape) != tuple(out.shape) or aval.dtype != out.dtype:
@@ -131,7 +133,7 @@ def _exact_product(a, b, dtype: np.dtype):
 def fold_scales(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """``(x * a) * b`` -> ``x * (a * b)`` where that rounds exactly as before."""
     out = eqn.outs[0]
-    if not np.issubdtype(out.dtype, np.floating):
+    if not is_floating(out.dtype):
         return None
     for v, b in ((eqn.inputs[0], rw.fill(eqn.inputs[1])), (eqn.inputs[1], rw.fill(eqn.inputs[0]))):
         inner = _scale_of(v, rw) if b is not None and np.isrealobj(b) else None
@@ -148,8 +150,8 @@ def fold_doubling(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     VJP of ``x * x`` is ``g * x + g * x``."""
     a, b = eqn.inputs
     out = eqn.outs[0]
-    if a is not b or isinstance(a, Literal) or a.aval != out.aval or not np.issubdtype(
-            out.dtype, np.floating):
+    if a is not b or isinstance(a, Literal) or a.aval != out.aval or not is_floating(
+            out.dtype):
         return None
     two = out.dtype.type(2)
     inner = _scale_of(a, rw)

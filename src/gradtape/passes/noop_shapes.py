@@ -19,6 +19,7 @@ The walk only accepts a replacement with the output's exact aval, so a dtype-cha
 
 from __future__ import annotations
 
+from ..ir.abstract import abstract_eval
 from ..ir.nodes import Eqn, IRValue, Program
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
@@ -142,7 +143,7 @@ def implicit_broadcasts(eqn: Eqn, rw: Rewriter) -> IRValue | None:
         while (src := _broadcast_source(inputs[i], rw)) is not None:
             trial = inputs[:i] + [src] + inputs[i + 1:]
             try:
-                (aval,) = eqn.prim.abstract_eval(tuple(trial), eqn.params)
+                (aval,) = abstract_eval(eqn.prim, tuple(trial), eqn.params)
             except Exception:
                 break
             if tuple(aval.shape) != tuple(out.shape) or aval.dtype != out.dtype:

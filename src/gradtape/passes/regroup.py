@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.dtypes import is_inexact
+from ..ir.dtypes import size as _size
 from ..ir.nodes import Eqn, IRValue, Literal
 from ..ops import elementwise as _ew
 from .rewrite import Rewriter, rewrite
@@ -19,15 +21,13 @@ from .rewrite import Rewriter, rewrite
 _multiply = _ew.multiply.primitive
 
 
-def _size(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
-
-
 def regroup_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     out = eqn.outs[0]
-    if not np.issubdtype(out.dtype, np.inexact):
+    if not is_inexact(out.dtype):
         return None
     size = _size(out.shape)
+    if size <= 1:
+        return None  # no factor can be smaller than the product
     for product, w in (eqn.inputs, eqn.inputs[::-1]):
         inner = rw.definition(product)
         if inner is None or inner.prim is not _multiply or rw.uses(product) != 1:
@@ -61,7 +61,7 @@ def factor_common(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     ``exp(-x * x)``'s gradients). Only for floating-point sums of equal-shaped products
     whose operands are not bigger than the sum."""
     out = eqn.outs[0]
-    if not np.issubdtype(out.dtype, np.inexact):
+    if not is_inexact(out.dtype):
         return None
     left, right = (_factor(v, rw) for v in eqn.inputs)
     if left is None or right is None:

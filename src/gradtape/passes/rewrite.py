@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.abstract import abstract_eval
 from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program, Var
 from ..ops.registry import Primitive
 from .fills import Fills
@@ -57,28 +58,27 @@ class Rewriter:
         self._uses: dict[Var, int] = {}
         self._loc: Any = None
         self._depth = 0
+        # Rules ask these for every operand: bound lookups, no method call in between.
+        # definition(v): the (rewritten) equation defining ``v``; ``None`` for inputs
+        # and literals (never keys: only equations' outputs are).
+        self.definition: Callable[[IRValue], Eqn | None] = self._defs.get
+        # fill(v): the scalar all of ``v`` equals, or ``None``.
+        self.fill: Callable[[IRValue], Any] = self.fills.value
 
     # --- what rules may ask -------------------------------------------------------
-    def definition(self, v: IRValue) -> Eqn | None:
-        """The (rewritten) equation defining ``v``; ``None`` for inputs and literals."""
-        return self._defs.get(v) if isinstance(v, Var) else None
 
     def uses(self, v: IRValue) -> int:
         """How often ``v`` is read in the program as given (a replacement inherits the
         count of what it replaces): a hint for rewrites that pay only for a value's
         one reader, never a correctness condition."""
-        return self._uses.get(v, 0) if isinstance(v, Var) else 0
-
-    def fill(self, v: IRValue) -> Any:
-        """The scalar all of ``v`` equals, or ``None``."""
-        return self.fills.value(v)
+        return self._uses.get(v, 0)
 
     def emit(self, prim: Primitive, inputs: Iterable[IRValue], params: dict) -> IRValue | None:
         """Append ``prim(*inputs, **params)`` (rewritten in turn) and return its value;
         ``None`` if its shape rule rejects the inputs."""
         inputs = tuple(inputs)
         try:
-            avals = prim.abstract_eval(inputs, params)
+            avals = abstract_eval(prim, inputs, params)
         except Exception:  # a rule proposed something invalid: decline the rewrite
             return None
         outs = tuple(Var(Aval(tuple(a.shape), a.dtype), prim.name) for a in avals)
@@ -86,17 +86,23 @@ class Rewriter:
         return self.read(outs[0])
 
     def read(self, v: IRValue | None) -> IRValue | None:
-        return self._subst.get(v, v) if isinstance(v, Var) else v
+        return self._subst.get(v, v)  # only replaced outputs are keys
 
     # --- the walk -------------------------------------------------------------------
     def run(self, program: Program) -> Program:
         self._uses.update(use_counts(program))
+        subst = self._subst
+        visit = self._visit
         for eqn in program.eqns:
-            inputs = tuple(self.read(v) for v in eqn.inputs)
-            if any(a is not b for a, b in zip(inputs, eqn.inputs)):
-                eqn = Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc)
-            self._visit(eqn)
-        outputs = [self.read(v) for v in program.outputs]
+            if subst:
+                old = eqn.inputs
+                for v in old:
+                    if v in subst:  # dicts compare IR values by identity (never ``==``)
+                        eqn = Eqn(eqn.prim, tuple([subst.get(v, v) for v in old]), eqn.outs,
+                                  eqn.params, eqn.loc)
+                        break
+            visit(eqn)
+        outputs = [subst.get(v, v) for v in program.outputs]
         return Program(program.inputs, self.eqns, outputs)
 
     def _visit(self, eqn: Eqn) -> None:

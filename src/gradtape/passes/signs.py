@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.dtypes import is_inexact, size
 from ..ir.nodes import Eqn, IRValue, Literal, Program
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
@@ -40,13 +41,13 @@ def _sinkable(v: IRValue, eqn: Eqn, rw: Rewriter) -> IRValue | None:
     x = negated(v, rw)
     if x is None or rw.uses(v) != 1:
         return None
-    if not all(np.issubdtype(d, np.inexact) for d in (x.dtype, eqn.outs[0].dtype)):
+    if not (is_inexact(x.dtype) and is_inexact(eqn.outs[0].dtype)):
         return None
     return x
 
 
 def _size(v: IRValue) -> int:
-    return int(np.prod(v.shape, dtype=np.int64))
+    return size(v.aval.shape)
 
 
 def _negation_of(prim, inputs, params, rw: Rewriter) -> IRValue | None:
@@ -78,7 +79,7 @@ def _sink_through_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 def _minus(v: IRValue, rw: Rewriter) -> IRValue | None:
     """``-c`` for a constant ``v``, typed like ``v`` (a Python scalar stays one)."""
     c = rw.fill(v)
-    if c is None or not np.issubdtype(np.asarray(c).dtype, np.inexact):
+    if c is None or not is_inexact(np.asarray(c).dtype):
         return None  # -c of an integer can overflow
     if isinstance(v, Literal) and not isinstance(v.value, np.generic):
         return Literal(-c)
@@ -153,7 +154,7 @@ def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
         if not isinstance(x, Literal) and (minus := _minus(other, rw)) is not None:
             return rw.emit(_multiply, (x, minus), {})
     out = eqn.outs[0]
-    if rw.uses(product) != 1 or not np.issubdtype(out.dtype, np.inexact):
+    if rw.uses(product) != 1 or not is_inexact(out.dtype):
         return None
     for x, other in ((a, b), (b, a)):
         if _size(x) == _size(out) and _size(other) < _size(out):

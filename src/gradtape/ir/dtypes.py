@@ -1,0 +1,35 @@
+"""Dtype questions the compiler asks for every equation, answered once per dtype.
+
+``np.issubdtype`` walks the scalar type hierarchy in Python on each call; autodiff and
+the passes ask it thousands of times per program about a handful of dtypes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_inexact: dict[np.dtype, bool] = {}
+_floating: dict[np.dtype, bool] = {}
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    """``np.issubdtype(dtype, np.inexact)``: floating point or complex."""
+    known = _inexact.get(dtype)
+    if known is None:
+        known = _inexact[dtype] = bool(np.issubdtype(dtype, np.inexact))
+    return known
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    """``np.issubdtype(dtype, np.floating)``: real floating point."""
+    known = _floating.get(dtype)
+    if known is None:
+        known = _floating[dtype] = bool(np.issubdtype(dtype, np.floating))
+    return known
+
+
+def size(shape: tuple[int, ...]) -> int:
+    """The number of elements of an array of ``shape``."""
+    return int(math.prod(shape))
