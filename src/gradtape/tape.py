@@ -168,12 +168,13 @@ class GradientTape:
         """Forget everything recorded and watched; keep recording (TF's ``reset``)."""
         self._pop()
         self._clear()
+        if self._site is not None:  # recording starts over: follow the site's reference
+            self._reference = reference_for(self._site)
         self._push()
 
     def _clear(self) -> None:
         self._last = None
-        if self._site is not None:
-            self._reference = reference_for(self._site)
+        self._reference = None
         self._records = []
         self._tracked = {}
         self._signature = []
