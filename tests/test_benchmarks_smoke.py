@@ -37,6 +37,7 @@ def _load(name: str):
 gradient = _load("gradient")
 higher_order = _load("higher_order")
 function = _load("function")
+eager_overhead = _load("eager_overhead")
 harness = sys.modules["_harness"]
 
 # The per-example loop is a slow comparison row, not a gradtape feature.
@@ -86,3 +87,16 @@ def test_main_runs_quick_without_peers(capsys):
     assert [r.title for r in results] == [gradient.chain_workload().title]
     assert set(results[0].times) >= {harness.HAND, harness.GRADTAPE}
     assert "| gradtape |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("x", [np.float64(1.0000001), np.full((2, 3), 1.0000001, np.float32)])
+def test_eager_overhead_loops_compute_the_same_values(x):
+    def product(a, b):
+        return a * b
+
+    loops = eager_overhead.op_loops(x, product, product)
+    numpy_value = loops["NumPy"]()
+    np.testing.assert_array_equal(loops["gradtape, no tape"]().numpy(), numpy_value)
+    tape, recorded = loops["gradtape, recorded"]()
+    np.testing.assert_array_equal(recorded.numpy(), numpy_value)
+    assert len(tape._records) == eager_overhead.OPS_PER_LOOP  # every op was recorded
