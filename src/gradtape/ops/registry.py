@@ -17,7 +17,7 @@ import numpy as np
 from ..ir import builder
 from ..ir.nodes import Aval, IRValue
 from ..recording import _is_internal, location_from, state
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, _new_object, _next_id, wrap
 
 # A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
 VJPRule = Callable[..., "tuple[Any, ...]"]
@@ -155,11 +155,13 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     out = run(*values, **params)
     if prim.multiple_results:
         result = tuple(wrap(o) for o in out)
-    else:
-        result = wrap(out)
-    # state.active, spelled out: a property call on a thread-local costs more than the
-    # attribute reads.
-    if state.recording or state.accumulators or state.tracer is not None:
+    else:  # wrap(out), inline: this is most of what an op costs beyond NumPy's work
+        result = _new_object(Tensor)
+        result._value = out
+        result._id = _next_id()
+    # state.active, spelled out (the property costs more than the attribute reads); the
+    # tapes did not change while NumPy ran.
+    if tapes or state.accumulators or state.tracer is not None:
         _record(prim, args, values, params, result, out)
     return result
 
@@ -186,7 +188,9 @@ def _bind_on_one(tape, prim, args, params) -> Any:
             if a.__class__ not in _SCALARS:
                 run = prim.impl  # lists and other array-likes: only NumPy's rules
     out = run(*values, **params)
-    result = wrap(out)
+    result = _new_object(Tensor)  # wrap(out), inline
+    result._value = out
+    result._id = _next_id()
     tracked = tape._tracked
     if variables and tape._watch_accessed_variables:
         for a in args:  # read inside the tape: watched (TF's watch_accessed_variables)
