@@ -26,7 +26,7 @@ except Exception:  # noqa: BLE001 - any failure to import means: print with ast.
 
 PRINTERS = ("astor", "unparse")
 
-_MARKER_LINE = re.compile(rf"^(\s*){COMMENT_MARKER}\((\d+)\)$")
+_MARKER_LINE = re.compile(rf"^(\s*){COMMENT_MARKER}(\d+)__$")
 
 
 def _astor_print(tree: ast.Module) -> str:
@@ -58,7 +58,17 @@ def _convert(value):
     return value
 
 
-_FIELDS: dict[type, tuple[type, tuple[str, ...]]] = {}
+_new = ast.AST.__new__
+# gast class -> (ast class, its fields, the one instance shared by every use if it has
+# no fields: contexts and operators carry no data, as in CPython's own parser)
+_CLASSES: dict[type, tuple[type, tuple[str, ...], ast.AST | None]] = {}
+
+
+def _ast_class_of(cls: type) -> tuple[type, tuple[str, ...], ast.AST | None]:
+    ast_class = getattr(ast, cls.__name__)
+    fields = ast_class._fields
+    hit = _CLASSES[cls] = (ast_class, fields, None if fields else ast_class())
+    return hit
 
 
 def to_ast(node: gast.AST) -> ast.AST:
@@ -67,14 +77,22 @@ def to_ast(node: gast.AST) -> ast.AST:
     A direct field-by-field copy, several times faster than ``gast.gast_to_ast``'s
     generic visitor (which serves as the fallback for anything unexpected).
     """
-    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Param):
+    cls = node.__class__
+    ast_class, fields, shared = _CLASSES.get(cls) or _ast_class_of(cls)
+    if shared is not None:
+        return shared
+    if cls is gast.Name and isinstance(node.ctx, gast.Param):
         return ast.arg(arg=node.id, annotation=None, type_comment=None)
-    hit = _FIELDS.get(node.__class__)
-    if hit is None:
-        ast_class = getattr(ast, node.__class__.__name__)
-        hit = _FIELDS[node.__class__] = (ast_class, ast_class._fields)
-    ast_class, fields = hit
-    return ast_class(**{f: _convert(getattr(node, f, None)) for f in fields})
+    converted = _new(ast_class)
+    values = converted.__dict__
+    for f in fields:
+        value = getattr(node, f, None)
+        if isinstance(value, gast.AST):
+            value = to_ast(value)
+        elif value.__class__ is list:
+            value = [to_ast(v) if isinstance(v, gast.AST) else _convert(v) for v in value]
+        values[f] = value
+    return converted
 
 
 def _module_ast(module: gast.Module) -> ast.Module:

@@ -16,24 +16,41 @@ import numpy as np
 
 from .naming import GlobalNames
 
+_new = gast.AST.__new__
+
+# Contexts carry no data: every name shares one (as CPython's own parser does).
+LOAD = gast.Load()
+STORE = gast.Store()
+USUB = gast.USub()
+
+
+def make(cls: type, **fields: Any) -> Any:
+    """``cls(**fields)`` for a gast node class, all fields given. gast's constructor
+    checks and copies its arguments in Python; generated trees take thousands of nodes."""
+    node = _new(cls)
+    node.__dict__.update(fields)
+    return node
+
 
 def name(id_: str, store: bool = False) -> gast.Name:
-    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(),
-                     annotation=None, type_comment=None)
+    return make(gast.Name, id=id_, ctx=STORE if store else LOAD, annotation=None,
+                type_comment=None)
 
 
 def constant(value: Any) -> gast.Constant:
-    return gast.Constant(value=value, kind=None)
+    return make(gast.Constant, value=value, kind=None)
 
 
 def call(func: str, args: list, keywords: dict | None = None) -> gast.Call:
-    keywords = keywords or {}
-    if all(k.isidentifier() and not keyword.iskeyword(k) for k in keywords):
-        kws = [gast.keyword(arg=k, value=v) for k, v in keywords.items()]
+    if not keywords:
+        kws = []
+    elif all(k.isidentifier() and not keyword.iskeyword(k) for k in keywords):
+        kws = [make(gast.keyword, arg=k, value=v) for k, v in keywords.items()]
     else:  # a param named like a keyword (``lambda``): pass them as ``**{...}``
-        mapping = gast.Dict(keys=[constant(k) for k in keywords], values=list(keywords.values()))
-        kws = [gast.keyword(arg=None, value=mapping)]
-    return gast.Call(func=name(func), args=list(args), keywords=kws)
+        mapping = make(gast.Dict, keys=[constant(k) for k in keywords],
+                       values=list(keywords.values()))
+        kws = [make(gast.keyword, arg=None, value=mapping)]
+    return make(gast.Call, func=name(func), args=list(args), keywords=kws)
 
 
 def numpy_global(globs: GlobalNames, attr: str) -> str:
@@ -49,7 +66,7 @@ def _float(value: float, globs: GlobalNames) -> gast.expr:
         node = constant(math.fabs(value))
     # A sign is an operator in Python's grammar: write it as one, so no printer has to
     # decide about parentheses (-0.0 keeps its sign this way too).
-    return gast.UnaryOp(op=gast.USub(), operand=node) if math.copysign(1, value) < 0 else node
+    return make(gast.UnaryOp, op=USUB, operand=node) if math.copysign(1, value) < 0 else node
 
 
 def literal(value: Any, globs: GlobalNames) -> gast.expr:
@@ -62,15 +79,15 @@ def literal(value: Any, globs: GlobalNames) -> gast.expr:
         return call(ctor, [literal(value.item(), globs)])
     if isinstance(value, int):
         node = constant(abs(value))
-        return gast.UnaryOp(op=gast.USub(), operand=node) if value < 0 else node
+        return make(gast.UnaryOp, op=USUB, operand=node) if value < 0 else node
     if isinstance(value, float):
         return _float(value, globs)
     if isinstance(value, complex):
         return call("complex", [_float(value.real, globs), _float(value.imag, globs)])
     if isinstance(value, tuple):
-        return gast.Tuple(elts=[literal(v, globs) for v in value], ctx=gast.Load())
+        return make(gast.Tuple, elts=[literal(v, globs) for v in value], ctx=LOAD)
     if isinstance(value, list):
-        return gast.List(elts=[literal(v, globs) for v in value], ctx=gast.Load())
+        return make(gast.List, elts=[literal(v, globs) for v in value], ctx=LOAD)
     if isinstance(value, slice):
         return call("slice", [literal(value.start, globs), literal(value.stop, globs),
                               literal(value.step, globs)])

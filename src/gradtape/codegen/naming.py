@@ -20,11 +20,18 @@ BUILTINS = frozenset({"slice", "complex", "None", "True", "False"})
 _LOCAL_SUFFIX = re.compile(r"_\d+$")
 
 
+_identifiers: dict[tuple[str, str], str] = {}
+
+
 def identifier(text: str, default: str = "v") -> str:
     """``text`` made a valid, non-keyword identifier."""
-    name = re.sub(r"\W", "_", text).strip("_") or default
-    if keyword.iskeyword(name) or name[0].isdigit():
-        name = "v_" + name
+    name = _identifiers.get((text, default))
+    if name is None:
+        name = re.sub(r"\W", "_", text).strip("_") or default
+        if keyword.iskeyword(name) or name[0].isdigit():
+            name = "v_" + name
+        if len(_identifiers) < 4096:  # hints are op names: a few dozen in practice
+            _identifiers[text, default] = name
     return name
 
 

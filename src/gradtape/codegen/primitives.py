@@ -17,13 +17,14 @@ the generic call instead of silently dropping it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import gast
 import numpy as np
 
 from ..ir.nodes import Eqn, Var
-from .literals import call, literal, name, numpy_global
+from .literals import call, literal, make, name, numpy_global
 from .naming import GlobalNames
 
 # primitive name -> (the implementation it was written for, template[, array template]).
@@ -73,6 +74,21 @@ def impl_id(impl: Any) -> str:
     return f"{module}.{getattr(impl, '__qualname__', '?')}"
 
 
+_impl_ids: dict[Any, str] = {}
+
+
+def _cached_impl_id(impl: Any) -> str:
+    try:
+        known = _impl_ids.get(impl)
+    except TypeError:  # an unhashable callable object
+        return impl_id(impl)
+    if known is None:
+        known = impl_id(impl)
+        if len(_impl_ids) < 4096:
+            _impl_ids[impl] = known
+    return known
+
+
 def numpy_name(impl: Any) -> str | None:
     """The name under which ``numpy`` exports ``impl``, if it does."""
     attr = getattr(impl, "__name__", None)
@@ -81,11 +97,23 @@ def numpy_name(impl: Any) -> str | None:
     return None
 
 
-_parsed: dict[str, tuple[gast.expr, frozenset, frozenset]] = {}
+# Builds a template's expression: (input expressions, params, globals) -> gast.expr.
+Build = Callable[[list, dict, GlobalNames], Any]
 
 
-def _parse(template: str) -> tuple[gast.expr, frozenset, frozenset]:
-    """The template's expression, its positional and its param placeholders."""
+class _Parsed(NamedTuple):
+    build: Build
+    positional: frozenset  # the input numbers it reads
+    params: frozenset  # the params it writes
+    inputs: int  # how many inputs it takes, if its numbers are 0..n-1 (else -1)
+    operators_only: bool  # Python operators: needs an array input (_OPERATOR_TEMPLATE)
+
+
+_parsed: dict[str, _Parsed] = {}
+
+
+def _parse(template: str) -> _Parsed:
+    """The template compiled into a builder, and what it reads."""
     hit = _parsed.get(template)
     if hit is None:
         found = _PLACEHOLDER.findall(template)
@@ -93,18 +121,47 @@ def _parse(template: str) -> tuple[gast.expr, frozenset, frozenset]:
         params = frozenset(f for f in found if not f.isdigit())
         source = _PLACEHOLDER.sub(lambda m: f"__slot_{m.group(1)}__", template)
         tree = gast.parse(source).body[0].value
-        hit = _parsed[template] = (tree, positional, params)
+        build = _compile(tree) or (lambda args, params, globs: tree)
+        inputs = len(positional) if positional == frozenset(range(len(positional))) else -1
+        hit = _parsed[template] = _Parsed(build, positional, params, inputs,
+                                          bool(_OPERATOR_TEMPLATE.match(template)))
     return hit
 
 
-def _instantiate(node: Any, fill) -> Any:
+def _compile(node: Any) -> Build | None:
+    """A builder of a fresh copy of the template tree ``node`` with its placeholders
+    filled in, or ``None`` if ``node`` has none (it is then shared, never mutated)."""
     if isinstance(node, gast.Name):
-        return fill(node.id)
-    if isinstance(node, gast.AST):
-        return type(node)(**{f: _instantiate(getattr(node, f), fill) for f in node._fields})
+        ident = node.id
+        if ident.startswith("__slot_"):
+            slot = ident[len("__slot_"):-2]
+            if slot.isdigit():
+                index = int(slot)
+                return lambda args, params, globs: args[index]
+            return lambda args, params, globs: literal(params[slot], globs)
+        return lambda args, params, globs: name(numpy_global(globs, ident))
     if isinstance(node, list):
-        return [_instantiate(n, fill) for n in node]
-    return node
+        items = [(n, _compile(n)) for n in node]
+        if all(b is None for _, b in items):
+            return lambda args, params, globs: list(node)
+        return lambda args, params, globs: [n if b is None else b(args, params, globs)
+                                            for n, b in items]
+    if not isinstance(node, gast.AST):
+        return None  # a plain value: a str, a number, None
+    parts = [(f, _compile(getattr(node, f))) for f in node._fields]
+    filled = [(f, b) for f, b in parts if b is not None]
+    if not filled:
+        return None
+    cls = node.__class__
+    shared = {f: getattr(node, f) for f, b in parts if b is None}
+
+    def build(args: list, params: dict, globs: GlobalNames) -> Any:
+        fields = dict(shared)
+        for f, b in filled:
+            fields[f] = b(args, params, globs)
+        return make(cls, **fields)
+
+    return build
 
 
 # Shorter array templates for common param values, each leaving out params whose value
@@ -116,41 +173,36 @@ SPECIAL_ARRAY_TEMPLATES: list[tuple[str, Any, str, frozenset]] = [
 ]
 
 
+_NOTHING_IMPLIED: frozenset = frozenset()
+
+
 def _template_of(eqn: Eqn) -> str | None:
-    template = getattr(eqn.prim, "codegen_template", None)
-    implied: frozenset = frozenset()
+    prim = eqn.prim
+    template = getattr(prim, "codegen_template", None)
+    implied = _NOTHING_IMPLIED
     if template is None:
-        entry = TEMPLATES.get(eqn.prim.name)
-        if entry is None or entry[0] != impl_id(eqn.prim.impl):
+        entry = TEMPLATES.get(prim.name)
+        if entry is None or entry[0] != _cached_impl_id(prim.impl):
             return None
         template = entry[1]
         first = eqn.inputs[0] if eqn.inputs else None
         if len(entry) > 2 and isinstance(first, Var) and first.aval.shape != ():
             template = entry[2]
             for prim_name, applies, special, left_out in SPECIAL_ARRAY_TEMPLATES:
-                if prim_name == eqn.prim.name and applies(eqn.params):
+                if prim_name == prim.name and applies(eqn.params):
                     template, implied = special, left_out
                     break
-    if _OPERATOR_TEMPLATE.match(template) and not any(
-            isinstance(v, Var) for v in eqn.inputs):
+    parsed = _parse(template)
+    if parsed.operators_only and not any(isinstance(v, Var) for v in eqn.inputs):
         return None
-    _, positional, params = _parse(template)
-    if positional != frozenset(range(len(eqn.inputs))) or params | implied != frozenset(
-            eqn.params):
+    if parsed.inputs != len(eqn.inputs) or eqn.params.keys() != (
+            parsed.params | implied if implied else parsed.params):
         return None
     return template
 
 
 def _from_template(template: str, eqn: Eqn, args: list, globs: GlobalNames) -> gast.expr:
-    tree, _, _ = _parse(template)
-
-    def fill(ident: str) -> gast.expr:
-        if ident.startswith("__slot_"):
-            slot = ident[len("__slot_"):-2]
-            return args[int(slot)] if slot.isdigit() else literal(eqn.params[slot], globs)
-        return name(numpy_global(globs, ident))
-
-    return _instantiate(tree, fill)
+    return _parse(template).build(args, eqn.params, globs)
 
 
 def impl_global(eqn: Eqn, globs: GlobalNames) -> str:

@@ -5,7 +5,7 @@ a tuple with one entry per output (``None`` for an unconnected source). Each sta
 is one equation, or several when the fusion analysis inlined single-use elementwise
 results; the buffer analysis turns some into ``out=`` calls and ``+=`` accumulations.
 Before each block of statements coming from one forward op, a comment names that op
-and the user's ``file:line`` (a marker call here, turned into a comment once printed).
+and the user's ``file:line`` (a marker name here, turned into a comment once printed).
 """
 
 from __future__ import annotations
@@ -19,20 +19,21 @@ import gast
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..passes.buffers import Reuse, plan_reuse
 from ..passes.fusion import inline_vars
-from .literals import call, constant, literal, name, numpy_global
+from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 from .naming import GlobalNames, LocalNames
 from .primitives import render
 
 FUNCTION_NAME = "backward"
-COMMENT_MARKER = "__gradtape_comment__"
+COMMENT_MARKER = "__gradtape_comment_"  # the statement ``__gradtape_comment_<i>__``
 RUNTIME_ALIAS = "_runtime"  # globals never start with "_": no clash possible
+_ADD = gast.Add()
 
 
 class Generated(NamedTuple):
     module: gast.Module
     globals: dict[str, Any]
     function_name: str
-    comments: list[str]  # marker ``COMMENT_MARKER(i)`` stands for ``# comments[i]``
+    comments: list[str]  # marker ``__gradtape_comment_<i>__`` stands for ``# comments[i]``
 
 
 def _where(loc: Any) -> str:
@@ -56,9 +57,10 @@ def describe(locs: list) -> str:
 
 
 def comment(texts: list[str], text: str) -> gast.stmt:
-    """A marker statement for the comment ``# text`` (short: no printer wraps it)."""
+    """A marker statement for the comment ``# text``: one name, which every printer
+    writes as it is on a line of its own."""
     texts.append(text)
-    return gast.Expr(value=call(COMMENT_MARKER, [constant(len(texts) - 1)]))
+    return make(gast.Expr, value=name(f"{COMMENT_MARKER}{len(texts) - 1}__"))
 
 
 def to_gast(program: Program, fuse: bool = True, reuse: bool = True,
@@ -118,17 +120,17 @@ class _Writer:
             other = eqn.inputs[1 - reuse.position]
             buffer = self.locals(reuse.buffer)
             self.locals.share(eqn.outs[0], reuse.buffer)
-            return gast.AugAssign(target=name(buffer, store=True), op=gast.Add(),
-                                  value=self.expr(other))
+            return make(gast.AugAssign, target=name(buffer, store=True), op=_ADD,
+                        value=self.expr(other))
         out = self.locals(reuse.buffer) if reuse is not None else None
         value = render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
         targets = [name(self.locals.define(o, self._hint(eqn, o)), store=True)
                    for o in eqn.outs]
         if eqn.prim.multiple_results:
-            target = gast.Tuple(elts=targets, ctx=gast.Store())
+            target = make(gast.Tuple, elts=targets, ctx=STORE)
         else:
             target = targets[0]
-        return gast.Assign(targets=[target], value=value, type_comment=None)
+        return make(gast.Assign, targets=[target], value=value, type_comment=None)
 
     def _output(self, value: Any) -> gast.expr:
         if value is None:
@@ -160,7 +162,7 @@ class _Writer:
                 body.append(comment(self.comments, describe(locs)))
             body.append(self.statement(index, eqn))
         outputs = [self._output(v) for v in self.program.outputs]
-        body.append(gast.Return(value=gast.Tuple(elts=outputs, ctx=gast.Load())))
+        body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
         arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
                                    kw_defaults=[], kwarg=None, defaults=[])
         return gast.FunctionDef(name=self.kind, args=arguments, body=body,

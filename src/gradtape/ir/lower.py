@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .dtypes import is_inexact
 from .nodes import Aval, Eqn, Literal, Program, Var
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
@@ -170,4 +171,4 @@ class Trace:
 
 
 def is_differentiable_dtype(dtype: np.dtype) -> bool:
-    return np.issubdtype(dtype, np.inexact)
+    return is_inexact(dtype)

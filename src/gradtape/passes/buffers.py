@@ -58,6 +58,9 @@ def plan_reuse(program: Program, inlined: set[Var],
     defining = {out: eqn for eqn in program.eqns for out in eqn.outs}
     statements = [i for i, e in enumerate(program.eqns)
                   if not (len(e.outs) == 1 and e.outs[0] in inlined)]
+    if not any(ufunc_of(program.eqns[i]) is not None and program.eqns[i].outs[0].aval.shape != ()
+               for i in statements):
+        return {}  # no statement makes a buffer of its own: nothing to reuse (scalar code)
 
     def leaves(eqn: Eqn) -> list[Var]:
         found = []

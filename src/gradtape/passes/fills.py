@@ -85,13 +85,18 @@ class Fills:
         out = eqn.outs[0]
         if prim in _CREATING:
             return out.dtype.type(_CREATING[prim])
-        values = [self.value(v) for v in eqn.inputs]
-        if not values:
+        inputs = eqn.inputs
+        if not inputs:
             return None
+        value = self.value
         if prim in _SUMMING:
-            return _sum_of_fill(values[0], eqn.inputs[0], out)
-        if any(c is None for c in values):
-            return None
+            return _sum_of_fill(value(inputs[0]), inputs[0], out)
+        values = []
+        for v in inputs:
+            c = value(v)
+            if c is None:
+                return None
+            values.append(c)
         if prim in _REARRANGING:
             return as_dtype(values[0], out.dtype)
         if prim.elementwise:

@@ -24,7 +24,7 @@ from ..ir.dtypes import is_floating
 from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
-from .rewrite import Rewriter, rewrite
+from .rewrite import Rewriter, applies_when, rewrite
 
 
 def scalar_literal(c: np.generic) -> Literal:
@@ -59,8 +59,9 @@ def fold_fill(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 def _fold_literals(eqn: Eqn) -> IRValue | None:
     if eqn.prim.multiple_results or not eqn.inputs:
         return None
-    if not all(isinstance(v, Literal) for v in eqn.inputs):
-        return None
+    for v in eqn.inputs:
+        if not isinstance(v, Literal):
+            return None
     out = eqn.outs[0]
     if out.shape != ():
         return None
@@ -74,6 +75,7 @@ def _fold_literals(eqn: Eqn) -> IRValue | None:
     return scalar_literal(result[()])
 
 
+@applies_when(fill=True)
 def literal_operands(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """Fill vars feeding an elementwise equation replaced by scalar literals."""
     if not eqn.prim.elementwise:
@@ -130,6 +132,7 @@ def _exact_product(a, b, dtype: np.dtype):
     return c if normal and c / pow2 == other else None
 
 
+@applies_when(fill=True)
 def fold_scales(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """``(x * a) * b`` -> ``x * (a * b)`` where that rounds exactly as before."""
     out = eqn.outs[0]

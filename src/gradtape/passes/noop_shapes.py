@@ -24,7 +24,7 @@ from ..ir.nodes import Eqn, IRValue, Program
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
-from .rewrite import Rewriter, rewrite
+from .rewrite import Rewriter, applies_when, rewrite
 
 
 def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -39,6 +39,7 @@ def same_as_input(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return eqn.inputs[0]
 
 
+@applies_when(defined_by=[_shape.reshape_p, _shape.unbroadcast_p, _reduce.sum_p])
 def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     inner = rw.definition(eqn.inputs[0])
     if inner is None:
@@ -86,6 +87,7 @@ def transpose_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(defined_by=[_shape.broadcast_to_p, _shape.reshape_p])
 def broadcast_to_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     inner = rw.definition(eqn.inputs[0])
     if inner is None:
@@ -132,6 +134,7 @@ def _broadcast_source(v: IRValue, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(defined_by=[_shape.broadcast_to_p, _shape.reshape_p])
 def implicit_broadcasts(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """Elementwise operands read before an explicit broadcast the op would do anyway."""
     if not eqn.prim.elementwise:

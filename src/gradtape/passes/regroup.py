@@ -16,11 +16,12 @@ from ..ir.dtypes import is_inexact
 from ..ir.dtypes import size as _size
 from ..ir.nodes import Eqn, IRValue, Literal
 from ..ops import elementwise as _ew
-from .rewrite import Rewriter, rewrite
+from .rewrite import Rewriter, applies_when, rewrite
 
 _multiply = _ew.multiply.primitive
 
 
+@applies_when(defined_by=[_multiply])
 def regroup_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     out = eqn.outs[0]
     if not is_inexact(out.dtype):
@@ -55,6 +56,7 @@ def _factor(v: IRValue, rw: Rewriter):
     return eqn.inputs
 
 
+@applies_when(defined_by=[_multiply])
 def factor_common(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """``a * b + a * c`` -> ``a * (b + c)`` (and ``-``): one product fewer. Autodiff
     writes these when a value is read twice with the same cotangent (``x * x``'s and

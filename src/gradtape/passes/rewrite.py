@@ -7,6 +7,11 @@ every later use and in the program's outputs. A replacement must have exactly th
 replaced var's aval (shape and dtype); the walk refuses any other, keeping the
 equation, so a rule can never make a program compute something else. Equations left
 unused are removed by dead-code elimination afterwards.
+
+Most rules only apply when an operand is a known fill or is made by a particular
+primitive. A rule declares that with ``@applies_when(...)``, and the walk then calls it
+only for equations where the condition holds: the rule is unchanged (it still checks
+everything itself), it is just not asked where it would answer ``None`` anyway.
 """
 
 from __future__ import annotations
@@ -23,6 +28,21 @@ from .fills import Fills
 from .fusion import use_counts
 
 Rule = Callable[[Eqn, "Rewriter"], "IRValue | None"]
+
+
+def applies_when(fill: bool = False, defined_by: Iterable[Primitive] = ()
+                 ) -> Callable[[Rule], Rule]:
+    """Declares that a rule returns ``None`` unless some operand is a known fill
+    (``fill``) or is the output of one of the primitives ``defined_by`` (either one
+    suffices when both are given)."""
+    prims = frozenset(defined_by)
+
+    def declare(rule: Rule) -> Rule:
+        rule.applies_when = (fill, prims)  # type: ignore[attr-defined]
+        return rule
+
+    return declare
+
 
 # Emitted equations are rewritten too; the depth bound guards against two rules
 # rewriting into each other forever.
@@ -50,7 +70,8 @@ class Rewriter:
         self._rules = rules
         self._generic = tuple(generic)
         self._late = tuple(late)
-        self._table: dict[Primitive, tuple[Rule, ...]] = {}
+        # primitive -> its rules, each with its precondition (``None``: always asked)
+        self._table: dict[Primitive, tuple[tuple[Rule, tuple | None], ...]] = {}
         self.fills = Fills()
         self.eqns: list[Eqn] = []
         self._subst: dict[Var, IRValue] = {}
@@ -110,8 +131,30 @@ class Rewriter:
             out = eqn.outs[0]
             saved_loc, self._loc = self._loc, eqn.loc
             self._depth += 1
+            # What preconditions ask about the operands, found out once (it cannot
+            # change while the rules run: they only define new vars).
+            has_fill = makers = None
             try:
-                for rule in self._rules_for(eqn.prim):
+                for rule, when in self._table.get(eqn.prim) or self._rules_for(eqn.prim):
+                    if when is not None:
+                        fill, defined_by = when
+                        if fill:
+                            if has_fill is None:
+                                has_fill = False
+                                value_of = self.fills.value
+                                for v in eqn.inputs:
+                                    if value_of(v) is not None:
+                                        has_fill = True
+                                        break
+                            fill = has_fill
+                        if not fill:
+                            if not defined_by:
+                                continue
+                            if makers is None:
+                                defs = self._defs
+                                makers = {defs[v].prim for v in eqn.inputs if v in defs}
+                            if defined_by.isdisjoint(makers):
+                                continue
                     value = rule(eqn, self)
                     if value is not None and value is not out and same_aval(value, out):
                         self._subst[out] = value
@@ -126,10 +169,12 @@ class Rewriter:
             self._defs[o] = eqn
         self.fills.observe(eqn)
 
-    def _rules_for(self, prim: Primitive) -> tuple[Rule, ...]:
+    def _rules_for(self, prim: Primitive) -> tuple[tuple[Rule, tuple | None], ...]:
         rules = self._table.get(prim)
         if rules is None:
-            rules = self._table[prim] = (*self._generic, *self._rules.get(prim, ()), *self._late)
+            rules = self._table[prim] = tuple(
+                (rule, getattr(rule, "applies_when", None))
+                for rule in (*self._generic, *self._rules.get(prim, ()), *self._late))
         return rules
 
 

@@ -23,7 +23,7 @@ from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
 from .fold import scalar_literal
-from .rewrite import Rewriter, rewrite
+from .rewrite import Rewriter, applies_when, rewrite
 
 _multiply = _ew.multiply.primitive
 _add = _ew.add.primitive
@@ -55,6 +55,7 @@ def _negation_of(prim, inputs, params, rw: Rewriter) -> IRValue | None:
     return None if inner is None else rw.emit(_ew.negative_p, (inner,), {})
 
 
+@applies_when(defined_by=[_ew.negative_p])
 def sink_negation(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """``f(-x)`` -> ``-f(x)`` for ``f`` linear in ``x`` that keeps or shrinks the size."""
     x = _sinkable(eqn.inputs[0], eqn, rw)
@@ -99,6 +100,7 @@ def _product_of_negation(v: IRValue, rw: Rewriter) -> tuple[IRValue, IRValue] | 
     return None
 
 
+@applies_when(defined_by=[_ew.negative_p, _multiply])
 def add_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     for p, q in ((a, b), (b, a)):
@@ -111,6 +113,7 @@ def add_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(defined_by=[_ew.negative_p, _multiply])
 def subtract_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     if (y := negated(b, rw)) is not None:
@@ -123,6 +126,7 @@ def subtract_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(defined_by=[_ew.negative_p])
 def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     na, nb = negated(a, rw), negated(b, rw)
@@ -134,6 +138,7 @@ def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return _sink_through_product(eqn, rw)
 
 
+@applies_when(defined_by=[_ew.negative_p])
 def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     na, nb = negated(a, rw), negated(b, rw)
@@ -142,6 +147,7 @@ def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return _sink_through_product(eqn, rw)
 
 
+@applies_when(defined_by=[_multiply])
 def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """``-(x * c)`` -> ``x * (-c)`` for a constant ``c``; ``-(A * v)`` -> ``A * (-v)``
     when ``v`` is smaller than ``A`` and the product has no other reader."""

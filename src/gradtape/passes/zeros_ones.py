@@ -21,7 +21,7 @@ from ..ops import elementwise as _ew
 from ..ops import shape as _shape
 from .fills import is_one, is_zero
 from .fold import fill_value
-from .rewrite import Rewriter, rewrite
+from .rewrite import Rewriter, applies_when, rewrite
 
 _multiply = _ew.multiply.primitive
 _divide = _ew.divide.primitive
@@ -61,6 +61,7 @@ def _zero_gradient(v: IRValue, rw: Rewriter) -> bool:
     return not isinstance(v, Literal) and is_zero(rw.fill(v))
 
 
+@applies_when(fill=True)
 def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     if _zero_gradient(a, rw) or _zero_gradient(b, rw):
@@ -75,6 +76,7 @@ def multiply_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(fill=True)
 def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     if _zero_gradient(a, rw):
@@ -84,6 +86,7 @@ def divide_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(fill=True)
 def add_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     if is_zero(rw.fill(b)):
@@ -93,6 +96,7 @@ def add_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(fill=True)
 def subtract_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     a, b = eqn.inputs
     if is_zero(rw.fill(b)):
@@ -102,6 +106,7 @@ def subtract_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(defined_by=[_ew.negative_p])
 def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     inner = rw.definition(eqn.inputs[0])
     if inner is not None and inner.prim is _ew.negative_p:
@@ -109,6 +114,7 @@ def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     return None
 
 
+@applies_when(fill=True)
 def where_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     _, a, b = eqn.inputs
     if is_zero(rw.fill(a)) and is_zero(rw.fill(b)):
