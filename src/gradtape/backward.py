@@ -34,6 +34,10 @@ from .tensor import Tensor
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
 compile_listeners: list[Callable[[Any], None]] = []
 
+# entry -> its optimized program, run on the call before the one that compiles it
+# (BackwardEntry._maybe_compile) and taken by _compile.
+_prepared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 
 class BackwardEntry:
     """A built backward: its program, how to feed it, and (once compiled) the generated
@@ -93,6 +97,12 @@ class BackwardEntry:
         self.calls += 1
         threshold = 1 if options.dump_dir else options.compile_after
         if self.calls < threshold:
+            if self.calls == threshold - 1 and not self.optimized:
+                # The call before the one that compiles runs the passes: neither call
+                # then carries the whole cost of a new structure (issue 3's cold calls).
+                start = time.perf_counter()
+                _prepared[self] = _optimize_keeping_inputs(self.program)
+                backward_cache.record_build(time.perf_counter() - start)
             return None
         with self._lock:
             if self.compiled is None and not self.failed:
@@ -106,7 +116,9 @@ class BackwardEntry:
         start = time.perf_counter()
         # self.program stays as built: nested call ops inline it, and what they inline
         # must not depend on whether this entry was compiled yet.
-        program = self.program if self.optimized else _optimize_keeping_inputs(self.program)
+        program = self.program if self.optimized else _prepared.pop(self, None)
+        if program is None:
+            program = _optimize_keeping_inputs(self.program)
         try:
             compiled = compile_program(program)
         except Exception as exc:  # never a wrong gradient: interpret this structure
