@@ -175,34 +175,54 @@ SPECIAL_ARRAY_TEMPLATES: list[tuple[str, Any, str, frozenset]] = [
 
 _NOTHING_IMPLIED: frozenset = frozenset()
 
+# primitive -> (its impl, its codegen_template attribute, the templates they give: ``()``
+# for none, else the template and possibly the array template). Checked against the
+# primitive's current impl and attribute on each use.
+_by_primitive: dict[Any, tuple[Any, Any, tuple]] = {}
 
-def _template_of(eqn: Eqn) -> str | None:
-    prim = eqn.prim
-    template = getattr(prim, "codegen_template", None)
-    implied = _NOTHING_IMPLIED
-    if template is None:
+
+def _templates_of(prim: Any) -> tuple:
+    impl, own = prim.impl, getattr(prim, "codegen_template", None)
+    hit = _by_primitive.get(prim)
+    if hit is not None and hit[0] is impl and hit[1] is own:
+        return hit[2]
+    if own is not None:
+        found: tuple = (own,)
+    else:
         entry = TEMPLATES.get(prim.name)
-        if entry is None or entry[0] != _cached_impl_id(prim.impl):
-            return None
-        template = entry[1]
-        first = eqn.inputs[0] if eqn.inputs else None
-        if len(entry) > 2 and isinstance(first, Var) and first.aval.shape != ():
-            template = entry[2]
-            for prim_name, applies, special, left_out in SPECIAL_ARRAY_TEMPLATES:
-                if prim_name == prim.name and applies(eqn.params):
-                    template, implied = special, left_out
-                    break
-    parsed = _parse(template)
-    if parsed.operators_only and not any(isinstance(v, Var) for v in eqn.inputs):
+        found = () if entry is None or entry[0] != _cached_impl_id(impl) else entry[1:]
+    if len(_by_primitive) < 4096:
+        _by_primitive[prim] = (impl, own, found)
+    return found
+
+
+def _template_of(eqn: Eqn) -> _Parsed | None:
+    """The template ``eqn`` is written with, or ``None`` for a call."""
+    templates = _templates_of(eqn.prim)
+    if not templates:
         return None
-    if parsed.inputs != len(eqn.inputs) or eqn.params.keys() != (
+    template = templates[0]
+    implied = _NOTHING_IMPLIED
+    inputs = eqn.inputs
+    if len(templates) > 1 and inputs and isinstance(inputs[0], Var) and (
+            inputs[0].aval.shape != ()):
+        template = templates[1]
+        name_ = eqn.prim.name
+        for prim_name, applies, special, left_out in SPECIAL_ARRAY_TEMPLATES:
+            if prim_name == name_ and applies(eqn.params):
+                template, implied = special, left_out
+                break
+    parsed = _parse(template)
+    if parsed.operators_only:
+        for v in inputs:
+            if isinstance(v, Var):
+                break
+        else:
+            return None
+    if parsed.inputs != len(inputs) or eqn.params.keys() != (
             parsed.params | implied if implied else parsed.params):
         return None
-    return template
-
-
-def _from_template(template: str, eqn: Eqn, args: list, globs: GlobalNames) -> gast.expr:
-    return _parse(template).build(args, eqn.params, globs)
+    return parsed
 
 
 def impl_global(eqn: Eqn, globs: GlobalNames) -> str:
@@ -224,7 +244,7 @@ def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> 
     if out is None:
         template = _template_of(eqn)
         if template is not None:
-            return _from_template(template, eqn, args, globs)
+            return template.build(args, eqn.params, globs)
     func = impl_global(eqn, globs)
     params = {k: literal(v, globs) for k, v in eqn.params.items()}
     if out is not None:

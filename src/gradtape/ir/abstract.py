@@ -64,7 +64,7 @@ def _key(prim: Primitive, inputs: tuple, params: dict) -> tuple | None:
     if not prim.cacheable:
         return None
     try:
-        ins = tuple([_input_key(v) for v in inputs])
+        ins = tuple([v.aval if v.__class__ is Var else _input_key(v) for v in inputs])
         if params:
             return (prim, ins, tuple([(k, _param_key(v)) for k, v in params.items()]))
         return (prim, ins)

@@ -68,7 +68,11 @@ def eqn_key(eqn: Eqn, rank: dict[Var, int]) -> tuple | None:
     ins: list[Any] = [literal_key(v) if isinstance(v, Literal) else rank[v]
                       for v in eqn.inputs]
     if prim in _COMMUTATIVE:
-        ins.sort(key=_commuted)
+        if len(ins) == 2 and ins[0].__class__ is int and ins[1].__class__ is int:
+            if ins[1] < ins[0]:
+                ins.reverse()  # what the sort below does, for the usual two vars
+        else:
+            ins.sort(key=_commuted)
     return (prim, params, tuple(ins))
 
 
