@@ -36,9 +36,10 @@ def applies_when(fill: bool = False, defined_by: Iterable[Primitive] = ()
     (``fill``) or is the output of one of the primitives ``defined_by`` (either one
     suffices when both are given)."""
     prims = frozenset(defined_by)
+    when = (fill, prims) if fill or prims else None  # no condition: always asked
 
     def declare(rule: Rule) -> Rule:
-        rule.applies_when = (fill, prims)  # type: ignore[attr-defined]
+        rule.applies_when = when  # type: ignore[attr-defined]
         return rule
 
     return declare
@@ -72,6 +73,9 @@ class Rewriter:
         self._late = tuple(late)
         # primitive -> its rules, each with its precondition (``None``: always asked)
         self._table: dict[Primitive, tuple[tuple[Rule, tuple | None], ...]] = {}
+        # (primitive, an operand is a fill, primitives making the operands) -> the rules
+        # whose preconditions hold then
+        self._selected: dict[tuple, tuple[Rule, ...]] = {}
         self.fills = Fills()
         self.eqns: list[Eqn] = []
         self._subst: dict[Var, IRValue] = {}
@@ -131,30 +135,8 @@ class Rewriter:
             out = eqn.outs[0]
             saved_loc, self._loc = self._loc, eqn.loc
             self._depth += 1
-            # What preconditions ask about the operands, found out once (it cannot
-            # change while the rules run: they only define new vars).
-            has_fill = makers = None
             try:
-                for rule, when in self._table.get(eqn.prim) or self._rules_for(eqn.prim):
-                    if when is not None:
-                        fill, defined_by = when
-                        if fill:
-                            if has_fill is None:
-                                has_fill = False
-                                value_of = self.fills.value
-                                for v in eqn.inputs:
-                                    if value_of(v) is not None:
-                                        has_fill = True
-                                        break
-                            fill = has_fill
-                        if not fill:
-                            if not defined_by:
-                                continue
-                            if makers is None:
-                                defs = self._defs
-                                makers = {defs[v].prim for v in eqn.inputs if v in defs}
-                            if defined_by.isdisjoint(makers):
-                                continue
+                for rule in self._applicable(eqn):
                     value = rule(eqn, self)
                     if value is not None and value is not out and same_aval(value, out):
                         self._subst[out] = value
@@ -168,6 +150,25 @@ class Rewriter:
         for o in eqn.outs:
             self._defs[o] = eqn
         self.fills.observe(eqn)
+
+    def _applicable(self, eqn: Eqn) -> tuple[Rule, ...]:
+        """The rules for ``eqn`` whose preconditions hold, in order. What they ask of
+        the operands cannot change while the rules run: rules only define new vars."""
+        value_of = self.fills.value
+        has_fill = False
+        for v in eqn.inputs:
+            if value_of(v) is not None:
+                has_fill = True
+                break
+        defs = self._defs
+        makers = frozenset([defs[v].prim for v in eqn.inputs if v in defs])
+        key = (eqn.prim, has_fill, makers)
+        rules = self._selected.get(key)
+        if rules is None:
+            rules = self._selected[key] = tuple(
+                rule for rule, when in self._rules_for(eqn.prim)
+                if when is None or (when[0] and has_fill) or not when[1].isdisjoint(makers))
+        return rules
 
     def _rules_for(self, prim: Primitive) -> tuple[tuple[Rule, tuple | None], ...]:
         rules = self._table.get(prim)
