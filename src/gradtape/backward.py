@@ -45,9 +45,10 @@ class BackwardEntry:
 
     ``feeds[i]`` says where input ``i`` comes from: a trace slot (``>= 0``) or output
     gradient ``k`` (``~k``). ``program`` is what autodiff emitted (dead code removed):
-    the first call of a structure interprets it as it is, and the optimization passes run
-    only when the structure comes back and is compiled (they keep the inputs, so the
-    feeds stay valid). ``optimized=True`` says ``program`` went through them already.
+    the first call of a structure interprets it as it is; the optimization passes run on
+    the call before the one that compiles (they keep the inputs, so the feeds stay
+    valid) and their result waits in ``_prepared``. ``optimized=True`` says ``program``
+    went through them already.
     """
 
     __slots__ = ("program", "feeds", "residual_slots", "cacheable", "compilable", "calls",
