@@ -17,6 +17,7 @@ import importlib.util
 import os
 import platform
 import re
+import statistics
 import sys
 import time
 import traceback
@@ -29,6 +30,7 @@ import numpy as np
 
 HAND = "hand-written NumPy"
 GRADTAPE = "gradtape"
+COLD_STARTS = 5  # cold samples per implementation in a full run
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 
 
@@ -127,6 +129,7 @@ class Settings:
     repeats: int
     peers: bool
     only: list[str] | None
+    cold_starts: int = 1  # cold samples per implementation; the report gives the median
 
 
 def checked(title: str, name: str, maker: Callable[[], Callable[[], Any]], expected: Any,
@@ -180,8 +183,27 @@ def run_workload(title: str, makers: dict[str, Callable[[], Callable[[], Any]]],
                 traceback.print_exc()
             continue
         ready[name] = fn
+        if settings.cold_starts > 1:
+            result.first[name], result.second[name] = _median_cold(
+                maker, settings.cold_starts - 1, result.first[name], result.second[name])
     result.times = compare(ready, settings.min_time, settings.repeats)
     return result
+
+
+def _median_cold(maker: Callable[[], Callable[[], Any]], more: int, first: float,
+                 second: float) -> tuple[float, float]:
+    """Medians of the first and second call over ``more`` further cold starts and the
+    checked one. Each start makes the implementation anew (gradtape's makers clear its
+    cache), so every sample is a new structure; a single sample on a shared machine
+    lands in whatever load the moment has."""
+    firsts, seconds = [first], [second]
+    for _ in range(more):
+        fn = maker()
+        for samples in (firsts, seconds):
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(firsts), statistics.median(seconds)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -239,7 +261,9 @@ def report_cold(results: Sequence[Result], reference: str = "autograd") -> str:
     ``reference`` row's steady per-call time ("a few autograd calls")."""
     lines = ["### First calls (cold: new structure, trace + compile)", "",
              "Times of the first and second call in a process that has already run other "
-             "workloads (library imports and one-time initialisation excluded). "
+             "workloads (library imports and one-time initialisation excluded): the median "
+             f"of {COLD_STARTS} cold starts in a full run (one in a quick run), each "
+             "making the implementation anew (gradtape's cache cleared). "
              f"The last columns divide by {reference}'s steady per-call time.", "",
              f"| workload | implementation | 1st call | 2nd call | steady | 1st ÷ {reference} |"
              f" 2nd ÷ {reference} |",
@@ -306,7 +330,8 @@ def parser(description: str) -> argparse.ArgumentParser:
 def settings_from(args: argparse.Namespace) -> Settings:
     if args.quick:
         return Settings(min_time=0.02, repeats=2, peers=not args.no_peers, only=args.only)
-    return Settings(min_time=0.15, repeats=5, peers=not args.no_peers, only=args.only)
+    return Settings(min_time=0.15, repeats=5, peers=not args.no_peers, only=args.only,
+                    cold_starts=COLD_STARTS)
 
 
 def selected(settings: Settings, key: str) -> bool:
