@@ -15,7 +15,6 @@ against what an op costs. Garbage collection stays on, as in user code.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,28 +28,9 @@ if __name__ == "__main__":  # before NumPy loads its thread pool
 import _peers as peers  # noqa: E402
 import gradient  # noqa: E402 - the workloads' models and hand-written gradients
 import numpy as np  # noqa: E402
-from _harness import command, machine, parser, update_docs, versions  # noqa: E402
+from _harness import command, compare, machine, parser, update_docs, versions  # noqa: E402
 
 OPS_PER_LOOP = 50
-
-
-def best_time(fn: Callable[[], Any], min_time: float, repeats: int) -> float:
-    """Best per-call time over ``repeats`` rounds of at least ``min_time`` seconds."""
-    fn()
-    number, elapsed = 1, 0.0
-    while elapsed < min_time:  # calls per round
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        elapsed = time.perf_counter() - start
-        number *= 2
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
 
 
 Op = Callable[[Any, Any], Any]
@@ -111,8 +91,8 @@ def per_op_table(min_time: float, repeats: int) -> str:
     lines = ["| op | NumPy | gradtape, no tape | recorded on a tape | dispatch | recording |",
              "|---|---:|---:|---:|---:|---:|"]
     for title, (x, numpy_op, op) in cases.items():
-        times = {name: best_time(fn, min_time, repeats) / OPS_PER_LOOP
-                 for name, fn in op_loops(x, numpy_op, op).items()}
+        times = {name: seconds / OPS_PER_LOOP for name, seconds in
+                 compare(op_loops(x, numpy_op, op), min_time, repeats).items()}
         numpy_t, eager, recorded = times.values()
         lines.append(f"| {title} | {_us(numpy_t)} | {_us(eager)} | {_us(recorded)} | "
                      f"{_us(eager - numpy_t)} | {_us(recorded - eager)} |")
@@ -178,7 +158,7 @@ def step_parts(min_time: float, repeats: int) -> str:
         for fn in parts.values():  # compile and settle every part first
             fn()
             fn()
-        t = {name: best_time(fn, min_time, repeats) for name, fn in parts.items()}
+        t = compare(parts, min_time, repeats)  # interleaved rounds: load hits all alike
         hand = t["hand forward + gradient"]
         dispatch = t["forward, no tape"] - t["hand forward"]
         recording = t["forward, recorded"] - t["forward, no tape"]
@@ -206,6 +186,7 @@ def render(per_op: str, steps: str) -> str:
         f"Command: `{command()}`", "",
         f"Machine: {machine(threads.THREADS if threads else 0)}.", "",
         f"Versions: {versions(['gradtape'])}.", "",
+        "Every figure is the best of interleaved rounds (every variant once per round). "
         "Per op, averaged over a loop of "
         f"{OPS_PER_LOOP}: *dispatch* is gradtape without a tape minus NumPy, *recording* "
         "is the same loop recorded on a tape (following its site's reference, as a "
