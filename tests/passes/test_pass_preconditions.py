@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 from pass_testing import backward_of, build, var
-from test_pass_properties import PROPERTY_SETTINGS, _as_float, recipes, run_recipe
+from test_pass_properties import PROPERTY_SETTINGS, recipe_backward, recipes, run_recipe
 
 import gradtape as gt
 from gradtape.ir.printer import format_program
@@ -62,17 +62,7 @@ def test_programs_simplify_the_same_when_every_rule_is_asked(recipe):
 @PROPERTY_SETTINGS
 @given(recipes(), st.integers(0, 2**16))
 def test_backwards_simplify_the_same_when_every_rule_is_asked(recipe, seed):
-    dtype, input_shapes, _, _ = recipe
-    rng = np.random.default_rng(seed)
-    arrays = [rng.standard_normal(s).astype(dtype) for s in input_shapes]
-
-    def loss(*xs):
-        total = gt.sum(xs[0])
-        for out in run_recipe(recipe, xs):
-            total = total + gt.sum(_as_float(out, dtype))
-        return total
-
-    program, _ = backward_of(loss, *arrays)
+    program, _ = recipe_backward(recipe, seed)
     _same_when_every_rule_is_asked(program)
 
 
