@@ -351,38 +351,26 @@ def _run_whole_tape(hit, records, sources, output_grads, ran: list | None = None
     backward_cache.count_hit()
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g)
              for g, c in zip(output_grads, connected) if g is not None and c]
-    derived = hit[4] if len(hit) > 4 else None
-    if derived is not None:
-        gather = derived.get("gather")
-        if gather is None:
-            gather = derived["gather"] = _gatherer(feeds)
-        args = gather(records, sources, seeds)
-    else:
-        args = [_fed(feed, records, sources, seeds) for feed in feeds]
+    derived = hit[4]
+    gather = derived.get("gather")
+    if gather is None:
+        gather = derived["gather"] = _gatherer(feeds)
+    args = gather(records, sources, seeds)
     if ran is not None:
         ran.append((entry, args))
     return list(entry.run(args))
 
 
-def _fed(feed: tuple, records: list, sources: Sequence[Tensor], seeds: list) -> Any:
-    """One argument of a whole-tape backward: a recorded input (1) or output (2), a
-    source's value (0) or a seed."""
-    kind, a, b = feed
-    if kind == 1:
-        return records[a][2][b]
-    if kind == 2:
-        return records[a][5][b]
-    return sources[a]._value if kind == 0 else seeds[a]
-
-
-# How each kind of feed reads, as Python text (the seed index is the feed's ``a``).
+# How each kind of feed reads, as Python text: a recorded input (1) or output (2), a
+# source's value (0) or an output gradient (3; the seed index is the feed's ``a``).
 _FEED_TEXT = {1: "records[{0}][2][{1}]", 2: "records[{0}][5][{1}]",
               0: "sources[{0}]._value", 3: "seeds[{0}]"}
 
 
 def _gatherer(feeds: tuple) -> Callable[[list, Sequence[Tensor], list], list]:
-    """``_fed`` for every feed, as one expression: a fresh tape per step gathers its
-    backward's arguments with a single call instead of a loop over the feeds."""
+    """Every feed's argument, as one expression (built once per cache entry): a fresh
+    tape per step gathers its backward's arguments with a single call instead of a loop
+    over the feeds."""
     items = ", ".join(_FEED_TEXT[kind].format(a, b) for kind, a, b in feeds)
     return eval(f"lambda records, sources, seeds: [{items}]")  # noqa: S307 - our own text
 

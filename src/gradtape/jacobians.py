@@ -192,8 +192,9 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
         if batched is None or not connected[0]:
             return key, None
         position = {f: i for i, f in enumerate(entry.feeds)}
+        # Shaped like a whole-tape hit (its own dict last) for backward._run_whole_tape.
         located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected,
-                   any(f < 0 for f in batched.feeds))
+                   any(f < 0 for f in batched.feeds), {})
         hit[4][(size, identity)] = located
 
     def run(seeds: Any) -> list[Any]:
