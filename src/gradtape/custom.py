@@ -62,6 +62,8 @@ class _VariableWatcher:
     def __init__(self) -> None:
         self._tracked: dict[int, int] = {}  # stays empty: no op is ever recorded here
         self._records: list = []
+        self._var_versions: dict[int, int] = {}  # what the dispatcher notes of reads
+        self._reread: set[int] = set()
         self.variables: dict[int, Variable] = {}
 
     def _watch_id(self, tensor_id: int, tensor: Any = None) -> None:

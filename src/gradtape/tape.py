@@ -23,7 +23,7 @@ import numpy as np
 from . import backward, nest
 from .ops import broadcast_to, cast
 from .recording import reference_for, signature_key, site_of, state
-from .tensor import Tensor, wrap
+from .tensor import Tensor, _next_id, wrap
 from .variable import Variable
 
 logger = logging.getLogger("gradtape")
@@ -100,7 +100,8 @@ class GradientTape:
         # untracked tensor id -> (first-use number, shape, dtype): how the signature shows it
         self._constants: dict[int, tuple] = {}
         self._watched: dict[int, Tensor] = {}  # explicitly watched or accessed tensors
-        self._var_versions: dict[int, int] = {}  # variable id -> its version when watched
+        self._var_versions: dict[int, int] = {}  # variable id -> its version when first seen
+        self._reread: set[int] = set()  # variables read at more than one version
         self._dtype_warned: set[int] = set()  # non-float ids already warned about
         self._recording = False
         self._live = False  # TF's "has a tape": entered, and not used up since
@@ -182,6 +183,7 @@ class GradientTape:
         self._constants = {}
         self._watched = {}
         self._var_versions = {}
+        self._reread = set()
         self._dtype_warned = set()
 
     # --- watching -----------------------------------------------------------------
@@ -355,6 +357,10 @@ class GradientTape:
         Unwatched and integer sources are left out (their gradient is None)."""
         records = self._records
         tracked = self._tracked
+        source_ids = {s._id for s in sources}
+        for var_id in self._reread:  # read at several values: a constant per value
+            if var_id not in source_ids:
+                records = _split_reads(records, var_id)
         target_ids = None
         expanded: list[Tensor] = []  # sources as the backward sees them
         owner: list[int] = []  # index into ``sources`` of each expanded source
@@ -418,6 +424,32 @@ class GradientTape:
                                          parallel_iterations, experimental_use_pfor)
 
 
+def _split_reads(records: list[tuple], var_id: int) -> list[tuple]:
+    """``records`` with each value the variable ``var_id`` was read with under an id of
+    its own, when there is more than one: a variable that is not a source is then a
+    constant per value read (``x * v; v.assign(10.0); x * v`` reads 2.0, then 10.0)."""
+    values: dict[int, Any] = {}  # id(array) -> array, in order of first read
+    for rec in records:
+        for tensor_id, value in zip(rec[1], rec[2]):
+            if tensor_id == var_id:
+                values.setdefault(id(value), value)
+    if len(values) <= 1:
+        return records
+    return _renumber_reads(records, var_id, {key: _next_id() for key in values})
+
+
+def _renumber_reads(records: list[tuple], var_id: int, new_id: dict[int, int]) -> list:
+    """``records`` with each read of ``var_id`` renamed by its value (``new_id`` maps
+    ``id(value)`` to the read's new tensor id)."""
+    rewritten = []
+    for rec in records:
+        if var_id in rec[1]:
+            ids = tuple(new_id[id(v)] if i == var_id else i for i, v in zip(rec[1], rec[2]))
+            rec = (rec[0], ids) + rec[2:]
+        rewritten.append(rec)
+    return rewritten
+
+
 def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor], list]:
     """A variable assigned since the tape first saw it: one source per value it was read
     with (the gradient sums over them, as TF's gradient sums over all reads).
@@ -433,15 +465,8 @@ def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor
         # Read with one value (maybe an older one): differentiate at that value.
         value = next(iter(values.values()), var._value)
         return [Tensor._alias(value, var._id)], records
-    from .tensor import _next_id
-
     new_id = {key: _next_id() for key in values}
-    rewritten = []
-    for rec in records:
-        if var._id in rec[1]:
-            ids = tuple(new_id[id(v)] if i == var._id else i for i, v in zip(rec[1], rec[2]))
-            rec = (rec[0], ids) + rec[2:]
-        rewritten.append(rec)
+    rewritten = _renumber_reads(records, var._id, new_id)
     return [Tensor._alias(values[key], new_id[key]) for key in values], rewritten
 
 
@@ -550,7 +575,7 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     call op, as on the general path. ``_UNKNOWN``: take the general path (which also
     files what this one finds)."""
     if (tape._persistent or tape._recording or not tape._live or state.tracer is not None
-            or tape._signature is None or not isinstance(target, Tensor)):
+            or tape._signature is None or tape._reread or not isinstance(target, Tensor)):
         return _UNKNOWN
     flat = _flat_sources(sources)
     if flat is None:

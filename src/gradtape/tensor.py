@@ -319,6 +319,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
                 f"Tensor conversion requested dtype {np.dtype(dtype).name} for a tensor of "
                 f"dtype {value.dtype.name}; use gt.cast to change the dtype."
             )
+        if value._watch_on_read:  # a Variable: a read of its current value, as in TF
+            return value.read_value()
         return value
     return constant(value, dtype)
 

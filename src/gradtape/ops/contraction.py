@@ -21,7 +21,7 @@ from . import elementwise as _ew
 from . import reduce as _reduce
 from . import shape as _shape
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, unchanged
 
 __all__ = ["einsum"]
 
@@ -125,7 +125,7 @@ def _contract(terms: list[str], out: str, operands: list):
             term = "".join(c for c in term if c in out)
         if term != out:
             x = _shape.transpose(x, tuple(term.index(c) for c in out))
-        return x
+        return unchanged(x)
     return bind(einsum_p, *operands, subscripts=",".join(terms) + "->" + out)
 
 

@@ -17,7 +17,7 @@ from ..ir.nodes import IRValue, Literal
 from ..tensor import Tensor
 from . import shape as _shape
 from .numpy_dispatch import implements, register_ufunc
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, unchanged
 
 _OPERAND_TYPES = (Tensor, IRValue)
 _NUMPY1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
@@ -68,7 +68,7 @@ def _is_complex(x) -> bool:
 def conj(x):
     """Complex conjugate (identity on real tensors)."""
     if not _is_complex(x):
-        return x
+        return unchanged(x)
     return bind(conj_p, x)
 
 
@@ -182,7 +182,7 @@ _export(negative, np.negative)
 
 
 def _pos(x):
-    return x
+    return unchanged(x)
 
 
 register_ufunc(np.positive, _pos)
@@ -247,7 +247,7 @@ def cast(x, dtype):
     """``x`` converted to ``dtype`` (TF's ``tf.cast``); differentiable between floats."""
     dtype = np.dtype(dtype)
     if x.dtype == dtype:
-        return x
+        return unchanged(x)
     if _is_complex(x) and not np.issubdtype(dtype, np.complexfloating):
         x = real(x)
         if x.dtype == dtype:

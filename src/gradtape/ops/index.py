@@ -25,7 +25,7 @@ from ..ir.nodes import Aval, IRValue
 from ..tensor import Tensor, concrete_value
 from . import shape as _shape
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, unchanged
 
 __all__ = [
     "getitem", "scatter_add", "take", "take_along_axis", "gather", "gather_nd",
@@ -365,7 +365,7 @@ def getitem(x: Any, index: Any) -> Any:
     if arrays:
         return bind(getitem_p, x, *arrays, index=template)
     if _is_whole(template):
-        return x
+        return unchanged(x)
     return bind(getitem_p, x, index=template)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from . import elementwise as _ew
 from . import shape as _shape
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, unchanged
 
 __all__ = [
     "sum", "reduce_sum", "mean", "reduce_mean", "prod", "reduce_prod",
@@ -124,7 +124,7 @@ def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
     x = _cast_for(x, dtype)
     axes = normalize_axes(axis, len(x.shape))
     if not axes and not keepdims:
-        return x
+        return unchanged(x)
     return bind(sum_p, x, axis=axes, keepdims=bool(keepdims))
 
 
@@ -241,7 +241,7 @@ def _reduce(prim, x, axis, keepdims):
     x = operand(x)
     axes = normalize_axes(axis, len(x.shape))
     if not axes and not keepdims:
-        return x
+        return unchanged(x)
     return bind(prim, x, axis=axes, keepdims=bool(keepdims))
 
 
@@ -313,7 +313,7 @@ def logsumexp(x, axis=None, keepdims=False):
     x = _as_float(operand(x))
     axes = normalize_axes(axis, len(x.shape))
     if not axes and not keepdims:
-        return x
+        return unchanged(x)
     return bind(logsumexp_p, x, axis=axes, keepdims=bool(keepdims))
 
 
@@ -536,7 +536,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     x = _cast_for(x, dtype)
     axes = normalize_axes(axis, len(x.shape))
     if not axes and not keepdims:
-        return x
+        return unchanged(x)
     return bind(prod_p, x, axis=axes, keepdims=bool(keepdims))
 
 

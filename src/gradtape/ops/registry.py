@@ -133,6 +133,15 @@ def operand(x: Any) -> Any:
     return constant(x)
 
 
+def unchanged(x: Any) -> Any:
+    """What an op that leaves its input as it is returns (``reshape`` to the same shape,
+    ``v[:]``, a sum over no axes): the input itself, except a Variable, whose snapshot
+    must not follow later assigns. TF returns a read of it, and so does this."""
+    if getattr(x, "_watch_on_read", False):
+        return x.read_value()
+    return x
+
+
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: emit IR if an input is an IR value, else compute now and record.
 
@@ -192,11 +201,8 @@ def _bind_on_one(tape, prim, args, params) -> Any:
     result._value = out
     result._id = _next_id()
     tracked = tape._tracked
-    if variables and tape._watch_accessed_variables:
-        for a in args:  # read inside the tape: watched (TF's watch_accessed_variables)
-            if isinstance(a, Tensor) and a._watch_on_read and a._id not in tracked \
-                    and a.trainable:
-                tape._watch_id(a._id, a)
+    if variables:
+        _note_variable_reads(tape, args)
     # One pass finds whether the tape sees this op and, if so, how it is wired.
     slots = list(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
@@ -245,10 +251,8 @@ def _record_on_each(tapes, prim, args, values, params, result, out) -> None:
     where = _UNKNOWN
     for tape in tapes:
         tracked = tape._tracked
-        if variables is not None and tape._watch_accessed_variables:
-            for v in variables:
-                if v._id not in tracked and v.trainable:
-                    tape._watch_id(v._id, v)
+        if variables is not None:
+            _note_variable_reads(tape, variables)
         slots = list(map(tracked.get, in_ids))
         if slots.count(None) == len(slots):
             continue
@@ -279,9 +283,29 @@ def _record_on_each(tapes, prim, args, values, params, result, out) -> None:
             n += 1
 
 
+def _note_variable_reads(tape, args) -> None:
+    """What a tape must know of the variables an op reads: a trainable one read inside
+    the tape is watched (TF's watch_accessed_variables), and one read at a version other
+    than the one the tape first saw is noted, so ``gradient`` tells its reads apart (a
+    read is a value of its own: ``x * v; v.assign(10.0); x * v``)."""
+    versions = tape._var_versions
+    for a in args:
+        if isinstance(a, Tensor) and a._watch_on_read:
+            seen = versions.get(a._id)
+            if seen is None:
+                if tape._watch_accessed_variables and a.trainable:
+                    tape._watch_id(a._id, a)
+                versions.setdefault(a._id, a._version)
+            elif seen != a._version:
+                tape._reread.add(a._id)
+
+
 def _recorded_values(values: list) -> list:
-    """Lists and other array-likes are recorded as the arrays NumPy made of them."""
-    return [v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
+    """What a record keeps of raw operands: lists and other array-likes as the arrays
+    NumPy made of them, and a private copy of a NumPy array, which the caller may write
+    into before the gradient is taken (a tensor is a value, as in TF)."""
+    return [v.copy() if isinstance(v, np.ndarray)
+            else v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
             for v in values]
 
 

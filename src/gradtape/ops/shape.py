@@ -17,7 +17,7 @@ from ..ir.nodes import Aval
 from ..tensor import concrete_value
 from . import index as _index
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, unchanged
 
 __all__ = ["reshape", "transpose", "broadcast_to", "unbroadcast", "expand_dims"]
 
@@ -62,7 +62,7 @@ def reshape(x, shape, order="C"):
             raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
         shape = tuple(size // known if d == -1 else d for d in shape)
     if shape == tuple(x.shape):
-        return x
+        return unchanged(x)
     if math.prod(shape) != size:
         raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
     return bind(reshape_p, x, shape=shape)
@@ -98,7 +98,7 @@ def transpose(x, axes=None, perm=None):
     if sorted(axes) != list(range(ndim)):
         raise ValueError(f"axes {axes} are not a permutation of a rank-{ndim} tensor's axes.")
     if axes == tuple(range(ndim)):
-        return x
+        return unchanged(x)
     return bind(transpose_p, x, axes=axes)
 
 
@@ -122,7 +122,7 @@ def broadcast_to(x, shape):
     shape = tuple(int(d) for d in shape)
     x = operand(x)
     if tuple(x.shape) == shape:
-        return x
+        return unchanged(x)
     np.broadcast_shapes(tuple(x.shape), shape)  # raises ValueError if incompatible
     return bind(broadcast_to_p, x, shape=shape)
 
@@ -674,7 +674,7 @@ def roll(a: Any, shift: Any, axis: Any = None, name: str | None = None) -> Any:
         tail = _index.index_axis(a, ax, ("slice", cut, None, None))
         head = _index.index_axis(a, ax, ("slice", None, cut, None))
         a = concatenate([tail, head], axis=ax)
-    return a
+    return unchanged(a)
 
 
 __all__ += ["flip", "reverse", "fliplr", "flipud", "roll"]
