@@ -193,3 +193,10 @@ def test_a_snapshot_read_inside_a_tape_passes_the_gradient_to_the_variable(make)
         s = make(v)
         y = gt.reduce_sum(s * s)
     _close(tape.gradient(y, v), [[2.0, 4.0], [6.0, 8.0]])
+
+
+def test_inspect_shows_each_read_of_a_variable_as_its_own_input():
+    tape, z, x, _ = _assign_between_reads(persistent=True)
+    shown = tape.inspect(z, x)
+    assert "c_2:float32[] c_3:float32[]" in shown.forward_ir  # the two values read
+    _close(tape.gradient(z, x), 12.0)

@@ -62,7 +62,7 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     float_sources = [s for s in flat_sources if _is_float(s.dtype)]
     output_grads = _flat_output_gradients(output_gradients, targets)
     target_ids = [t._id for t in targets]
-    kept = prune(tape._records, [s._id for s in float_sources], target_ids)
+    kept = prune(tape._records_for(float_sources), [s._id for s in float_sources], target_ids)
     flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
     trace = Trace(kept, float_sources, target_ids, flags)
     forward, backward, optimized, _ = build_program(trace, output_grads)

@@ -355,12 +355,8 @@ class GradientTape:
         variable assigned since it was read is one source per value read, with records
         rewritten to match), ``owner[i]`` the index in ``sources`` of ``expanded[i]``.
         Unwatched and integer sources are left out (their gradient is None)."""
-        records = self._records
+        records = self._records_for(sources)
         tracked = self._tracked
-        source_ids = {s._id for s in sources}
-        for var_id in self._reread:  # read at several values: a constant per value
-            if var_id not in source_ids:
-                records = _split_reads(records, var_id)
         target_ids = None
         expanded: list[Tensor] = []  # sources as the backward sees them
         owner: list[int] = []  # index into ``sources`` of each expanded source
@@ -387,6 +383,17 @@ class GradientTape:
             expanded += versions
             owner += [k] * len(versions)
         return records, expanded, owner
+
+    def _records_for(self, sources) -> list[tuple]:
+        """The records, with each value of a variable read at several values (and not
+        among ``sources``, which ``_expand_sources`` splits) under an id of its own."""
+        records = self._records
+        if self._reread:
+            source_ids = {s._id for s in sources}
+            for var_id in self._reread:
+                if var_id not in source_ids:
+                    records = _split_reads(records, var_id)
+        return records
 
     def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
         """What ``gradient(target, sources)`` compiles: an ``Inspection`` with
