@@ -200,3 +200,21 @@ def test_inspect_shows_each_read_of_a_variable_as_its_own_input():
     shown = tape.inspect(z, x)
     assert "c_2:float32[] c_3:float32[]" in shown.forward_ir  # the two values read
     _close(tape.gradient(z, x), 12.0)
+
+
+def test_a_function_captures_a_numpy_array_as_it_was_when_traced():
+    a = np.array([1.0, 2.0, 3.0])
+
+    @gt.function
+    def value_and_gradient(x):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reduce_sum(x * a)
+        return y, tape.gradient(y, x)
+
+    x = gt.constant(np.ones(3))
+    for _ in range(2):  # TF embeds the array in the graph: later writes change nothing
+        y, g = value_and_gradient(x)
+        _close(y, 6.0)
+        _close(g, [1.0, 2.0, 3.0])
+        a *= 10

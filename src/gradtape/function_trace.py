@@ -181,6 +181,9 @@ class Tracer:
         if np.ndim(value) == 0 and getattr(value, "dtype", None) is not None \
                 and value.dtype.kind in "biufc":
             return Literal(value[()] if isinstance(value, np.ndarray) else value)
+        # The value as it is now, as TF captures a NumPy array into the graph: a caller
+        # writing into the array later changes neither the results nor the gradients.
+        value = np.array(value, copy=True)
         return self._input("const", value, value, "c")
 
     def _raw(self, value: Any) -> Var | Literal:
