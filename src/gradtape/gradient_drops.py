@@ -51,7 +51,7 @@ def report_conversion(tensor: Any) -> None:
     action = options.on_gradient_drop
     if action == "ignore" or not is_watched(tensor):
         return
-    frame, numpy_function = _user_frame(sys._getframe(2))
+    frame, numpy_function = _user_frame(sys._getframe(1).f_back)  # above __array__
     message = _message(frame, numpy_function)
     if action == "raise":
         raise GradientDroppedError(message)
