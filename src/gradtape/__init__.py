@@ -7,6 +7,7 @@ from .config import config
 from .custom import custom_gradient, stop_gradient
 from .forward import ForwardAccumulator
 from .function import function
+from .gradient_drops import GradientDroppedError, GradientDroppedWarning
 from .ops import *  # noqa: F403
 from .ops import nn as nn
 from .ops.linalg import namespace as linalg
@@ -24,6 +25,8 @@ _hold_freed_memory()
 
 __all__ = [
     "ForwardAccumulator",
+    "GradientDroppedError",
+    "GradientDroppedWarning",
     "GradientTape",
     "Tensor",
     "UnconnectedGradients",

@@ -13,6 +13,10 @@ Options:
     dump_dir       a directory to write every compiled backward to, as an importable
                    ``.py`` file (default: the ``GRADTAPE_DUMP_DIR`` environment variable).
                    Setting it compiles on the first call, so every structure is written.
+    on_gradient_drop  what happens when NumPy converts a tensor a recording tape (or an
+                   active forward accumulator) watches, so its gradient is lost:
+                   "warn" (a ``gt.GradientDroppedWarning``, the default), "raise" (a
+                   ``gt.GradientDroppedError``) or "ignore".
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ _DEFAULTS: dict[str, Any] = {
     "compile_after": 2,
     "cache_size": 512,
     "dump_dir": None,
+    "on_gradient_drop": "warn",
 }
+
+_GRADIENT_DROP_ACTIONS = ("warn", "raise", "ignore")
 
 
 class Options:
@@ -63,6 +70,11 @@ def _check(name: str, value: Any) -> Any:
         return value
     if name == "dump_dir":
         return None if value is None else os.fspath(value)
+    if name == "on_gradient_drop":
+        if value not in _GRADIENT_DROP_ACTIONS:
+            raise ValueError(f"gt.config: on_gradient_drop must be one of "
+                             f"{', '.join(map(repr, _GRADIENT_DROP_ACTIONS))}, got {value!r}.")
+        return value
     return value
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .gradient_drops import report_conversion
 from .operators import OperatorMixin
 from .recording import state
 
@@ -80,6 +81,10 @@ class Tensor(OperatorMixin):
             yield self[i]
 
     def __array__(self, dtype=None, copy=None):
+        # NumPy's conversion (np.asarray, a list of tensors handed to NumPy) leaves the
+        # tape: say so when a tape or accumulator watches this tensor.
+        if state.recording or state.accumulators:
+            report_conversion(self)
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return _read(self, "array", value.astype(dtype))

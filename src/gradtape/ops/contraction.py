@@ -217,11 +217,12 @@ def _letter_sizes(terms, shapes) -> dict[str, int]:
             if mine.setdefault(c, d) != d:
                 raise ValueError(f"einsum: dimensions for repeated index {c!r} differ in "
                                  f"one operand ({mine[c]} != {d}).")
-            known = sizes.get(c, 1)
-            if d != known and 1 not in (d, known):
+            known = sizes.get(c)
+            if known is None or known == 1:  # size 1 broadcasts to any size, 0 included
+                sizes[c] = d
+            elif d not in (1, known):
                 raise ValueError(f"einsum: size of index {c!r} is {known} in one operand "
                                  f"and {d} in another.")
-            sizes[c] = max(known, d)
     return sizes
 
 

@@ -13,11 +13,12 @@ import operator
 
 import numpy as np
 
-from ..ir.nodes import IRValue, Literal
+from ..ir.nodes import IRValue, Literal, Var
 from ..tensor import Tensor
+from ..variable import Variable
 from . import shape as _shape
 from .numpy_dispatch import implements, register_ufunc
-from .registry import Primitive, bind, operand, unchanged
+from .registry import Primitive, bind, holds_tensor, operand, unchanged
 
 _OPERAND_TYPES = (Tensor, IRValue)
 _NUMPY1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
@@ -260,13 +261,43 @@ __all__.append("cast")
 
 # --- binary ops ----------------------------------------------------------------------
 
+# Operand classes binary ops take as they are, tested first (the hot path); any other
+# operand beside a tensor goes through _checked_operand.
+_PLAIN_OPERANDS = frozenset((Tensor, Variable, Var, Literal, bool, int, float, complex,
+                             np.ndarray, np.float64, np.float32, np.int64, np.int32, np.bool_))
+_NUMBER_KINDS = "biufc"
+
+
+def _checked_operand(value):
+    """A non-tensor operand beside a tensor, as NumPy will use it, or TF's error for a
+    value that is not numbers (``Fraction``, ``Decimal``, ``None``, a string, a list of
+    them): NumPy would compute with Python objects, and a tensor of that is broken."""
+    if isinstance(value, _OPERAND_TYPES):
+        return value
+    if isinstance(value, (list, tuple)) and holds_tensor(value):
+        return operand(value)  # TF packs a list holding tensors: differentiable
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    array_like = isinstance(value, (list, tuple, np.generic)) or hasattr(value, "__array__")
+    if not array_like or np.asarray(value).dtype.kind not in _NUMBER_KINDS:
+        raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type "
+                         f"({type(value)}) to a Tensor. Use a Python or NumPy number, a "
+                         "NumPy array or a tensor (float(value) for a Fraction or Decimal).")
+    return value
+
+
 def _binary(name, impl, vjp, jvp, ufunc=None, eager=None):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager)
 
     def op(x, y):
-        if not isinstance(x, _OPERAND_TYPES) and not isinstance(y, _OPERAND_TYPES):
-            x, y = operand(x), operand(y)  # no tensor at all: TF's dtypes for both
-        elif _NUMPY1:
+        if not isinstance(x, _OPERAND_TYPES):
+            if not isinstance(y, _OPERAND_TYPES):
+                x, y = operand(x), operand(y)  # no tensor at all: TF's dtypes for both
+            elif x.__class__ not in _PLAIN_OPERANDS:
+                x = _checked_operand(x)
+        elif y.__class__ not in _PLAIN_OPERANDS:
+            y = _checked_operand(y)
+        if _NUMPY1:
             x, y = weak_scalars(x, y)
         return bind(prim, x, y)
 
@@ -491,13 +522,22 @@ __all__ += ["where", "clip", "clip_by_value"]
 
 # --- non-differentiable ops: their outputs are constants to every tape -----------------
 
-def _constant_op(name, impl, arity, ufunc=None):
+def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
     prim = Primitive(name, impl, elementwise=True)  # no vjp: never recorded
     if arity == 1:
         def op(x):
             return bind(prim, x)
+    elif not check_operands:
+        def op(x, y):
+            if _NUMPY1:
+                x, y = weak_scalars(x, y)
+            return bind(prim, x, y)
     else:
         def op(x, y):
+            if x.__class__ not in _PLAIN_OPERANDS:
+                x = _checked_operand(x)
+            if y.__class__ not in _PLAIN_OPERANDS:
+                y = _checked_operand(y)
             if _NUMPY1:
                 x, y = weak_scalars(x, y)
             return bind(prim, x, y)
@@ -518,8 +558,9 @@ less = _constant_op("less", np.less, 2, np.less)
 less_equal = _constant_op("less_equal", np.less_equal, 2, np.less_equal)
 greater = _constant_op("greater", np.greater, 2, np.greater)
 greater_equal = _constant_op("greater_equal", np.greater_equal, 2, np.greater_equal)
-equal = _constant_op("equal", np.equal, 2, np.equal)
-not_equal = _constant_op("not_equal", np.not_equal, 2, np.not_equal)
+# == and != answer for any operand (t == None is all False), as NumPy's do.
+equal = _constant_op("equal", np.equal, 2, np.equal, check_operands=False)
+not_equal = _constant_op("not_equal", np.not_equal, 2, np.not_equal, check_operands=False)
 logical_and = _constant_op("logical_and", np.logical_and, 2, np.logical_and)
 logical_or = _constant_op("logical_or", np.logical_or, 2, np.logical_or)
 logical_xor = _constant_op("logical_xor", np.logical_xor, 2, np.logical_xor)

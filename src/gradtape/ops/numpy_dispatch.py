@@ -58,7 +58,7 @@ _INSPECTION = {
     np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
     np.allclose, np.isclose, np.array_equal, np.array_equiv, np.count_nonzero,
     np.nonzero, np.argwhere, np.flatnonzero, np.array2string, np.array_repr, np.array_str,
-    np.copy, np.any, np.all, np.unique, np.searchsorted, np.argsort, np.sort,
+    np.any, np.all, np.unique, np.searchsorted, np.argsort,
 }
 
 

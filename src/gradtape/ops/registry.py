@@ -128,6 +128,10 @@ def operand(x: Any) -> Any:
     converted with TF's rules (``gt.sin(3.0)`` is float32, like ``tf.sin(3.0)``)."""
     if isinstance(x, (Tensor, IRValue)):
         return x
+    if isinstance(x, (list, tuple)) and holds_tensor(x):
+        from .shape import stack  # TF packs a list holding tensors: differentiable
+
+        return stack(x)
     from ..tensor import constant
 
     return constant(x)
@@ -140,6 +144,12 @@ def unchanged(x: Any) -> Any:
     if getattr(x, "_watch_on_read", False):
         return x.read_value()
     return x
+
+
+def holds_tensor(items: list | tuple) -> bool:
+    """Whether a (nested) list or tuple holds a tensor anywhere."""
+    return any(isinstance(i, Tensor) or (isinstance(i, (list, tuple)) and holds_tensor(i))
+               for i in items)
 
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.nodes import Aval
-from ..tensor import concrete_value
+from ..tensor import Tensor, concrete_value
 from . import index as _index
 from .numpy_dispatch import implements
 from .registry import Primitive, bind, operand, unchanged
@@ -184,6 +184,14 @@ identity_p = Primitive(
 def identity(x):
     """A new tensor with the same value (TF's ``tf.identity``); gradients pass through."""
     return bind(identity_p, operand(x))
+
+
+@implements(np.copy)
+def _np_copy(a: Any, order: str = "K", subok: bool = False) -> Any:
+    """NumPy's ``copy``: a new tensor with ``a``'s value (a snapshot of a variable);
+    the gradient passes through, as ``identity``'s."""
+    del order, subok  # a tensor's layout is not observable
+    return identity(a)
 
 
 __all__.append("identity")
@@ -458,14 +466,32 @@ def dstack(tup: Any) -> Any:
     return concatenate(_as_list(atleast_3d(*tup)), axis=2)
 
 
+def _as_column(a: Any) -> Any:
+    """NumPy's column_stack piece: a 1-d array as a column, a scalar as a 1x1 array."""
+    a = operand(a)
+    if len(a.shape) >= 2:
+        return a
+    return reshape(a, (a.shape[0], 1) if a.shape else (1, 1))
+
+
+def _column_stack_rows(t: Any) -> Any:
+    """``np.column_stack(t)`` of one tensor: NumPy iterates it, so its rows are the
+    pieces (a 1-d tensor gives one row, (1, n)); built from the whole tensor at once."""
+    shape = tuple(t.shape)
+    if not shape:
+        raise TypeError("iteration over a 0-d tensor: np.column_stack needs a sequence.")
+    if len(shape) == 1:
+        return reshape(t, (1, shape[0]))
+    rows_side_by_side = moveaxis(t, 0, 1)  # (d1, n, d2, ...): row i at [:, i]
+    return reshape(rows_side_by_side, (shape[1], -1) + shape[3:])
+
+
 @implements(np.column_stack)
 def column_stack(tup: Any) -> Any:
-    """1-d inputs as columns, joined along the second axis."""
-    xs = []
-    for a in tup:
-        a = operand(a)
-        xs.append(reshape(a, (a.shape[0], 1)) if len(a.shape) < 2 else a)
-    return concatenate(xs, axis=1)
+    """1-d inputs as columns, joined along the second axis (NumPy's rule)."""
+    if isinstance(tup, Tensor):
+        return _column_stack_rows(tup)
+    return concatenate([_as_column(a) for a in tup], axis=1)
 
 
 __all__ += ["concatenate", "concat", "stack", "unstack", "atleast_1d", "atleast_2d",

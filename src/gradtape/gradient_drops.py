@@ -1,0 +1,110 @@
+"""Telling the user when NumPy converts a watched tensor, so its gradient is lost.
+
+``np.mean([t, t + 2.0])``, ``np.r_[t, t]`` or ``np.append([t], [t])`` never reach
+gradtape's NumPy dispatch (the list, not the tensor, is NumPy's argument): NumPy turns
+each tensor into an array with ``Tensor.__array__`` and computes without the tape. When a
+recording tape or an active forward accumulator watches that tensor, ``__array__`` calls
+:func:`report_conversion`, which warns (or raises, per ``gt.config(on_gradient_drop=)``)
+naming the user's line. gradtape's own code reads ``._value`` and never gets here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .config import options
+from .recording import _PACKAGE_DIR, _USER_CODE_FILES, state
+
+
+class GradientDroppedWarning(UserWarning):
+    """NumPy converted a watched tensor to an array: no gradient flows through the result."""
+
+
+class GradientDroppedError(NotImplementedError):
+    """Raised instead of :class:`GradientDroppedWarning` under
+    ``gt.config(on_gradient_drop="raise")``. A ``NotImplementedError``, as TF raises when
+    NumPy is handed a tensor it cannot convert."""
+
+
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def is_watched(tensor: Any) -> bool:
+    """Whether a recording tape or an active accumulator would differentiate ``tensor``:
+    it is tracked, or it is a trainable variable a tape watches on its first read."""
+    tensor_id = tensor._id
+    for tape in state.recording:
+        if tensor_id in tape._tracked:
+            return True
+        if tensor._watch_on_read and tensor.trainable and tape._watch_accessed_variables:
+            return True
+    return any(tensor_id in acc._tangents for acc in state.accumulators)
+
+
+def report_conversion(tensor: Any) -> None:
+    """``tensor`` is leaving the tape as a NumPy array: warn, raise or stay silent."""
+    action = options.on_gradient_drop
+    if action == "ignore" or not is_watched(tensor):
+        return
+    frame, numpy_function = _user_frame(sys._getframe(1).f_back)  # above __array__
+    message = _message(frame, numpy_function)
+    if action == "raise":
+        raise GradientDroppedError(message)
+    if frame is None:
+        warnings.warn(message, GradientDroppedWarning, stacklevel=3)
+        return
+    module_globals = frame.f_globals
+    warnings.warn_explicit(
+        message, GradientDroppedWarning, frame.f_code.co_filename, frame.f_lineno,
+        module=module_globals.get("__name__"),
+        registry=module_globals.setdefault("__warningregistry__", {}),
+        module_globals=module_globals,
+    )
+
+
+def _is_library_code(filename: str) -> bool:
+    if filename.startswith(_NUMPY_DIR):
+        return True
+    return filename.startswith(_PACKAGE_DIR) and \
+        os.path.basename(filename) not in _USER_CODE_FILES
+
+
+def _user_frame(frame: Any) -> tuple[Any, str | None]:
+    """The first frame outside gradtape and NumPy, and the name of the outermost NumPy
+    function called from it (``mean`` for ``np.mean([t])``; None for ``np.asarray(t)``,
+    which has no Python frame)."""
+    numpy_function = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not _is_library_code(filename):
+            return frame, numpy_function
+        if filename.startswith(_NUMPY_DIR):
+            numpy_function = _function_name(frame)
+        frame = frame.f_back
+    return None, numpy_function
+
+
+def _function_name(frame: Any) -> str:
+    """``np.mean`` for NumPy's ``mean``; ``RClass.__getitem__`` for ``np.r_[...]``."""
+    name = frame.f_code.co_name
+    if not name.startswith("__"):
+        return f"np.{name}"
+    owner = frame.f_locals.get("self")
+    return name if owner is None else f"{type(owner).__name__}.{name}"
+
+
+def _message(frame: Any, numpy_function: str | None) -> str:
+    where = "" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}: "
+    how = "np.asarray / np.array" if numpy_function is None else numpy_function
+    return (
+        f"{where}{how} converted a watched tensor to a NumPy array; its gradient is not "
+        "recorded, so gradients through this value are lost. Use gradtape ops (gt.stack, "
+        "gt.concat, gt.reduce_mean, ...) or pass tensors to NumPy functions one by one "
+        "instead of in a list; call .numpy() explicitly if no gradient should flow. "
+        "gt.config(on_gradient_drop='raise') makes this an error, 'ignore' silences it."
+    )
