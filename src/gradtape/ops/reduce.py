@@ -58,8 +58,8 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
         axis = (int(axis),)
     elif isinstance(axis, (Tensor, np.ndarray)):
         axis = _axis_values(axis)
-        if axis is None:
-            return tuple(range(ndim))
+        if isinstance(axis, int):
+            axis = (axis,)
     out = []
     for a in axis:
         a = int(a)
