@@ -254,8 +254,7 @@ class GradientTape:
     # --- gradients ------------------------------------------------------------------
     def _begin_gradient(self, what: str = "gradient") -> None:
         """TF's checks and tape handling at the start of gradient/jacobian."""
-        if not self._live:
-            raise RuntimeError(_USED_UP if self._used_up else _NEVER_ENTERED.format(what))
+        self._check_live(what)
         if self._recording:
             if not self._persistent:
                 self._pop()
@@ -269,6 +268,12 @@ class GradientTape:
                     "inside the context if you actually want to trace the gradient in "
                     "order to compute higher order derivatives.",
                 )
+
+    def _check_live(self, what: str) -> None:
+        """The error gradient, jacobian and inspect raise on a tape that holds no
+        recording: never entered, or a non-persistent tape already used."""
+        if not self._live:
+            raise RuntimeError(_USED_UP if self._used_up else _NEVER_ENTERED.format(what))
 
     def _end_gradient(self) -> None:
         if not self._persistent:
@@ -398,9 +403,11 @@ class GradientTape:
     def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
         """What ``gradient(target, sources)`` compiles: an ``Inspection`` with
         ``.forward_ir``, ``.backward_ir``, ``.optimized_ir`` and ``.source``. It does not
-        use up a non-persistent tape."""
+        use up a non-persistent tape. A tape ``gradient`` would refuse (never entered, or
+        used up) raises the same ``RuntimeError``."""
         from .inspection import inspect_gradient
 
+        self._check_live("gradient")
         return inspect_gradient(self, target, sources, output_gradients)
 
     # jacobian and batch_jacobian live in jacobians.py to keep this module small.

@@ -281,6 +281,8 @@ def _check_python_conversion(value: Any, dtype: np.dtype) -> None:
 
 
 def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
+    if value is None:  # np.array(None, float32) would be nan
+        raise _unsupported(value)
     if isinstance(value, Tensor):
         value = _read(value, "array", value._value)
     if dtype is None:
@@ -293,7 +295,25 @@ def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
                                 "real part (gt.real) first.")
         _check_python_conversion(value, dtype)
     # Always a private copy: a tensor must not change when the caller's array does.
-    return np.array(value, dtype=dtype)
+    array = np.array(value, dtype=dtype)
+    if array.dtype.kind == "O":
+        raise _unsupported(value)
+    return array
+
+
+def _unsupported(value: Any) -> Exception:
+    """TF's error for values that are not numbers (``None`` above all)."""
+    if value is None or None in _leaves(value):
+        return ValueError("None values not supported: a tensor or variable needs numbers "
+                          "(a Python number, a nested list of them, an array or a tensor).")
+    return TypeError(f"Cannot convert {value!r} to a tensor: its elements are not numbers "
+                     "of one dtype. Pass numbers, a nested list of them, or an array.")
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:

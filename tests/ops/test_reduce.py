@@ -302,13 +302,16 @@ def test_argmax_argmin_are_int64_and_not_differentiable(op, func, axis):
         tape.watch(t)
         idx = op(t, axis=axis)
         as_float = gt.cast(idx, np.float64)
+    tf_axis = 0 if axis is None else axis  # TF's default axis; NumPy's flattens
     assert idx.dtype == np.int64
-    np.testing.assert_array_equal(idx.numpy(), func(x, axis=axis))
+    np.testing.assert_array_equal(idx.numpy(), func(x, axis=tf_axis))
     np.testing.assert_array_equal(func(t, axis=axis).numpy(), func(x, axis=axis))
     assert tape.gradient(as_float, t) is None
     np.testing.assert_array_equal(op(t, axis=axis, keepdims=True).numpy(),
+                                  func(x, axis=tf_axis, keepdims=True))
+    np.testing.assert_array_equal(func(t, axis=axis, keepdims=True).numpy(),
                                   func(x, axis=axis, keepdims=True))
-    assert op(t, 0, output_type=np.int32).dtype == np.int32
+    assert op(t, 0, np.int32).dtype == np.int32  # TF's positional output_type
 
 
 def test_compiled_and_interpreted_backward_agree(compile_mode):
@@ -401,3 +404,103 @@ def test_shape_rules_agree_with_the_implementations(dtype):
         cases += [(r.logsumexp_p, dict(axis=(1,), keepdims=k)) for k in (False, True)]
     for prim, params in cases:
         assert prim.shape_rule(x, **params) == _eval_on_dummies(prim, (x,), params), prim
+
+
+# --- TF's names follow TF (measured in TF 2.21); NumPy's calls keep NumPy's rules ---------
+
+@pytest.mark.parametrize("op,func", [(gt.argmax, np.argmax), (gt.argmin, np.argmin)])
+def test_argmax_argmin_reduce_axis_0_by_default_like_tensorflow(op, func):
+    t = gt.constant([[4, 5], [10, 1]])
+    expected = [1, 0] if op is gt.argmax else [0, 1]
+    assert op(t).numpy().tolist() == expected and op(t).dtype == np.int64
+    assert func(t).numpy() == func(t.numpy())  # NumPy flattens
+    with pytest.raises(ValueError, match="rank >= 1"):
+        op(gt.constant(3.0))
+    with pytest.raises(TypeError, match="output_type"):
+        op(t, 0, np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint16])
+def test_tensorflow_integer_reductions_keep_the_dtype(dtype):
+    x = np.array([[1, 2, 3], [4, 5, 6]], dtype=dtype)
+    t = gt.constant(x)
+    results = {
+        "reduce_sum": (gt.reduce_sum(t), np.sum(x)),
+        "reduce_prod": (gt.reduce_prod(t, axis=1), np.prod(x, axis=1)),
+        "cumsum": (gt.cumsum(t), np.cumsum(x, axis=0)),
+        "cumprod": (gt.cumprod(t, axis=1), np.cumprod(x, axis=1)),
+        "reduce_max": (gt.reduce_max(t), np.max(x)),
+    }
+    for name, (got, want) in results.items():
+        assert got.dtype == dtype, name
+        np.testing.assert_array_equal(got.numpy(), want.astype(dtype), err_msg=name)
+    # NumPy's functions keep NumPy's widening, on tensors too.
+    assert np.sum(t).dtype == np.sum(x).dtype and gt.sum(t).dtype == np.sum(x).dtype
+    assert np.cumsum(t).dtype == np.cumsum(x).dtype
+
+
+def test_tensorflow_integer_sum_wraps_around_like_int32():
+    big = np.array([2**31 - 1, 1], dtype=np.int32)
+    assert gt.reduce_sum(gt.constant(big)).numpy() == -(2**31)
+
+
+def test_reduce_mean_of_integers_is_the_truncated_mean_like_tensorflow():
+    t = gt.constant([[1, 2], [-1, -2], [3, 5]])
+    assert gt.reduce_mean(gt.constant([1, 2])).numpy() == 1
+    out = gt.reduce_mean(t, axis=1)
+    assert out.dtype == np.int32 and out.numpy().tolist() == [1, -1, 4]  # towards zero
+    kept = gt.reduce_mean(t, axis=0, keepdims=True)
+    assert kept.numpy().tolist() == [[1, 1]]
+    assert np.mean(t).dtype == np.float64 and gt.mean(t).dtype == np.float64  # NumPy
+
+
+def test_cumsum_and_cumprod_scan_axis_0_by_default_like_tensorflow():
+    x = _distinct((3, 2))
+    t = gt.constant(x)
+    np.testing.assert_allclose(gt.cumsum(t).numpy(), np.cumsum(x, axis=0))
+    np.testing.assert_allclose(gt.cumprod(t).numpy(), np.cumprod(x, axis=0))
+    np.testing.assert_allclose(gt.cumsum(t, axis=None).numpy(), np.cumsum(x))
+    np.testing.assert_allclose(np.cumsum(t).numpy(), np.cumsum(x))  # NumPy flattens
+    check_grads(lambda a: gt.cumprod(a) * gt.cumsum(a), [x], order=2)
+
+
+@pytest.mark.parametrize("dtype,lowest,highest", [
+    (np.float32, -np.inf, np.inf), (np.float64, -np.inf, np.inf),
+    (np.int32, -(2**31), 2**31 - 1), (np.uint8, 0, 255),
+])
+def test_reduce_max_and_min_of_nothing_follow_tensorflow(dtype, lowest, highest):
+    empty = gt.constant(np.zeros((0,), dtype))
+    assert gt.reduce_max(empty).numpy() == lowest and gt.reduce_max(empty).dtype == dtype
+    assert gt.reduce_min(empty).numpy() == highest and gt.reduce_min(empty).dtype == dtype
+    rows = gt.reduce_max(gt.constant(np.zeros((3, 0), dtype)), axis=1, keepdims=True)
+    assert rows.shape == (3, 1) and np.all(rows.numpy() == lowest)
+    with pytest.raises(ValueError):
+        np.max(empty)  # NumPy's rule for NumPy's function
+
+
+def test_reduce_max_of_nothing_has_an_empty_gradient():
+    x = gt.constant(np.zeros((2, 0)))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_max(x, axis=1)
+    assert tape.gradient(y, x).shape == (2, 0)
+
+
+@pytest.mark.parametrize("op", [gt.reduce_sum, gt.reduce_mean, gt.reduce_max, gt.reduce_min,
+                                gt.reduce_prod, gt.reduce_logsumexp, gt.reduce_std])
+def test_reductions_accept_a_tensor_axis_like_tensorflow(op):
+    x = _distinct((2, 3))
+    t = gt.constant(x)
+    for axis in (gt.constant(0), gt.constant([1]), gt.constant([0, 1], dtype="int64")):
+        expected = op(t, axis=[int(a) for a in np.atleast_1d(axis.numpy())])
+        np.testing.assert_allclose(op(t, axis=axis).numpy(), expected.numpy())
+    check_grads(lambda a: op(a, axis=gt.constant(1)), [x], order=1)
+    with pytest.raises(TypeError, match="integers"):
+        op(t, axis=gt.constant(0.0))
+
+
+def test_scans_and_arg_reductions_accept_a_tensor_axis():
+    x = _distinct((2, 3))
+    t = gt.constant(x)
+    np.testing.assert_allclose(gt.cumsum(t, gt.constant(1)).numpy(), np.cumsum(x, axis=1))
+    assert gt.argmax(t, gt.constant(1)).numpy().tolist() == np.argmax(x, axis=1).tolist()

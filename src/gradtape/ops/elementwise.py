@@ -120,6 +120,25 @@ sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt)
 cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt)
 square = _unary("square", np.square, lambda x, y: x * 2.0, np.square)
 reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal)
+
+
+def _zero_where_zero(incoming, scaled):
+    """``scaled`` (the incoming (co)tangent times a derivative), but 0 wherever
+    ``incoming`` is exactly 0: TF's sqrt and reciprocal gradients, so a ``where`` that
+    masks the branch at ``sqrt(0)`` or ``1/0`` hides its infinite derivative."""
+    return where(equal(incoming, 0), 0, scaled)
+
+
+def _zero_guarded(prim):
+    """``prim``'s unary rules with ``_zero_where_zero`` around them (TF's SqrtGrad,
+    RsqrtGrad and ReciprocalGrad kernels: 0 where the incoming gradient is 0)."""
+    vjp, jvp = prim.vjp, prim.jvp
+    prim.vjp = lambda g, y, x: (_zero_where_zero(g, vjp(g, y, x)[0]),)
+    prim.jvp = lambda ts, y, x: _zero_where_zero(ts[0], jvp(ts, y, x))
+
+
+_zero_guarded(sqrt.primitive)
+_zero_guarded(reciprocal.primitive)
 # NumPy's SIMD float32 sin/cos may be one unit in the last place away from TF's (the
 # seed Jacobian prints cos(2) as -0.4161468, TF as -0.41614684). Computing them in
 # float64 would match, but would cost the ufunc (fusion, out= buffers): documented in
@@ -547,7 +566,21 @@ def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
     return _export(op, *([ufunc] if ufunc is not None else []))
 
 
-sign = _constant_op("sign", np.sign, 1, np.sign)
+# sign is piecewise constant like floor, ceil and round, but TF registers a zero
+# gradient for it (zeros, not None), whatever the incoming gradient holds.
+sign_p = Primitive(
+    "sign", np.sign, vjp=lambda g, y, x: (zeros_like(x),),
+    jvp=lambda ts, y, x: zeros_like(y), elementwise=True,
+)
+
+
+def sign(x):
+    """Elementwise sign; its gradient is zeros (TF's convention), never ``None``."""
+    return bind(sign_p, x)
+
+
+sign.primitive = sign_p
+_export(sign, np.sign)
 floor = _constant_op("floor", np.floor, 1, np.floor)
 ceil = _constant_op("ceil", np.ceil, 1, np.ceil)
 round = _constant_op("round", np.round, 1, np.rint)  # noqa: A001

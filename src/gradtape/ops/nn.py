@@ -221,11 +221,14 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> An
 
 
 def relu6(features: Any, name: str | None = None) -> Any:
-    """TF's ``tf.nn.relu6``: ``min(max(x, 0), 6)``."""
+    """TF's ``tf.nn.relu6``: ``min(max(x, 0), 6)``, with TF's gradient 0 at 0 and at 6."""
     del name
     from .elementwise import maximum, minimum
 
-    return minimum(maximum(operand(features), 0.0), 6.0)
+    # A tie sends maximum's and minimum's gradient to their first operand: the
+    # constants come first, so x gets none at the kinks (TF's Relu6Grad). Python ints
+    # keep x's dtype, int32 included.
+    return minimum(6, maximum(0, operand(features)))
 
 
 def elu(features: Any, name: str | None = None) -> Any:
@@ -245,11 +248,12 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(features: Any, name: str | None = None) -> Any:
     """TF's ``tf.nn.selu``: ``scale * elu(x, alpha)`` with the self-normalizing constants."""
     del name
-    from .elementwise import expm1, greater, minimum, where
+    from .elementwise import expm1, greater_equal, minimum, where
 
     x = operand(features)
     negative = expm1(minimum(x, 0.0)) * _SELU_ALPHA
-    return where(greater(x, 0.0), x, negative) * _SELU_SCALE
+    # x = 0 takes the linear branch: TF's SeluGrad gives the slope scale there.
+    return where(greater_equal(x, 0.0), x, negative) * _SELU_SCALE
 
 
 def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:

@@ -19,6 +19,13 @@ Derivatives that are easy to get wrong:
 
 ``mean``, ``var`` and ``std`` are composites of ``sum``; integer inputs are averaged in
 float64, as NumPy does. ``argmax``/``argmin`` are not differentiable and return int64.
+
+TF's names follow TF where its numbers differ from NumPy's (``np.sum(t)`` and the
+NumPy-named ``gt.sum`` keep NumPy's): ``reduce_sum``, ``reduce_prod``, ``cumsum`` and
+``cumprod`` keep an integer input's dtype, ``reduce_mean`` of integers is their truncated
+integer mean, ``reduce_max``/``reduce_min`` of nothing is the dtype's lowest/highest
+value (``-inf``/``inf``), and ``argmax``/``argmin``/``cumsum``/``cumprod`` default to
+axis 0. Every axis may be given as a tensor, as TF allows.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import builtins
 
 import numpy as np
 
+from ..tensor import Tensor, concrete_value
 from . import elementwise as _ew
 from . import shape as _shape
 from .numpy_dispatch import implements
@@ -48,6 +56,10 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)):
         axis = (int(axis),)
+    elif isinstance(axis, (Tensor, np.ndarray)):
+        axis = _axis_values(axis)
+        if isinstance(axis, int):
+            axis = (axis,)
     out = []
     for a in axis:
         a = int(a)
@@ -57,6 +69,15 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise ValueError(f"Repeated axis in {tuple(axis)}.")
     return tuple(sorted(out))
+
+
+def _axis_values(axis):
+    """A tensor or array ``axis`` (TF accepts tensors) as an int or a list of ints."""
+    value = np.asarray(concrete_value(axis) if isinstance(axis, Tensor) else axis)
+    if value.dtype.kind not in "iu":
+        raise TypeError(f"axis must hold integers, got a tensor of dtype {value.dtype.name}; "
+                        "pass Python ints or an int32 tensor.")
+    return int(value) if value.ndim == 0 else [int(a) for a in value.reshape(-1)]
 
 
 def keepdims_shape(shape, axes) -> tuple[int, ...]:
@@ -80,6 +101,8 @@ def _reduced_size(shape, axes) -> int:
 
 
 def _single_axis(axis, ndim: int) -> int:
+    if isinstance(axis, (Tensor, np.ndarray)):
+        axis = _axis_values(axis)
     if not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis must be an int here, got {axis!r}.")
     return normalize_axes(int(axis), ndim)[0]
@@ -93,6 +116,15 @@ def _as_float(x):
 def _cast_for(x, dtype):
     x = operand(x)
     return x if dtype is None else _ew.cast(x, dtype)
+
+
+def _keep_integer_dtype(out, dtype: np.dtype):
+    """TF's rule for its reductions and scans: an integer input's dtype is the result's
+    (NumPy widens int32 to int64). The wider result cast back wraps around exactly
+    as TF's int32 arithmetic does."""
+    if dtype.kind in "iu" and out.dtype != dtype:
+        return _ew.cast(out, dtype)
+    return out
 
 
 def _numpy_extras(name: str, **given) -> None:
@@ -135,9 +167,10 @@ def _np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`sum`."""
+    """TF's ``tf.reduce_sum``: :func:`sum`, keeping an integer input's dtype."""
     del name
-    return sum(input_tensor, axis=axis, keepdims=keepdims)
+    x = operand(input_tensor)
+    return _keep_integer_dtype(sum(x, axis=axis, keepdims=keepdims), x.dtype)
 
 
 # --- mean, var, std (composites of sum) ------------------------------------------------
@@ -188,9 +221,17 @@ def _np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`mean` (integer inputs give float64 here, as in NumPy)."""
+    """TF's ``tf.reduce_mean``: :func:`mean`, but integers give their dtype's truncated
+    mean (``reduce_mean([1, 2])`` is 1), as in TF."""
     del name
-    return mean(input_tensor, axis=axis, keepdims=keepdims)
+    x = operand(input_tensor)
+    if x.dtype.kind not in "iu":
+        return mean(x, axis=axis, keepdims=keepdims)
+    axes = normalize_axes(axis, len(x.shape))
+    total = reduce_sum(x, axes, keepdims)
+    count = builtins.max(_reduced_size(x.shape, axes), 1)  # an empty mean is 0, no error
+    # C's integer division (TF's) rounds towards zero; floor_divide rounds down.
+    return _ew.sign(total) * _ew.floor_divide(_ew.abs(total), x.dtype.type(count))
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -271,15 +312,44 @@ def _np_min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`max`."""
+    """TF's ``tf.reduce_max``: :func:`max`; the max of nothing is ``-inf`` (an integer
+    dtype's smallest value), where NumPy raises."""
     del name
-    return max(input_tensor, axis=axis, keepdims=keepdims)
+    return _tf_extremum(max_p, input_tensor, axis, keepdims)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`min`."""
+    """TF's ``tf.reduce_min``: :func:`min`; the min of nothing is ``inf`` (an integer
+    dtype's largest value), where NumPy raises."""
     del name
-    return min(input_tensor, axis=axis, keepdims=keepdims)
+    return _tf_extremum(min_p, input_tensor, axis, keepdims)
+
+
+def _tf_extremum(prim, x, axis, keepdims):
+    x = operand(x)
+    axes = normalize_axes(axis, len(x.shape))
+    if axes and _reduced_size(x.shape, axes) == 0:
+        identity = _identity_of(prim, x.dtype)
+        if identity is not None:
+            return _empty_reduction(x, axes, keepdims, identity)
+    return _reduce(prim, x, axes, keepdims)
+
+
+def _identity_of(prim, dtype: np.dtype):
+    """TF's result for an empty max (min): the lowest (highest) value of ``dtype``."""
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if prim is max_p else np.inf)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if prim is max_p else info.max)
+    return None
+
+
+def _empty_reduction(x, axes, keepdims, identity):
+    """``identity`` in the shape of a reduction of ``x`` over empty ``axes``. Built on the
+    (zero) sum of ``x``, so the result stays connected to ``x`` on tapes."""
+    zeros = _ew.cast(sum(x, axes, keepdims), x.dtype)
+    return zeros + identity
 
 
 # --- logsumexp -------------------------------------------------------------------------
@@ -474,29 +544,35 @@ def _scan_op(prim, x, axis, exclusive, reverse, dtype):
     return bind(prim, x, axis=axis, exclusive=bool(exclusive), reverse=bool(reverse))
 
 
-def cumsum(x, axis=None, exclusive=False, reverse=False, dtype=None):
-    """Cumulative sum along ``axis`` (the flattened tensor when None, like NumPy).
-    ``exclusive`` and ``reverse`` are TF's: leave out each element itself, scan from
-    the end."""
-    return _scan_op(cumsum_p, x, axis, exclusive, reverse, dtype)
+def cumsum(x, axis=0, exclusive=False, reverse=False, dtype=None):
+    """TF's ``tf.cumsum``: cumulative sum along ``axis`` (0 by default; the flattened
+    tensor when None, like NumPy), keeping an integer input's dtype. ``exclusive``
+    leaves out each element itself, ``reverse`` scans from the end."""
+    return _tf_scan(cumsum_p, x, axis, exclusive, reverse, dtype)
 
 
-def cumprod(x, axis=None, exclusive=False, reverse=False, dtype=None):
-    """Cumulative product along ``axis`` (flattened when None), with TF's ``exclusive``
-    and ``reverse``. Exact derivatives with zeros in ``x`` (no division by ``x``)."""
-    return _scan_op(cumprod_p, x, axis, exclusive, reverse, dtype)
+def cumprod(x, axis=0, exclusive=False, reverse=False, dtype=None):
+    """TF's ``tf.cumprod``: cumulative product along ``axis`` (0 by default, flattened
+    when None), with TF's ``exclusive`` and ``reverse``, keeping an integer input's
+    dtype. Exact derivatives with zeros in ``x`` (no division by ``x``)."""
+    return _tf_scan(cumprod_p, x, axis, exclusive, reverse, dtype)
+
+
+def _tf_scan(prim, x, axis, exclusive, reverse, dtype):
+    x = _cast_for(x, dtype)
+    return _keep_integer_dtype(_scan_op(prim, x, axis, exclusive, reverse, None), x.dtype)
 
 
 @implements(np.cumsum)
 def _np_cumsum(a, axis=None, dtype=None, out=None):
     _numpy_extras("cumsum", out=out)
-    return cumsum(a, axis, dtype=dtype)
+    return _scan_op(cumsum_p, a, axis, False, False, dtype)
 
 
 @implements(np.cumprod)
 def _np_cumprod(a, axis=None, dtype=None, out=None):
     _numpy_extras("cumprod", out=out)
-    return cumprod(a, axis, dtype=dtype)
+    return _scan_op(cumprod_p, a, axis, False, False, dtype)
 
 
 # --- prod ------------------------------------------------------------------------------
@@ -547,9 +623,10 @@ def _np_prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, w
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`prod`."""
+    """TF's ``tf.reduce_prod``: :func:`prod`, keeping an integer input's dtype."""
     del name
-    return prod(input_tensor, axis=axis, keepdims=keepdims)
+    x = operand(input_tensor)
+    return _keep_integer_dtype(prod(x, axis=axis, keepdims=keepdims), x.dtype)
 
 
 # --- argmax and argmin (not differentiable) --------------------------------------------
@@ -567,37 +644,53 @@ argmin_p = Primitive("argmin", _argmin_impl)
 
 
 def _arg_extremum(prim, x, axis, keepdims):
+    """NumPy's argmax/argmin: the flattened tensor when ``axis`` is None."""
     x = operand(x)
     if axis is not None:
         axis = _single_axis(axis, len(x.shape))
     return bind(prim, x, axis=axis, keepdims=bool(keepdims))
 
 
-def argmax(x, axis=None, keepdims=False, output_type=None, name=None):
-    """Index (int64) of the largest element along ``axis``; of the flattened tensor when
-    ``axis`` is None (NumPy's default; TF's is axis 0). Not differentiable."""
-    del name
-    out = _arg_extremum(argmax_p, x, axis, keepdims)
-    return out if output_type is None else _ew.cast(out, output_type)
+def _tf_arg_extremum(prim, x, axis, output_type, keepdims):
+    """TF's argmax/argmin: axis 0 when ``axis`` is None, ``output_type`` an int dtype."""
+    x = operand(x)
+    output_type = np.dtype(output_type)
+    if output_type.kind not in "iu":
+        raise TypeError(f"{prim.name}'s output_type must be an integer dtype (int32 or "
+                        f"int64), got {output_type.name}.")
+    if not x.shape:
+        raise ValueError(f"{prim.name} needs a tensor of rank >= 1 (it reduces an axis), "
+                         "got a scalar.")
+    out = _arg_extremum(prim, x, 0 if axis is None else axis, keepdims)
+    return out if out.dtype == output_type else _ew.cast(out, output_type)
 
 
-def argmin(x, axis=None, keepdims=False, output_type=None, name=None):
-    """Index (int64) of the smallest element along ``axis`` (flattened when None)."""
+def argmax(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
+           keepdims=False):
+    """TF's ``tf.argmax``: index of the largest element along ``axis`` (axis 0 when
+    None, as in TF; ``np.argmax(t)`` flattens, as in NumPy). Not differentiable."""
     del name
-    out = _arg_extremum(argmin_p, x, axis, keepdims)
-    return out if output_type is None else _ew.cast(out, output_type)
+    return _tf_arg_extremum(argmax_p, input, axis, output_type, keepdims)
+
+
+def argmin(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
+           keepdims=False):
+    """TF's ``tf.argmin``: index of the smallest element along ``axis`` (axis 0 when
+    None; ``np.argmin(t)`` flattens). Not differentiable."""
+    del name
+    return _tf_arg_extremum(argmin_p, input, axis, output_type, keepdims)
 
 
 @implements(np.argmax)
 def _np_argmax(a, axis=None, out=None, *, keepdims=False):
     _numpy_extras("argmax", out=out)
-    return argmax(a, axis, keepdims)
+    return _arg_extremum(argmax_p, a, axis, keepdims)
 
 
 @implements(np.argmin)
 def _np_argmin(a, axis=None, out=None, *, keepdims=False):
     _numpy_extras("argmin", out=out)
-    return argmin(a, axis, keepdims)
+    return _arg_extremum(argmin_p, a, axis, keepdims)
 
 
 # --- shape rules: computed from the shapes, the dtype from a one-element run -------------

@@ -57,6 +57,7 @@ def reshape(x, shape, order="C"):
     shape = tuple(int(d) for d in shape)
     size = math.prod(x.shape)  # Python ints: no overflow, and cheaper than np.prod here
     if -1 in shape:
+        _check_one_unknown(shape)
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or size % known:
             raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
@@ -66,6 +67,15 @@ def reshape(x, shape, order="C"):
     if math.prod(shape) != size:
         raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
     return bind(reshape_p, x, shape=shape)
+
+
+def _check_one_unknown(shape: tuple[int, ...]) -> None:
+    """TF's error for a shape with several -1 (which size each takes is ambiguous)."""
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(
+            f"Only one input size may be -1, not both {unknown[0]} and {unknown[1]}: "
+            f"reshape to {shape} leaves the sizes ambiguous; give all but one of them.")
 
 
 # --- transpose ----------------------------------------------------------------------
