@@ -625,6 +625,34 @@ def test_gradient_of_a_guarded_function_follows_the_branch():
         assert_same(tape.gradient(y, x), np.full(2, expected, np.float32))
 
 
+def numeric_gradient(fn, x, eps=1e-6):
+    """Central differences of a scalar ``fn`` at the float64 array ``x``."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (float(fn(gt.constant(x + step))) - float(fn(gt.constant(x - step)))) / (2 * eps)
+    return grad
+
+
+def test_gradient_through_tensordot_of_a_length_one_intermediate(compile_mode):
+    # The optimized backward once broadcast a (1, 1) cotangent straight to (2,): the
+    # reshape to (1,) between them was dropped, and the backward raised ValueError.
+    def fn(x):
+        row = gt.expand_dims(gt.reduce_sum(x), 0)
+        return gt.reduce_sum(gt.tensordot(row, np.array([[1.0, 2.0]]), axes=1))
+
+    traced = gt.function(fn)
+    x = np.array([0.5, -1.5])
+    for _ in range(2):
+        xt = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xt)
+            y = traced(xt)
+        np.testing.assert_allclose(tape.gradient(y, xt).numpy(), numeric_gradient(fn, x),
+                                   rtol=1e-7)
+
+
 # --- the training-step pattern --------------------------------------------------------------
 
 def make_model(seed):
