@@ -289,3 +289,24 @@ def test_transformed_functions_are_named():
 
     assert gt.grad(energy).__name__ == "grad(energy)"
     assert gt.hessian(energy).__doc__ == "Potential energy."
+
+
+@pytest.mark.parametrize("compile_mode", [True, False], ids=["compiled", "interpreted"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_jvp_of_a_nested_jacobian_matches_finite_differences(compile_mode, n):
+    # sin(outer(x, x)) + cos(dot(x, x)): tensordot with axes=0 and axes=1, forward mode
+    # over two levels of vectorized reverse mode.
+    def f(x):
+        return gt.sin(gt.tensordot(x, x, axes=0)) + gt.cos(gt.tensordot(x, x, axes=1))
+
+    nested = gt.jacobian(gt.jacobian(f))
+    x = RNG.normal(size=n)
+    v = RNG.normal(size=n)
+    with gt.config(compile=compile_mode, compile_after=1):
+        for _ in range(2):
+            out, tangent = gt.jvp(nested, (gt.constant(x),), (gt.constant(v),))
+    eps = 1e-6
+    want = (as_np(nested)(x + eps * v) - as_np(nested)(x - eps * v)) / (2 * eps)
+    assert tangent.shape == (n, n, n, n)
+    np.testing.assert_allclose(out.numpy(), as_np(nested)(x), rtol=1e-12)
+    np.testing.assert_allclose(tangent.numpy(), want, rtol=1e-6, atol=1e-7)
