@@ -267,7 +267,7 @@ class Tracer:
         if tensor._id < self.start_id and not isinstance(tensor, Variable):
             return None
         var = self.env.get(tensor._id)
-        return var.hint if isinstance(var, Var) else "traced"
+        return var.hint if isinstance(var, Var) else "const"  # made inside, no op yet
 
     def _guard(self, var: Var, kind: str, expected: Any) -> None:
         if isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded:
