@@ -319,9 +319,14 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None)
     after each call. Under a ``GradientTape`` the call is recorded as one op whose
     gradient is the compiled backward of the trace.
 
+    Python numbers and NumPy values it returns come back as tensors (TF's dtypes);
+    ``None`` and strings as they are. While tracing, a tensor's ``repr`` shows no
+    value (as TF's graph tensors): ``print(x)`` inside shows its name, shape, dtype.
+
     Raises:
         TypeError: an argument that is not a tensor or array is not hashable; the
-            function returns a non-tensor value computed from a tensor's value.
+            function returns a value computed from a tensor's value, an object that is
+            not a tensor, number, string or None, or is a generator (``yield``).
         NotImplementedError: the function calls something that cannot be traced
             (a ``custom_gradient`` function).
         ValueError: the function creates a variable on a call that is not its first.

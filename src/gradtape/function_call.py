@@ -364,8 +364,9 @@ def _same(x: Any) -> Any:
 
 
 def _packer(structure: Any, leaves: list[tuple[str, Any]]) -> Callable[..., Any]:
-    """``pack(outs, make)``: the returned structure, ``make(outs[i])`` at tensor leaves.
-    The common shapes (one tensor, a flat tuple of tensors) skip ``nest``."""
+    """``pack(outs, make)``: the returned structure, ``make(outs[i])`` at tensor leaves,
+    a new tensor at each returned constant (a number). The common shapes (one tensor,
+    a flat tuple of tensors) skip ``nest``."""
     if structure is None and leaves[0][0] == "out":
         index = leaves[0][1]
         return lambda outs, make: make(outs[index])
@@ -375,7 +376,8 @@ def _packer(structure: Any, leaves: list[tuple[str, Any]]) -> Callable[..., Any]
         return lambda outs, make: tuple([make(outs[i]) for i in indices])
 
     def pack(outs: Sequence[Any], make: Callable[[Any], Any]) -> Any:
-        flat = [ref if kind == "static" else make(outs[ref]) for kind, ref in leaves]
+        flat = [make(outs[ref]) if kind == "out" else wrap(ref) if kind == "const" else ref
+                for kind, ref in leaves]
         return nest.pack_sequence_as(structure, flat)
 
     return pack

@@ -381,12 +381,17 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     tape._begin_gradient("jacobian")
     columns: Any = [None] * len(flat_sources)
     if rows:
-        if experimental_use_pfor:
-            basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
-            columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis,
-                                         basis_is_identity=target.ndim == 1)
-        if not experimental_use_pfor or columns is _LOOP:
-            columns = _looped_columns(tape, target, flat_sources, tuple(target.shape), rows)
+        tape._computing = True  # a grad_fn calling this tape again raises, not recurses
+        try:
+            if experimental_use_pfor:
+                basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
+                columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis,
+                                             basis_is_identity=target.ndim == 1)
+            if not experimental_use_pfor or columns is _LOOP:
+                columns = _looped_columns(tape, target, flat_sources, tuple(target.shape),
+                                          rows)
+        finally:
+            tape._computing = False
     out = []
     for s, column in zip(flat_sources, columns):
         shape = tuple(target.shape) + tuple(s.shape)
@@ -428,13 +433,17 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     tape._begin_gradient("batch_jacobian")
     column: Any = None
     if np.size(target._value):
-        if experimental_use_pfor:
-            basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
-            found = _batched_gradients(tape, target, [source], rows, chunk, basis,
-                                       basis_is_identity=target.ndim == 2)
-            column = found if found is _LOOP else found[0]
-        if not experimental_use_pfor or column is _LOOP:
-            column = _looped_columns(tape, target, [source], (1,) + y_shape, rows)[0]
+        tape._computing = True  # a grad_fn calling this tape again raises, not recurses
+        try:
+            if experimental_use_pfor:
+                basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
+                found = _batched_gradients(tape, target, [source], rows, chunk, basis,
+                                           basis_is_identity=target.ndim == 2)
+                column = found if found is _LOOP else found[0]
+            if not experimental_use_pfor or column is _LOOP:
+                column = _looped_columns(tape, target, [source], (1,) + y_shape, rows)[0]
+        finally:
+            tape._computing = False
     if column is None:
         # TF returns zeros here whatever unconnected_gradients says.
         tape._end_gradient()

@@ -173,8 +173,8 @@ def _jvp(ts: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
         tangents = tuple(t for _, t in pairs)
         out = bind(eqn.prim, *vals, **eqn.params)
         outs = out if eqn.prim.multiple_results else (out,)
-        if all(t is None for t in tangents):
-            out_ts = (None,) * len(outs)
+        if not eqn.prim.differentiable or all(t is None for t in tangents):
+            out_ts = (None,) * len(outs)  # a comparison's outputs are constants, as eagerly
         else:
             if eqn.prim.jvp is None:
                 raise NotImplementedError(

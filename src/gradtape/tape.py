@@ -73,6 +73,13 @@ _NEVER_ENTERED = (
     "`with tape:` block (watching the sources) before asking for its {}."
 )
 
+_REENTERED = (
+    "This GradientTape is computing a gradient already: {} was called on it while its "
+    "backward runs (from a custom_gradient grad_fn, say), which would recurse forever. "
+    "Inside grad_fn, differentiate with a separate GradientTape opened there (or an outer "
+    "tape, for higher-order derivatives), not with the tape differentiating through it."
+)
+
 
 class GradientTape:
     """Record operations for automatic differentiation (``tf.GradientTape``).
@@ -117,6 +124,9 @@ class GradientTape:
         # While the tape records what its reference did, its signature is the first
         # _followed items of the reference's, and _signature stays empty (_diverge).
         self._followed = 0
+        # True while gradient/jacobian runs this tape's backward: a custom_gradient
+        # grad_fn asking this same tape for a gradient then would recurse forever.
+        self._computing = False
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -255,6 +265,8 @@ class GradientTape:
     def _begin_gradient(self, what: str = "gradient") -> None:
         """TF's checks and tape handling at the start of gradient/jacobian."""
         self._check_live(what)
+        if self._computing:
+            raise RuntimeError(_REENTERED.format(what))
         if self._recording:
             if not self._persistent:
                 self._pop()
@@ -321,7 +333,11 @@ class GradientTape:
         flat_grads = _flat_output_gradients(output_gradients, flat_targets)
         mode = _unconnected_mode(unconnected_gradients)
         ran: list | None = [] if repeat_key is not None else None
-        grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
+        self._computing = True
+        try:
+            grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
+        finally:
+            self._computing = False
         if ran is not None and len(ran) == 1 and ran[0][0] is not None:
             self._last = (repeat_key, ran[0][0], ran[0][1], mode, None)
         self._end_gradient()

@@ -114,12 +114,22 @@ class Tensor(OperatorMixin):
         return _read(self, "complex", complex(self._value))
 
     def __repr__(self) -> str:
+        name = _symbolic_name(self)
+        if name is not None:  # inside @gt.function: no value, as TF's graph tensors
+            return f'Tensor("{name}", shape={self.shape}, dtype={self.dtype.name})'
         return f"Tensor({format_value(self._value)}, shape={self.shape}, dtype={self.dtype.name})"
 
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
         if spec and self._value.ndim == 0:
+            if _symbolic_name(self) is not None:
+                raise TypeError(
+                    f"unsupported format string {spec!r} passed to a traced Tensor: inside "
+                    "@gt.function a tensor has no value to format (as in TF). Format "
+                    "float(t) instead (a guard: the function traces again when it "
+                    "changes), or format the result after the call."
+                )
             return format(self._value.item(), spec)
         return repr(self)
 
@@ -162,6 +172,13 @@ def _read(tensor: Tensor, kind: str, result: Any) -> Any:
     if tracer is not None:
         tracer.on_read(tensor, kind, result)
     return result
+
+
+def _symbolic_name(tensor: Tensor) -> str | None:
+    """While a ``@gt.function`` traces, the name its repr shows for ``tensor`` instead
+    of a value that later calls of the trace may not share (None: show the value)."""
+    tracer = state.tracer
+    return None if tracer is None else tracer.symbolic_name(tensor)
 
 
 def concrete_value(tensor: Tensor) -> Any:

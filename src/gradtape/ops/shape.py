@@ -141,10 +141,27 @@ def _unbroadcast_impl(g, axes, shape):
     return np.add.reduce(g, axis=axes).reshape(shape)
 
 
+def _unbroadcast_vjp(g, y, x, axes, shape):
+    """Spread ``g`` back over the summed ``axes``. They are the equation's own: a
+    batched unbroadcast keeps its leading batch axis and sums axis 1, which
+    ``broadcast_to`` alone would align wrongly."""
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return (broadcast_to(reshape(g, kept), x.shape),)
+
+
+def _unbroadcast_jvp(ts, y, x, axes, shape):
+    """Linear: the same sum of the tangent, over the equation's ``axes`` (recomputing
+    them from the shapes, as ``unbroadcast`` does, takes a batch axis for a leading one)."""
+    t = ts[0]
+    if tuple(t.shape) != tuple(x.shape):
+        t = broadcast_to(t, x.shape)
+    return bind(unbroadcast_p, t, axes=axes, shape=shape)
+
+
 unbroadcast_p = Primitive(
     "unbroadcast", _unbroadcast_impl,
-    vjp=lambda g, y, x, axes, shape: (broadcast_to(g, x.shape),),
-    jvp=lambda ts, y, x, axes, shape: unbroadcast(ts[0], shape),
+    vjp=_unbroadcast_vjp,
+    jvp=_unbroadcast_jvp,
     shape_rule=lambda g, axes, shape: Aval(shape, g.dtype),
 )
 
