@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .codegen.naming import comment_text
 from .function_call import ConcreteFunction
 from .function_trace import arg_hints, trace
 from .recording import state
@@ -304,7 +305,8 @@ def describe(concrete: ConcreteFunction) -> str:
     try:
         parts.append("# backward IR\n" + concrete.backward_ir)
     except Exception as exc:  # noqa: BLE001 - show the rest even if the backward fails
-        parts.append(f"# backward IR: not available ({type(exc).__name__}: {exc})")
+        reason = comment_text(f"{type(exc).__name__}: {exc}")
+        parts.append(f"# backward IR: not available ({reason})")
     return "\n\n".join(parts)
 
 
