@@ -79,7 +79,7 @@ class _Compiled:
 
     def _compile(self) -> None:
         from .codegen import compile_program
-        from .codegen.load import dump
+        from .codegen.load import dump_or_warn
 
         start = time.perf_counter()
         self.failed = True  # until it worked
@@ -96,7 +96,7 @@ class _Compiled:
         self.compile_time = time.perf_counter() - start
         self.failed = False
         if options.dump_dir:
-            dump(compiled.source, options.dump_dir)
+            dump_or_warn(compiled.source, options.dump_dir)
         self.compiled = compiled
         self.function = compiled.function
         for listener in list(compile_listeners):
