@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,7 +80,7 @@ class _Compiled:
 
     def _compile(self) -> None:
         from .codegen import compile_program
-        from .codegen.load import dump_or_warn
+        from .codegen.load import dump_or_warn, release
 
         start = time.perf_counter()
         self.failed = True  # until it worked
@@ -99,6 +100,8 @@ class _Compiled:
             dump_or_warn(compiled.source, options.dump_dir)
         self.compiled = compiled
         self.function = compiled.function
+        # Its source stays in linecache (tracebacks show it) exactly while it can run.
+        weakref.finalize(self, release, compiled.filename)
         for listener in list(compile_listeners):
             listener(compiled)
 
