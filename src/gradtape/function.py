@@ -256,13 +256,13 @@ class Function:
         self._cache.move_to_end(key)
         concretes.insert(0, fn)
         self._kept += 1
-        if len(concretes) > MAX_TRACES_PER_SIGNATURE:
-            self._kept -= len(concretes) - MAX_TRACES_PER_SIGNATURE
-            del concretes[MAX_TRACES_PER_SIGNATURE:]
+        while len(concretes) > MAX_TRACES_PER_SIGNATURE:
+            concretes.pop().release()
+            self._kept -= 1
         limit = self._limit()
         while self._kept > limit:
             oldest_key, oldest = next(iter(self._cache.items()))
-            oldest.pop()
+            oldest.pop().release()
             self._kept -= 1
             if not oldest:
                 del self._cache[oldest_key]

@@ -75,6 +75,7 @@ class _Compiled:
         self.function: Callable[..., Sequence[Any]] | None = None
         self.failed = False
         self.compile_time = 0.0
+        self._registration: weakref.finalize | None = None
         if options.compile:
             self._compile()
 
@@ -100,10 +101,15 @@ class _Compiled:
             dump_or_warn(compiled.source, options.dump_dir)
         self.compiled = compiled
         self.function = compiled.function
-        # Its source stays in linecache (tracebacks show it) exactly while it can run.
-        weakref.finalize(self, release, compiled.filename)
+        # Its source stays in linecache (tracebacks show it) until the trace is dropped.
+        self._registration = weakref.finalize(self, release, compiled.filename)
         for listener in list(compile_listeners):
             listener(compiled)
+
+    def release(self) -> None:
+        """Drop the generated source from ``linecache`` (once; the code still runs)."""
+        if self._registration is not None:
+            self._registration()
 
     def __call__(self, arrays: Sequence[Any]) -> Sequence[Any]:
         function = self.function
@@ -288,6 +294,14 @@ class ConcreteFunction:
     def __repr__(self) -> str:
         return (f"<ConcreteFunction {self.__name__}: {len(self.program.inputs)} inputs, "
                 f"{len(self.program.eqns)} equations, {len(self.guards)} guards>")
+
+    def release(self) -> None:
+        """Called when its ``Function`` drops this trace: forget the generated sources
+        in ``linecache`` now, even if a tape or the compile cache still holds the trace
+        (it still runs; tracebacks then show no source lines)."""
+        self.forward.release()
+        if self._gradient is not None:
+            self._gradient.residual_forward.release()
 
     # --- running ------------------------------------------------------------------------
     def gradient(self) -> _Gradient:
