@@ -208,7 +208,10 @@ class Function:
                 outs = fn.execute(values, taping)
                 if not fn.guards or fn.guards_hold(outs):
                     self._recent.append(False)
-                    self._used(key)
+                    try:  # the most recently used signature (self._used, inlined)
+                        self._cache.move_to_end(key)
+                    except KeyError:  # another thread dropped it just now
+                        pass
                     return fn.finish(outs, leaves, values, taping)
             reason = "a value Python read while tracing (a guard) came out differently"
         else:
