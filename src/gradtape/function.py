@@ -264,11 +264,20 @@ class Function:
             self._kept -= 1
         limit = self._limit()
         while self._kept > limit:
-            oldest_key, oldest = next(iter(self._cache.items()))
+            oldest_key, oldest = self._least_recent()
             oldest.pop().release()
             self._kept -= 1
             if not oldest:
                 del self._cache[oldest_key]
+
+    def _least_recent(self) -> tuple[Any, list[ConcreteFunction]]:
+        # A call marks its signature used without the lock: the iterator may see the
+        # order change under it, then look again.
+        while True:
+            try:
+                return next(iter(self._cache.items()))
+            except RuntimeError:
+                continue
 
     def _used(self, key: Any) -> None:
         """Mark ``key`` as the most recently used signature."""
