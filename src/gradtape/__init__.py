@@ -18,10 +18,12 @@ from .variable import Variable
 
 __version__ = "0.1.0"
 
-from .memory import hold_freed_memory as _hold_freed_memory  # noqa: E402
+from .config import options as _options  # noqa: E402
 
-# Reuse freed array memory instead of faulting in fresh pages every step (memory.py).
-_hold_freed_memory()
+if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
+    from .memory import hold_freed_memory as _hold_freed_memory
+
+    _hold_freed_memory()
 
 __all__ = [
     "ForwardAccumulator",

@@ -112,7 +112,7 @@ class BackwardEntry:
 
     def _compile(self) -> None:
         from .codegen import compile_program
-        from .codegen.load import dump
+        from .codegen.load import dump_or_warn
 
         start = time.perf_counter()
         # self.program stays as built: nested call ops inline it, and what they inline
@@ -133,7 +133,7 @@ class BackwardEntry:
             return
         backward_cache.record_compile(time.perf_counter() - start)
         if options.dump_dir:
-            dump(compiled.source, options.dump_dir)
+            dump_or_warn(compiled.source, options.dump_dir)
         self.compiled = compiled
         for listener in list(compile_listeners):
             listener(compiled)

@@ -106,6 +106,16 @@ class LRUCache:
                              self.compiled, self.compile_time, self.build_time)
 
 
+def remember(memo: dict, key: Any, value: Any, limit: int) -> Any:
+    """``memo[key] = value``, first emptying ``memo`` if it holds ``limit`` entries: the
+    bound of the package's small memos (a miss costs a recomputation, never a result).
+    Returns ``value``."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def _initial_size() -> int:
     from .config import options
 

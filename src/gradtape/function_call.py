@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -74,12 +75,13 @@ class _Compiled:
         self.function: Callable[..., Sequence[Any]] | None = None
         self.failed = False
         self.compile_time = 0.0
+        self._registration: weakref.finalize | None = None
         if options.compile:
             self._compile()
 
     def _compile(self) -> None:
         from .codegen import compile_program
-        from .codegen.load import dump
+        from .codegen.load import dump_or_warn, release
 
         start = time.perf_counter()
         self.failed = True  # until it worked
@@ -96,11 +98,18 @@ class _Compiled:
         self.compile_time = time.perf_counter() - start
         self.failed = False
         if options.dump_dir:
-            dump(compiled.source, options.dump_dir)
+            dump_or_warn(compiled.source, options.dump_dir)
         self.compiled = compiled
         self.function = compiled.function
+        # Its source stays in linecache (tracebacks show it) until the trace is dropped.
+        self._registration = weakref.finalize(self, release, compiled.filename)
         for listener in list(compile_listeners):
             listener(compiled)
+
+    def release(self) -> None:
+        """Drop the generated source from ``linecache`` (once; the code still runs)."""
+        if self._registration is not None:
+            self._registration()
 
     def __call__(self, arrays: Sequence[Any]) -> Sequence[Any]:
         function = self.function
@@ -285,6 +294,14 @@ class ConcreteFunction:
     def __repr__(self) -> str:
         return (f"<ConcreteFunction {self.__name__}: {len(self.program.inputs)} inputs, "
                 f"{len(self.program.eqns)} equations, {len(self.guards)} guards>")
+
+    def release(self) -> None:
+        """Called when its ``Function`` drops this trace: forget the generated sources
+        in ``linecache`` now, even if a tape or the compile cache still holds the trace
+        (it still runs; tracebacks then show no source lines)."""
+        self.forward.release()
+        if self._gradient is not None:
+            self._gradient.residual_forward.release()
 
     # --- running ------------------------------------------------------------------------
     def gradient(self) -> _Gradient:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import backward, nest, nested
-from .cache import backward_cache
+from .cache import backward_cache, remember
 from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from .recording import keep_reference, signature_key, state
@@ -44,6 +44,8 @@ from .tensor import Tensor
 # base entry -> {rows: batched entry}: skips hashing the key again on a repeated call.
 _batched_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 backward_cache.on_clear.append(_batched_of.clear)
+# Batched backwards kept per entry (one per number of rows): emptied when full.
+MAX_BATCHED_PER_ENTRY = 64
 
 
 def _build_batched(entry: backward.BackwardEntry, rows: int, identity: bool
@@ -84,7 +86,7 @@ def batched_entry(trace: Any, entry: backward.BackwardEntry, rows: int, identity
     found = backward_cache.get(key)
     if found is None:
         found = backward_cache.put(key, _build_batched(entry, rows, identity))
-    per_entry[(rows, identity)] = found
+    remember(per_entry, (rows, identity), found, MAX_BATCHED_PER_ENTRY)
     return key, found
 
 
@@ -195,7 +197,7 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
         # Shaped like a whole-tape hit (its own dict last) for backward._run_whole_tape.
         located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected,
                    any(f < 0 for f in batched.feeds), {})
-        hit[4][(size, identity)] = located
+        remember(hit[4], (size, identity), located, MAX_BATCHED_PER_ENTRY)
 
     def run(seeds: Any) -> list[Any]:
         return backward._run_whole_tape(located, records, expanded, [seeds])

@@ -29,6 +29,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from .cache import remember
 from .ir.autodiff import vjp_program
 from .ir.nodes import Literal, Program, Var
 from .ops.registry import Primitive, bind
@@ -129,6 +130,7 @@ def _linearize(inner: InnerBackward) -> Program:
 
 
 _derived_lock = threading.RLock()
+MAX_DERIVED_PER_ENTRY = 64  # one per batch size a jacobian used: emptied when full
 
 
 def _derived(table: weakref.WeakKeyDictionary, inner: InnerBackward, key: Any, build) -> Any:
@@ -140,7 +142,7 @@ def _derived(table: weakref.WeakKeyDictionary, inner: InnerBackward, key: Any, b
             per_entry = table[inner.entry] = {}
         found = per_entry.get(key)
         if found is None:
-            found = per_entry[key] = build()
+            found = remember(per_entry, key, build(), MAX_DERIVED_PER_ENTRY)
         return found
 
 

@@ -7,14 +7,13 @@ Python scalars. Anything without a faithful literal form is bound as a global co
 
 from __future__ import annotations
 
-import keyword
 import math
 from typing import Any
 
 import gast
 import numpy as np
 
-from .naming import GlobalNames
+from .naming import GlobalNames, plain_identifier
 
 _new = gast.AST.__new__
 
@@ -44,7 +43,7 @@ def constant(value: Any) -> gast.Constant:
 def call(func: str, args: list, keywords: dict | None = None) -> gast.Call:
     if not keywords:
         kws = []
-    elif all(k.isidentifier() and not keyword.iskeyword(k) for k in keywords):
+    elif all(plain_identifier(k) for k in keywords):
         kws = [make(gast.keyword, arg=k, value=v) for k, v in keywords.items()]
     else:  # a param named like a keyword (``lambda``): pass them as ``**{...}``
         mapping = make(gast.Dict, keys=[constant(k) for k in keywords],

@@ -124,8 +124,10 @@ def _parse(template: str) -> _Parsed:
         tree = expression_tree(source)
         build = _compile(tree) or (lambda args, params, globs: tree)
         inputs = len(positional) if positional == frozenset(range(len(positional))) else -1
-        hit = _parsed[template] = _Parsed(build, positional, params, inputs,
-                                          bool(_OPERATOR_TEMPLATE.match(template)))
+        hit = _Parsed(build, positional, params, inputs,
+                      bool(_OPERATOR_TEMPLATE.match(template)))
+        if len(_parsed) < 4096:  # templates of primitives: a few dozen
+            _parsed[template] = hit
     return hit
 
 

@@ -20,7 +20,7 @@ from ..ir.nodes import Eqn, Literal, Program, Var
 from ..passes.buffers import Reuse, plan_reuse
 from ..passes.fusion import inline_vars
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
-from .naming import GlobalNames, LocalNames
+from .naming import GlobalNames, LocalNames, plain_identifier
 from .primitives import render
 
 FUNCTION_NAME = "backward"
@@ -187,9 +187,17 @@ def _title_lines(title: str, kind: str = FUNCTION_NAME) -> list[str]:
 
 def _resolve(module: str | None, qualname: str | None, obj: Any) -> bool:
     """Whether ``from module import qualname`` gives ``obj`` back."""
-    if not module or not qualname or "." in qualname or "<" in qualname:
+    if not isinstance(module, str) or not isinstance(qualname, str) or not _importable(
+            module, qualname):
         return False
     return getattr(sys.modules.get(module), qualname, None) is obj
+
+
+def _importable(module: str, attr: str) -> bool:
+    """Whether ``from module import attr`` can be written with these names as they are
+    (both come from objects' ``__module__`` and ``__qualname__``: any text at all)."""
+    return all(plain_identifier(part) for part in module.split(".")) and plain_identifier(
+        attr)
 
 
 def import_statements(globs: GlobalNames) -> list[gast.stmt]:
@@ -204,6 +212,8 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
                 spec = ("from", module, qualname)
             else:
                 spec = ("primitive", module or "?", prim_name)
+        if spec[0] == "from" and not _importable(spec[1], spec[2]):
+            spec = ("unavailable", f"{spec[1]}.{spec[2]}")
         if spec[0] == "from":
             from_imports.setdefault(spec[1], []).append((spec[2], gname))
         elif spec[0] == "primitive":

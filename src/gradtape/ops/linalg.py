@@ -402,7 +402,7 @@ def _linalg_diagonal(x, offset=0, k=None, name=None):
 
 # --- np.linalg: inv, det, slogdet, solve, cholesky -------------------------------------
 
-@functools.cache
+@functools.lru_cache(maxsize=64)
 def _result_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype np.linalg gives for ``dtype`` (integers -> float64; float32 stays)."""
     return np.linalg.inv(np.eye(1, dtype=dtype)).dtype

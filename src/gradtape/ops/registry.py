@@ -83,18 +83,35 @@ def _dummy(value: IRValue, elementwise: bool) -> Any:
 
 # (primitive, what the dtype depends on) -> result dtype of an elementwise primitive:
 # autodiff asks this for every equation it emits, and running NumPy each time showed.
+# A Python scalar enters the key by its type and the range class of its value (never the
+# value: a learning rate that changes every step would add a key per step), and the
+# memo is dropped whole when full (params can hold any value).
 _elementwise_dtypes: dict = {}
+MAX_ELEMENTWISE_DTYPES = 4096
 
 
 def _dtype_key(v: IRValue) -> tuple:
     from ..ir.nodes import Literal
 
-    if isinstance(v, Literal):  # a Python scalar's type and value, a NumPy scalar's dtype
+    if isinstance(v, Literal):  # a Python scalar's type and range, a NumPy scalar's dtype
         value = v.value
-        if value != value:
-            return None  # NaN
-        return (value.__class__, value) if value.__class__ in _SCALARS else (v.aval.dtype,)
+        cls = value.__class__
+        return (cls, _value_class(value)) if cls in _SCALARS else (v.aval.dtype,)
     return (v.aval.dtype, not v.aval.shape)  # 0-d or not: NumPy 1 promotes by value
+
+
+def _value_class(value: bool | int | float | complex) -> Any:
+    """What of a Python scalar's value NumPy's result dtype can depend on: for an int,
+    the integer types that hold it (its sign and bit length: NumPy 2 raises when one
+    does not fit, NumPy 1 picks the smallest that holds it); for a float or complex,
+    NumPy 1's smallest type that holds it (``np.min_scalar_type``, also NaN and inf).
+    NumPy 2 (NEP 50) ignores the value otherwise. A few dozen classes in all."""
+    cls = value.__class__
+    if cls is bool:
+        return value
+    if cls is int:
+        return (value < 0, min((value if value >= 0 else ~value).bit_length(), 65))
+    return np.min_scalar_type(value)
 
 
 def _eval_on_dummies(prim: Primitive, inputs, params):
@@ -106,13 +123,13 @@ def _eval_on_dummies(prim: Primitive, inputs, params):
             dtype = _elementwise_dtypes.get(key)
         except TypeError:  # an unhashable param: no caching
             key = dtype = None
-        if key is not None and None in key[1]:
-            key = dtype = None  # a NaN literal never equals another: don't cache it
         if dtype is None:
             dummies = [_dummy(v, True) for v in inputs]
             with np.errstate(all="ignore"):
                 dtype = np.asarray(prim.impl(*dummies, **params)).dtype
             if key is not None:
+                if len(_elementwise_dtypes) >= MAX_ELEMENTWISE_DTYPES:
+                    _elementwise_dtypes.clear()
                 _elementwise_dtypes[key] = dtype
         return Aval(shape, dtype)
     dummies = [_dummy(v, prim.elementwise) for v in inputs]
