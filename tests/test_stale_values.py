@@ -209,6 +209,83 @@ def test_jacobians(case, compile_mode):
                                        err_msg=f"tape.jacobian pfor={pfor}, {case.name} at {x}")
 
 
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_hessian_and_forward_mode(case, compile_mode):
+    w = np.array([0.3, -1.0, 2.0, 0.7])
+    hessian = gt.hessian(case.f)
+    for x in case.smooth_points() * 2:
+        expected = difference_gradient(lambda t: np.sum(case.gradient(np.asarray(t)) * w), x)
+        np.testing.assert_allclose(hessian(gt.constant(x)).numpy() @ w, expected, rtol=1e-6,
+                                   atol=1e-7, err_msg=f"gt.hessian, {case.name} at {x}")
+        _, tangent = gt.jvp(case.f, [gt.constant(x)], [gt.constant(w)])
+        np.testing.assert_allclose(tangent.numpy(), case.gradient(x) @ w, rtol=1e-12,
+                                   err_msg=f"gt.jvp, {case.name} at {x}")
+
+
+# --- the same structure with other constants: literals, NumPy operands, indices, params ---
+
+X = np.array([0.3, -0.7, 1.1, 0.4])
+R = np.arange(1.0, 5.0)
+
+# name -> (constant -> program, constants tried in turn)
+OTHER_CONSTANTS = {
+    "python_float": (lambda c: lambda x: gt.reduce_sum(x * c), (2.0, 3.0, -1.5)),
+    "python_int": (lambda c: lambda x: gt.reduce_sum(x * c), (2, 3, -1)),
+    "numpy_scalar": (lambda c: lambda x: gt.reduce_sum(x * np.float64(c)), (2.0, 3.0)),
+    "exponent": (lambda c: lambda x: gt.reduce_sum(gt.pow(gt.abs(x) + 1.0, c)), (2.0, 0.5)),
+    "clip_bounds": (lambda c: lambda x: gt.reduce_sum(gt.clip_by_value(x, -c, c) * x),
+                    (0.5, 1.0, 0.2)),
+    "numpy_operand": (lambda c: lambda x: gt.reduce_sum(x * (R * c)), (2.0, -5.0)),
+    "numpy_condition": (lambda m: lambda x: gt.reduce_sum(
+        gt.where(np.array(m, bool), x * x, x * 3.0)), ((1, 0, 1, 0), (0, 1, 1, 0))),
+    "gather_indices": (lambda i: lambda x: gt.reduce_sum(gt.gather(x, list(i)) ** 2 * R[:2]),
+                       ((0, 1), (3, 3), (2, 0))),
+    "integer_index": (lambda i: lambda x: x[i] ** 3, (0, 2, 3)),
+    "slice": (lambda s: lambda x: gt.reduce_sum(x[s[0]:s[1]] ** 2 * R[:2]),
+              ((0, 2), (2, 4), (1, 3))),
+    "reshape": (lambda s: lambda x: gt.reduce_sum(gt.reshape(x, s)[0] ** 2),
+                ((2, 2), (1, 4), (4, 1))),
+    "roll_shift": (lambda k: lambda x: gt.reduce_sum(gt.roll(x * x, k, 0) * R), (1, 2, -1)),
+    "paddings": (lambda p: lambda x: gt.reduce_sum(gt.pad(x * x, [list(p)]) * np.arange(6.0)),
+                 ((1, 1), (2, 0), (0, 2))),
+    "labels": (lambda k: lambda x: gt.nn.softmax_cross_entropy_with_logits(
+        labels=np.eye(4)[k], logits=x), (0, 2, 3)),
+    "constant_tensor": (lambda c: lambda x: gt.reduce_sum(x * gt.constant(R * c)), (2.0, 7.0)),
+    "leaky_relu_alpha": (lambda a: lambda x: gt.reduce_sum(gt.nn.leaky_relu(x, alpha=a) * R),
+                         (0.1, 0.3)),
+    "reduction_axis": (lambda a: lambda x: gt.reduce_sum(
+        gt.reduce_max(gt.reshape(x, (2, 2)), axis=a) * R[:2]), (0, 1)),
+    "boolean_mask_from_numpy": (lambda m: lambda x: gt.reduce_sum(
+        gt.boolean_mask(x * R, np.array(m, bool)) ** 2), ((1, 0, 1, 1), (0, 1, 1, 0))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_CONSTANTS))
+def test_other_constants_in_the_same_structure(name, compile_mode):
+    make, constants = OTHER_CONSTANTS[name]
+    gt.clear_cache()
+    for c in constants * 2:
+        f = make(c)
+        np.testing.assert_allclose(tape_gradient(f, X), difference_gradient(f, X), rtol=1e-6,
+                                   atol=1e-8, err_msg=f"{name} = {c}")
+
+
+def test_numpy_arguments_of_a_function(compile_mode):
+    @gt.function
+    def gradient_of(x, a):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reduce_sum(gt.maximum(x * a, a))
+        return tape.gradient(y, x)
+
+    x = np.array([0.5, 2.0])
+    for a in ([1.0, 2.0], [-3.0, 0.5], [2.0, -2.0], [1.0, 2.0]):
+        a = np.array(a)
+        np.testing.assert_array_equal(gradient_of(gt.constant(x), a).numpy(),
+                                      np.where(x * a >= a, a, 0.0))
+    assert gradient_of.experimental_get_tracing_count() == 1
+
+
 # --- threads sharing the cache --------------------------------------------------------------
 
 def _gradients_in_threads(threads, calls):
@@ -297,6 +374,17 @@ def test_variable_assigned_between_calls_of_a_function(compile_mode):
         expected = _variable_gradients(x.numpy(), value)
         np.testing.assert_allclose(dx.numpy(), expected[0], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(dv.numpy(), expected[1], rtol=1e-12, atol=1e-12)
+
+
+def test_variable_assigned_after_recording(compile_mode):
+    # The tape differentiates at the value each op read, as TF does.
+    v = gt.Variable(VARIABLE_VALUES[0])
+    for value in VARIABLE_VALUES * 2:
+        v.assign(value)
+        with gt.GradientTape() as tape:
+            y = gt.reduce_sum(v * v * v)
+        v.assign_add(np.full(4, 10.0))
+        np.testing.assert_allclose(tape.gradient(y, v).numpy(), 3 * value ** 2, rtol=1e-12)
 
 
 def test_persistent_tape_keeps_the_values_it_recorded(compile_mode):
