@@ -15,6 +15,8 @@ The default suite runs a small budget; ``-m slow`` runs every check on many prog
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -139,7 +141,7 @@ def check_persistent_tape(program: Program, seed: int) -> None:
                                            what=f"persistent tape, call {n}")
 
 
-def gradient_function(program: Program) -> gt.function:
+def gradient_function(program: Program) -> Callable[..., list]:
     """A ``@gt.function`` returning ``u``'s vector-Jacobian product of ``program``."""
     @gt.function
     def vjp(xs, u):
