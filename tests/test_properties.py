@@ -4,6 +4,7 @@ For each program, at random points and with random output gradients:
 
 - fresh tapes: compiled (generated on the first call) == interpreted == central finite
   differences in float64, at a first point and at a second one served from the cache;
+  compiled == interpreted in float32; variables as inputs, assigned between calls;
 - second order, nested tapes: ``d <grad, w> / dx`` compiled == interpreted == finite
   differences of the first-order gradient;
 - a persistent tape asked again with other output gradients (served from the cache);
@@ -37,7 +38,7 @@ def _budget(examples: int) -> settings:
                                            HealthCheck.large_base_example])
 
 
-SMALL = _budget(12)
+SMALL = _budget(15)
 LARGE = _budget(300)
 
 
@@ -97,6 +98,43 @@ def check_fresh_tapes(program: Program, seed: int) -> None:
         assert_same_gradients(interpreted, compiled, what=f"compiled vs interpreted, {call}")
         assert_vjp_matches_differences(program, arrays, u, compiled, rng, what=call)
     assert gt.cache_info().compiled >= 1
+
+
+def check_float32(program: Program, seed: int) -> None:
+    """In float32, compiled == interpreted, and the gradients keep their sources' dtype
+    (no finite differences: float32 is too coarse for them)."""
+    rng = np.random.default_rng(seed)
+    gt.clear_cache()
+    arrays, _ = _point(program, rng)
+    arrays = [a.astype(np.float32) for a in arrays]
+    u = rng.standard_normal(program.output_shape).astype(np.float32)
+    for call in ("first call", "cached"):
+        interpreted = tape_gradient(program, arrays, u, compiled=False)
+        compiled = tape_gradient(program, arrays, u, compiled=True)
+        assert all(g.dtype == np.float32 for g in compiled), [g.dtype for g in compiled]
+        assert_same_gradients(interpreted, compiled, rtol=1e-4, what=f"float32, {call}")
+
+
+def check_variables(program: Program, seed: int) -> None:
+    """Variables as the inputs, read by the tape without ``watch`` and assigned new values
+    between gradient calls of the same structure."""
+    rng = np.random.default_rng(seed)
+    gt.clear_cache()
+    variables = None
+    for call in ("first call", "assigned", "assigned again"):
+        arrays, u = _point(program, rng)
+        if variables is None:
+            variables = [gt.Variable(a) for a in arrays]
+        for v, a in zip(variables, arrays):
+            v.assign(a)
+        with gt.config(compile=True, compile_after=1):
+            with gt.GradientTape() as tape:
+                y = program(*variables)
+            grads = _numpy(tape.gradient(y, variables, output_gradients=u,
+                                         unconnected_gradients="zero"))
+        interpreted = tape_gradient(program, arrays, u, compiled=False)
+        assert_same_gradients(interpreted, grads, what=f"variables, {call}")
+        assert_vjp_matches_differences(program, arrays, u, grads, rng, what=f"variables, {call}")
 
 
 def check_second_order(program: Program, seed: int) -> None:
@@ -188,6 +226,18 @@ def test_fresh_tapes(program, seed):
 
 @SMALL
 @given(programs(), st.integers(0, 2**16))
+def test_float32(program, seed):
+    check_float32(program, seed)
+
+
+@SMALL
+@given(programs(), st.integers(0, 2**16))
+def test_variables_assigned_between_calls(program, seed):
+    check_variables(program, seed)
+
+
+@SMALL
+@given(programs(), st.integers(0, 2**16))
 def test_second_order_nested_tapes(program, seed):
     check_second_order(program, seed)
 
@@ -209,6 +259,8 @@ def test_function_returning_the_gradient(program, seed):
 @given(programs(), st.integers(0, 2**16))
 def test_every_check_on_many_programs(program, seed):
     check_fresh_tapes(program, seed)
+    check_float32(program, seed)
+    check_variables(program, seed)
     check_second_order(program, seed)
     check_persistent_tape(program, seed)
     check_function(program, seed)
