@@ -5,6 +5,7 @@ For each program, at random points and with random output gradients:
 - fresh tapes: compiled (generated on the first call) == interpreted == central finite
   differences in float64, at a first point and at a second one served from the cache;
   compiled == interpreted in float32; variables as inputs, assigned between calls;
+- forward mode: ``gt.jvp`` == finite differences;
 - second order, nested tapes: ``d <grad, w> / dx`` compiled == interpreted == finite
   differences of the first-order gradient;
 - a persistent tape asked again with other output gradients (served from the cache);
@@ -24,7 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gradtape as gt
-from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
+from gradient_checks import (
+    assert_same_gradients,
+    assert_vjp_matches_differences,
+    directional_difference,
+)
 from random_programs import Program, programs, random_inputs
 
 # The compiled backward falling back to the interpreter is a code generation bug: fail.
@@ -137,6 +142,17 @@ def check_variables(program: Program, seed: int) -> None:
         assert_vjp_matches_differences(program, arrays, u, grads, rng, what=f"variables, {call}")
 
 
+def check_forward_mode(program: Program, seed: int) -> None:
+    """``gt.jvp`` == central finite differences along a random direction."""
+    rng = np.random.default_rng(seed)
+    arrays, _ = _point(program, rng)
+    vs = [rng.standard_normal(a.shape) for a in arrays]
+    _, tangent = gt.jvp(program, _constants(arrays), _constants(vs))
+    numeric = directional_difference(program, arrays, vs, 1e-6)
+    scale = 1.0 + float(np.max(np.abs(numeric), initial=0.0))
+    np.testing.assert_allclose(np.asarray(tangent), numeric, rtol=1e-5, atol=1e-6 * scale)
+
+
 def check_second_order(program: Program, seed: int) -> None:
     rng = np.random.default_rng(seed)
     gt.clear_cache()
@@ -238,6 +254,12 @@ def test_variables_assigned_between_calls(program, seed):
 
 @SMALL
 @given(programs(), st.integers(0, 2**16))
+def test_forward_mode(program, seed):
+    check_forward_mode(program, seed)
+
+
+@SMALL
+@given(programs(), st.integers(0, 2**16))
 def test_second_order_nested_tapes(program, seed):
     check_second_order(program, seed)
 
@@ -261,6 +283,7 @@ def test_every_check_on_many_programs(program, seed):
     check_fresh_tapes(program, seed)
     check_float32(program, seed)
     check_variables(program, seed)
+    check_forward_mode(program, seed)
     check_second_order(program, seed)
     check_persistent_tape(program, seed)
     check_function(program, seed)
@@ -295,3 +318,24 @@ def test_second_order_of_a_vector_dot_vector_compiles():
     expected = dS * (1 + 2 * np.sum(x)) + 2 * np.sum(np.cos(z))
     for hessian in hessians:
         np.testing.assert_allclose(hessian, expected, rtol=1e-12)
+
+
+# Forward over reverse: f(x) -> its Hessian-vector product at x = [1, -2] along v = [1, 1].
+FORWARD_OVER_REVERSE = {
+    "abs": (lambda x: gt.reduce_sum(gt.abs(x) * x), [2.0, -2.0]),  # H = diag(2 sign(x))
+    "relu": (lambda x: gt.reduce_sum(gt.nn.relu(x) * x), [2.0, 0.0]),  # H = diag(2 (x > 0))
+    "maximum": (lambda x: gt.reduce_sum(gt.maximum(x, 0.5) * x), [2.0, 0.0]),
+    "reduce_max": (lambda x: gt.reduce_max(x * x), [0.0, 2.0]),  # the max is x[1]^2
+}
+
+
+@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=(
+    "open bug: forward mode through a gradient that holds a comparison or sign (the VJPs "
+    "of abs, relu, maximum, reduce_max) raises NotImplementedError: those primitives have "
+    "no JVP rule, though their outputs are piecewise constant (zero tangent); TF computes it"))
+@pytest.mark.parametrize("name", sorted(FORWARD_OVER_REVERSE))
+def test_forward_over_reverse_through_piecewise_constant_ops(name):
+    f, expected = FORWARD_OVER_REVERSE[name]
+    x, v = gt.constant(np.array([1.0, -2.0])), gt.constant(np.array([1.0, 1.0]))
+    _, hessian_v = gt.jvp(gt.grad(f), (x,), (v,))
+    np.testing.assert_allclose(hessian_v.numpy(), expected, rtol=1e-12)
