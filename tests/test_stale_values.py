@@ -144,6 +144,17 @@ def test_fresh_tapes(case, compile_mode):
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
+def test_compiled_after_some_interpreted_calls(case):
+    # The first calls of a structure run the interpreter, the third compiles it: the
+    # values change branch across the switch.
+    gt.clear_cache()
+    with gt.config(compile=True, compile_after=3):
+        for x in case.points + case.points[::-1]:
+            assert_gradient(case, x, tape_gradient(case.f, x))
+    assert gt.cache_info().compiled >= 1
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
 def test_persistent_tape_asked_again(case, compile_mode):
     gt.clear_cache()
     for x in case.points:
