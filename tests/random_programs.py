@@ -17,7 +17,7 @@ every gradient convention that sums the tied weights to one is right.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -472,6 +472,3 @@ def random_inputs(program: Program, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [rng.uniform(-1.0, 1.0, s) for s in program.input_shapes]
 
-
-def random_like(arrays: Sequence[Any], rng: np.random.Generator) -> list[np.ndarray]:
-    return [rng.standard_normal(np.shape(a)) for a in arrays]
