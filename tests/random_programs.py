@@ -395,16 +395,12 @@ def _draw_contraction(draw, pool, a):
                     Value(out + pool[c].shape[1:], b * pool[c].bound * k))
         return (Step("matmul_constant", (a,), (_constant(draw, (k, n)),)),
                 Value(out + (n,), b * k))
-    # A vector . vector tensordot is left out until its second-order backward compiles
-    # (test_properties.py::test_second_order_of_a_vector_dot_vector_compiles).
-    vector = len(shape) == 1
-    partners = [i for i, v in enumerate(pool)
-                if 1 + vector <= len(v.shape) <= 2 and v.shape[0] == k]
+    partners = [i for i, v in enumerate(pool) if 1 <= len(v.shape) <= 2 and v.shape[0] == k]
     if partners and draw(st.booleans()):
         c = draw(st.sampled_from(partners))
         return (Step("tensordot", (a, c)),
                 Value(shape[:-1] + pool[c].shape[1:], b * pool[c].bound * k))
-    c_shape = (k,) if draw(st.booleans()) and not vector else (k, n)
+    c_shape = (k,) if draw(st.booleans()) else (k, n)
     return (Step("tensordot_constant", (a,), (_constant(draw, c_shape),)),
             Value(shape[:-1] + c_shape[1:], b * k))
 

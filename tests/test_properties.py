@@ -289,12 +289,8 @@ def test_every_check_on_many_programs(program, seed):
     check_function(program, seed)
 
 
-# --- found by the property tests (open: the generator leaves the pattern out) ---------------
+# --- found by the property tests, fixed: regression tests ---------------------------------
 
-@pytest.mark.xfail(strict=True, raises=RuntimeWarning, reason=(
-    "open bug found by the property tests: the generated second-order backward of a "
-    "vector . vector tensordot broadcasts a (1, 1) matmul result to (1,) and raises; the "
-    "structure falls back to the interpreter with a RuntimeWarning"))
 def test_second_order_of_a_vector_dot_vector_compiles():
     def f(x):
         return gt.reduce_sum(gt.sin(x + gt.tensordot(x, x, axes=1)))
@@ -329,10 +325,6 @@ FORWARD_OVER_REVERSE = {
 }
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=(
-    "open bug: forward mode through a gradient that holds a comparison or sign (the VJPs "
-    "of abs, relu, maximum, reduce_max) raises NotImplementedError: those primitives have "
-    "no JVP rule, though their outputs are piecewise constant (zero tangent); TF computes it"))
 @pytest.mark.parametrize("name", sorted(FORWARD_OVER_REVERSE))
 def test_forward_over_reverse_through_piecewise_constant_ops(name):
     f, expected = FORWARD_OVER_REVERSE[name]

@@ -415,7 +415,6 @@ def test_persistent_tape_keeps_the_values_it_recorded(compile_mode):
 
 # --- known open bugs (fixed on other branches; the marks go once they are merged) ----------
 
-@pytest.mark.xfail(strict=True, reason="issue [1/5] item 1/2: fixed on the recording branch")
 def test_variable_assigned_inside_the_tape_between_two_reads(compile_mode):
     x = gt.constant(3.0)
     v = gt.Variable(2.0)
@@ -428,7 +427,6 @@ def test_variable_assigned_inside_the_tape_between_two_reads(compile_mode):
     assert float(tape.gradient(z, x)) == pytest.approx(12.0)  # v's value at each read
 
 
-@pytest.mark.xfail(strict=True, reason="issue [1/5] item 1/2: fixed on the recording branch")
 def test_numpy_operand_mutated_after_recording(compile_mode):
     x = gt.constant(np.array([1.0, 2.0]))
     a = np.array([3.0, 4.0])
@@ -445,17 +443,11 @@ def _gradient_at(f, x):
     return tape_gradient(f, np.asarray(x, np.float64))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open bug: gt.nn.relu6 is minimum(maximum(x, 0), 6), whose ties give gradient 1 at "
-    "x == 0 and x == 6; TF's Relu6Grad is 0 there (features > 0 and features < 6)"))
 def test_relu6_gradient_is_zero_at_its_kinks(compile_mode):
     np.testing.assert_array_equal(_gradient_at(gt.nn.relu6, [-1.0, 0.0, 3.0, 6.0, 7.0]),
                                   [0.0, 0.0, 1.0, 0.0, 0.0])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open bug: gt.nn.selu takes the negative branch at x == 0 (gradient scale * alpha, "
-    "1.7581); TF's SeluGrad gives scale (1.0507) where the activation is not negative"))
 def test_selu_gradient_at_zero_is_scale(compile_mode):
     from gradtape.ops.nn import _SELU_ALPHA, _SELU_SCALE
 
