@@ -2,12 +2,13 @@
 
 from . import ops as _ops
 from . import optimizers as optimizers
-from .cache import cache_info, clear_cache
+from .cache import cache_info
 from .config import config
 from .custom import custom_gradient, stop_gradient
 from .forward import ForwardAccumulator
 from .function import function
 from .gradient_drops import GradientDroppedError, GradientDroppedWarning
+from .lookup import clear_cache
 from .ops import *  # noqa: F403
 from .ops import nn as nn
 from .ops.linalg import namespace as linalg

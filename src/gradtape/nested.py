@@ -24,14 +24,12 @@ own operations, as in TensorFlow.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .cache import remember
 from .ir.autodiff import vjp_program
 from .ir.nodes import Literal, Program, Var
+from .lookup import derived_programs
 from .ops.registry import Primitive, bind
 from .tensor import Tensor
 
@@ -81,11 +79,6 @@ class InnerBackward:
         return Program(program.inputs, program.eqns, [program.outputs[i] for i in self.outputs])
 
 
-# Programs derived from an inner backward, per entry (weakly: they go with the entry).
-_linearized: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_batched: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def inline(program: Program, args: Sequence[Any]) -> list[Any]:
     """Emit ``program``'s equations on ``args`` through ``bind`` (IR values here: the
     equations land in the program being built); its outputs, ``None`` kept."""
@@ -129,23 +122,6 @@ def _linearize(inner: InnerBackward) -> Program:
     return eliminate_dead_code(combined)
 
 
-_derived_lock = threading.RLock()
-MAX_DERIVED_PER_ENTRY = 64  # one per batch size a jacobian used: emptied when full
-
-
-def _derived(table: weakref.WeakKeyDictionary, inner: InnerBackward, key: Any, build) -> Any:
-    """``build()``, once per inner entry and ``key`` (these run while an outer backward
-    is built, so the lock costs nothing on the hot path)."""
-    with _derived_lock:
-        per_entry = table.get(inner.entry)
-        if per_entry is None:
-            per_entry = table[inner.entry] = {}
-        found = per_entry.get(key)
-        if found is None:
-            found = remember(per_entry, key, build(), MAX_DERIVED_PER_ENTRY)
-        return found
-
-
 # --- the primitive -----------------------------------------------------------------------
 
 def _impl(*args: Any, inner: InnerBackward) -> tuple:
@@ -158,7 +134,7 @@ def _shape_rule(*inputs: Any, inner: InnerBackward) -> list:
 
 
 def _vjp(g: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
-    program = _derived(_linearized, inner, "vjp", lambda: _linearize(inner))
+    program = derived_programs.get_or_build(inner.entry, "vjp", lambda: _linearize(inner))
     return tuple(inline(program, list(inputs) + list(g)))
 
 
@@ -201,8 +177,8 @@ def _batch(size: int, args: list, batched: list, inner: InnerBackward) -> tuple:
     from .ir.batching import batch_program
 
     key = ("batch", size, tuple(batched))
-    program = _derived(_batched, inner, key,
-                       lambda: batch_program(inner.returned(), batched, size))
+    program = derived_programs.get_or_build(
+        inner.entry, key, lambda: batch_program(inner.returned(), batched, size))
     return tuple(inline(program, args))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import backward
+from gradtape.cache import backward_cache
 from gradtape.codegen import naming
 from gradtape.ops.registry import Primitive, bind
 
@@ -155,7 +155,7 @@ def test_generated_source_in_linecache_has_the_lines_python_runs(tmp_path):
     gt.clear_cache()
     with gt.config(compile=True, compile_after=1):
         _, tape, loss_value, x = _gradient(namespace["loss"], np.ones(3))
-    (entry,) = [e for e in backward._cache.entries() if e.compiled is not None]
+    (entry,) = [e for e in backward_cache.entries() if e.compiled is not None]
     cached = linecache.getlines(entry.compiled.filename)
     assert cached == entry.compiled.source.splitlines(True)
     assert len(cached) == entry.compiled.source.count("\n")
