@@ -31,6 +31,7 @@ from .function_trace import TracedFunction, guard_holds, strip_reads
 from .ir import builder, interpreter
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.printer import format_program
+from .ir.walk import keep_literal, walk
 from .ops.registry import Primitive, bind
 from .recording import state
 from .tensor import Tensor, wrap
@@ -232,32 +233,28 @@ class _Gradient:
         if not connected:
             return (None,) * len(inputs)
         program, feeds = self.backward(connected)
-        env: dict[Var, Any] = {}
-        for v, (kind, k) in zip(program.inputs, feeds):
-            env[v] = g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
+        args = [g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
+                for kind, k in feeds]
         saved_loc = b.loc
-        try:
-            for eqn in program.eqns:
-                # The traced function's own lines, as the tape's generated code shows them.
-                b.loc = eqn.loc if eqn.loc is not None else saved_loc
-                args = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-                outs = builder.emit(eqn.prim, args, eqn.params)
-                if eqn.prim.multiple_results:
-                    env.update(zip(eqn.outs, outs))
-                else:
-                    env[eqn.outs[0]] = outs
-            b.loc = saved_loc
-            grads: list[Any] = [None] * len(inputs)
-            for i, out in zip(self.wrt, program.outputs):
-                if isinstance(out, Literal):
-                    from .ops.shape import broadcast_to
 
-                    out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
-                elif out is not None:
-                    out = env[out]
-                grads[i] = out
+        def emit(eqn: Eqn, ins: list) -> Any:
+            # The traced function's own lines, as the tape's generated code shows them.
+            b.loc = eqn.loc if eqn.loc is not None else saved_loc
+            return builder.emit(eqn.prim, ins, eqn.params)
+
+        try:
+            env = walk(program, args, emit, keep_literal)
         finally:
             b.loc = saved_loc
+        grads: list[Any] = [None] * len(inputs)
+        for i, out in zip(self.wrt, program.outputs):
+            if isinstance(out, Literal):
+                from .ops.shape import broadcast_to
+
+                out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
+            elif out is not None:
+                out = env[out]
+            grads[i] = out
         return tuple(grads)
 
 
