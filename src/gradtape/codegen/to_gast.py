@@ -19,6 +19,7 @@ import gast
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..passes.buffers import Reuse, plan_reuse
 from ..passes.fusion import inline_vars
+from .indexing import scatter_add_statements, writes_out
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 from .naming import GlobalNames, LocalNames, plain_identifier
 from .primitives import render
@@ -114,6 +115,14 @@ class _Writer:
         locs.append(eqn.loc)
         return locs
 
+    def statements(self, index: int, eqn: Eqn) -> list[gast.stmt]:
+        """The statements computing ``eqn``: one, or an array and its filling."""
+        if eqn.prim.name == "scatter_add" and writes_out(eqn):
+            target = self.locals.define(eqn.outs[0], self._hint(eqn, eqn.outs[0]))
+            return scatter_add_statements(eqn, [self.expr(v) for v in eqn.inputs], target,
+                                          self.globs)
+        return [self.statement(index, eqn)]
+
     def statement(self, index: int, eqn: Eqn) -> gast.stmt:
         reuse = self.plan.get(index)
         if reuse is not None and reuse.kind == "iadd":
@@ -160,7 +169,7 @@ class _Writer:
                         if loc == current or loc not in described]
                 described.update(locs)
                 body.append(comment(self.comments, describe(locs)))
-            body.append(self.statement(index, eqn))
+            body.extend(self.statements(index, eqn))
         outputs = [self._output(v) for v in self.program.outputs]
         body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
         arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
