@@ -194,6 +194,10 @@ def _title_lines(title: str, kind: str = FUNCTION_NAME) -> list[str]:
     return lines
 
 
+def _internal(module: str | None) -> bool:
+    return isinstance(module, str) and (module == "gradtape" or module.startswith("gradtape."))
+
+
 def _resolve(module: str | None, qualname: str | None, obj: Any) -> bool:
     """Whether ``from module import qualname`` gives ``obj`` back."""
     if not isinstance(module, str) or not isinstance(qualname, str) or not _importable(
@@ -213,11 +217,16 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
     """The header that binds every global, so the source works as a standalone module."""
     from_imports: dict[str, list[tuple[str, str]]] = {}
     assignments: list[tuple[str, str, list]] = []
+    constants: list[tuple[str, gast.expr]] = []
     for gname in sorted(globs.objects):
         spec = globs.imports[gname]
+        if spec[0] == "value":  # a typed constant, defined after the imports
+            constants.append((gname, spec[1]))
+            continue
         if spec[0] == "impl":
             _, module, qualname, prim_name = spec
-            if _resolve(module, qualname, globs.objects[gname]):
+            # gradtape's own implementations are private: found through their primitive.
+            if not _internal(module) and _resolve(module, qualname, globs.objects[gname]):
                 spec = ("from", module, qualname)
             else:
                 spec = ("primitive", module or "?", prim_name)
@@ -242,5 +251,8 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
         func = gast.Attribute(value=name(RUNTIME_ALIAS), attr=helper, ctx=gast.Load())
         value = gast.Call(func=func, args=[constant(a) for a in args], keywords=[])
         statements.append(gast.Assign(targets=[name(gname, store=True)], value=value,
+                                      type_comment=None))
+    for gname, definition in constants:
+        statements.append(gast.Assign(targets=[name(gname, store=True)], value=definition,
                                       type_comment=None))
     return statements
