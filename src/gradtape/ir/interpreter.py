@@ -18,7 +18,7 @@ from .walk import read_outputs, walk
 
 def run(program: Program, args: Sequence[Any]) -> list[Any]:
     """Evaluate ``program`` on arrays. A ``None`` output stays ``None`` (a zero)."""
-    return read_outputs(program, walk(program, args, _apply_impl), full_array)
+    return read_outputs(program, walk(program, args), full_array)
 
 
 def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
@@ -34,10 +34,6 @@ def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
         return bind(eqn.prim, *ins, **eqn.params)
 
     return read_outputs(program, walk(program, args, apply_recorded), full_array)
-
-
-def _apply_impl(eqn: Eqn, ins: list) -> Any:
-    return eqn.prim.impl(*ins, **eqn.params)
 
 
 def full_array(literal: Literal) -> np.ndarray:

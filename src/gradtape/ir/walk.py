@@ -5,8 +5,8 @@ program, pushing tangents, batching: each is "bind the inputs, then for every eq
 read its inputs and apply something, then bind its outputs". Only the *something*
 differs, so it is the ``apply`` hook here:
 
-    env = walk(program, args, apply)          # apply(eqn, ins) -> out (a tuple if
-    results = read_outputs(program, env, constant)  # the primitive has many results)
+    env = walk(program, args, apply)   # apply(eqn, ins) -> out (a tuple if the
+    results = read_outputs(program, env, constant)  # primitive has many results)
 
 ``literal`` says what a ``Literal`` input reads as: its Python value by default (for
 evaluators on arrays or tensors); ``keep_literal`` for evaluators that build IR.
@@ -28,11 +28,13 @@ def keep_literal(literal: Literal) -> Literal:
     return literal
 
 
-def walk(program: Program, args: Sequence[Any], apply: Apply,
+def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
          literal: Callable[[Literal], Any] | None = None) -> Env:
     """Apply ``apply`` to every equation in order; the environment of every var after.
 
-    ``literal`` maps a ``Literal`` input to what ``apply`` receives (``None``: its value).
+    ``apply=None`` runs each primitive's implementation (the interpreter, inline: it
+    runs a structure's first call). ``literal`` maps a ``Literal`` input to what
+    ``apply`` receives (``None``: its value).
     """
     env = dict(zip(program.inputs, args))
     for eqn in program.eqns:
@@ -41,7 +43,7 @@ def walk(program: Program, args: Sequence[Any], apply: Apply,
             ins = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
         else:
             ins = [literal(v) if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-        out = apply(eqn, ins)
+        out = eqn.prim.impl(*ins, **eqn.params) if apply is None else apply(eqn, ins)
         if eqn.prim.multiple_results:
             env.update(zip(eqn.outs, out))
         else:
