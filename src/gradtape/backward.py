@@ -22,6 +22,7 @@ import numpy as np
 
 from . import lookup, nested
 from .cache import backward_cache
+from .compiled import CompiledRunner
 from .config import options
 from .ir import interpreter
 from .ir.autodiff import vjp_program
@@ -39,7 +40,7 @@ compile_listeners: list[Callable[[Any], None]] = []
 _prepared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-class BackwardEntry:
+class BackwardEntry(CompiledRunner):
     """A built backward: its program, how to feed it, and (once compiled) the generated
     function. Holds no arrays: values are read from the trace at call time.
 
@@ -48,49 +49,29 @@ class BackwardEntry:
     the first call of a structure interprets it as it is; the optimization passes run on
     the call before the one that compiles (they keep the inputs, so the feeds stay
     valid) and their result waits in ``_prepared``. ``optimized=True`` says ``program``
-    went through them already.
+    went through them already. Running, compiling and falling back: ``CompiledRunner``.
     """
 
-    __slots__ = ("program", "feeds", "residual_slots", "cacheable", "compilable", "calls",
-                 "compiled", "failed", "optimized", "_lock", "__weakref__")
+    __slots__ = ("feeds", "residual_slots", "cacheable", "compilable", "calls",
+                 "optimized", "_lock")
+
+    what = "a backward function"
+    listeners = compile_listeners
 
     def __init__(self, program: Program, feeds: list[int], cacheable: bool,
                  compilable: bool, optimized: bool = False):
-        self.program = program
+        super().__init__(program)
         self.optimized = optimized
         self.feeds = feeds
         self.residual_slots = [f for f in feeds if f >= 0]
         self.cacheable = cacheable
         self.compilable = compilable
         self.calls = 0
-        self.compiled = None  # a CompiledBackward once generated
-        self.failed = False
         self._lock = threading.Lock()
 
     def arguments(self, trace: Trace, sources: Sequence[Tensor], seeds: Sequence[Any]) -> list:
         value = trace.value
         return [value(f, sources) if f >= 0 else seeds[~f] for f in self.feeds]
-
-    def run(self, args: list) -> Sequence[Any]:
-        """Run on arrays: compiled code if enabled and built, else the interpreter."""
-        if not options.compile:
-            return interpreter.run(self.program, args)
-        compiled = self.compiled
-        if compiled is None:
-            compiled = self._maybe_compile()
-            if compiled is None:
-                return interpreter.run(self.program, args)
-        try:
-            return compiled.function(*args)
-        except Exception as error:
-            # If the interpreter raises too, the error is the user's: show it in the
-            # generated lines. Otherwise the generated code is wrong: stop using it.
-            try:
-                result = interpreter.run(self.program, args)
-            except Exception:
-                raise error from None
-            self._disable(compiled)
-            return result
 
     def _maybe_compile(self):
         if not self.compilable or self.failed:
@@ -111,52 +92,14 @@ class BackwardEntry:
         return self.compiled
 
     def _compile(self) -> None:
-        from .codegen import compile_program
-        from .codegen.load import dump_or_warn
-
         start = time.perf_counter()
         # self.program stays as built: nested call ops inline it, and what they inline
         # must not depend on whether this entry was compiled yet.
         program = self.program if self.optimized else _prepared.pop(self, None)
         if program is None:
             program = _optimize_keeping_inputs(self.program)
-        try:
-            compiled = compile_program(program)
-        except Exception as exc:  # never a wrong gradient: interpret this structure
-            self.failed = True
-            warnings.warn(
-                f"gradtape could not generate code for a backward function "
-                f"({type(exc).__name__}: {exc}); it runs in the interpreter instead. "
-                "Please report this with the script that triggers it.",
-                RuntimeWarning, stacklevel=5,
-            )
-            return
-        backward_cache.record_compile(time.perf_counter() - start)
-        if options.dump_dir:
-            dump_or_warn(compiled.source, options.dump_dir)
-        self.compiled = compiled
-        for listener in list(compile_listeners):
-            listener(compiled)
-
-    def _disable(self, compiled) -> None:
-        from .codegen.load import release
-
-        self.failed = True
-        self.compiled = None
-        release(compiled.filename)
-        warnings.warn(
-            f"gradtape's generated backward {compiled.filename} raised where the "
-            "interpreter does not; this structure runs in the interpreter from now on. "
-            "Please report this.", RuntimeWarning, stacklevel=4,
-        )
-
-    def release(self) -> None:
-        """Called when the cache evicts this entry: drop its source from linecache."""
-        compiled = self.compiled
-        if compiled is not None:
-            from .codegen.load import release
-
-            release(compiled.filename)
+        if self.compile(program) is not None:
+            backward_cache.record_compile(time.perf_counter() - start)
 
 
 def seed_for(target_aval: Aval, given: Any) -> Var | Literal:

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import nest
 from .ir.nodes import Aval, Eqn, Literal, Program, Var
+from .ir.walk import keep_literal, walk
 from .ops.registry import Primitive
 from .recording import state, user_location
 from .tensor import Tensor, _next_id, constant, wrap
@@ -237,15 +238,16 @@ class Tracer:
         its backward Program's equations into the trace instead, so the traced function
         compiles to one generated function with its gradient inline."""
         program = inner.program
-        env: dict[Var, Any] = dict(zip(program.inputs, ins))
         where = user_location()
-        for eqn in program.eqns:
-            args = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+
+        def copy(eqn: Eqn, args: list) -> Any:
             outs = [Var(o.aval, o.hint) for o in eqn.outs]
-            env.update(zip(eqn.outs, outs))
             # A backward equation's location is (forward op's location, op name).
             loc = eqn.loc[0] if isinstance(eqn.loc, tuple) and eqn.loc[0] else where
             self.eqns.append(Eqn(eqn.prim, args, outs, eqn.params, loc))
+            return outs if eqn.prim.multiple_results else outs[0]
+
+        env = walk(program, ins, copy, keep_literal)
         for t, i in zip(results, inner.outputs):
             out = program.outputs[i]
             var = env[out] if isinstance(out, Var) else self._constant(np.asarray(t._value))

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .ir.autodiff import vjp_program
-from .ir.nodes import Literal, Program, Var
+from .ir.nodes import Eqn, Literal, Program, Var
+from .ir.walk import keep_literal, read_outputs, walk
 from .lookup import derived_programs
 from .ops.registry import Primitive, bind
 from .tensor import Tensor
@@ -82,27 +83,20 @@ class InnerBackward:
 def inline(program: Program, args: Sequence[Any]) -> list[Any]:
     """Emit ``program``'s equations on ``args`` through ``bind`` (IR values here: the
     equations land in the program being built); its outputs, ``None`` kept."""
-    env = dict(zip(program.inputs, args))
-    for eqn in program.eqns:
-        vals = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-        out = bind(eqn.prim, *vals, **eqn.params)
-        if eqn.prim.multiple_results:
-            env.update(zip(eqn.outs, out))
-        else:
-            env[eqn.outs[0]] = out
-    return [_read(env, v) for v in program.outputs]
+    env = walk(program, args, _bind_eqn, keep_literal)
+    return read_outputs(program, env, _materialize)
 
 
-def _read(env: dict, v: Any) -> Any:
-    if v is None:
-        return None
-    if isinstance(v, Literal):
-        # A constant output (an array of the literal's shape): materialize it.
-        from .ops import broadcast_to, cast
+def _bind_eqn(eqn: Eqn, ins: list) -> Any:
+    return bind(eqn.prim, *ins, **eqn.params)
 
-        value = cast(Literal(v.value), v.aval.dtype)
-        return broadcast_to(value, v.aval.shape) if v.aval.shape else value
-    return env[v]
+
+def _materialize(literal: Literal) -> Any:
+    """A constant output (an array of the literal's shape)."""
+    from .ops import broadcast_to, cast
+
+    value = cast(Literal(literal.value), literal.aval.dtype)
+    return broadcast_to(value, literal.aval.shape) if literal.aval.shape else value
 
 
 def _linearize(inner: InnerBackward) -> Program:
@@ -144,9 +138,9 @@ def _jvp(ts: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
     from .forward import _fit_tangent
 
     program = inner.returned()
-    env = {v: (x, t) for v, x, t in zip(program.inputs, inputs, ts)}
-    for eqn in program.eqns:
-        pairs = [(v.value, None) if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+
+    def push(eqn: Eqn, pairs: list) -> Any:
+        """``(value, tangent)`` of each output of ``eqn`` from its inputs' pairs."""
         vals = [x for x, _ in pairs]
         tangents = tuple(t for _, t in pairs)
         out = bind(eqn.prim, *vals, **eqn.params)
@@ -163,14 +157,21 @@ def _jvp(ts: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
             out_ts = eqn.prim.jvp(tangents, out, *vals, **eqn.params)
             out_ts = out_ts if eqn.prim.multiple_results else (out_ts,)
             out_ts = tuple(_fit_tangent(t, o) for t, o in zip(out_ts, outs))
-        env.update(zip(eqn.outs, zip(outs, out_ts)))
-    result = []
-    for v in program.outputs:
-        if isinstance(v, Literal):
-            result.append(None)
-        else:
-            result.append(env[v][1])
-    return tuple(result)
+        pairs_out = tuple(zip(outs, out_ts))
+        return pairs_out if eqn.prim.multiple_results else pairs_out[0]
+
+    env = walk(program, list(zip(inputs, ts)), push, _constant_pair)
+    # A constant output has no tangent.
+    return tuple(None if pair is None else pair[1]
+                 for pair in read_outputs(program, env, _no_pair))
+
+
+def _constant_pair(literal: Literal) -> tuple:
+    return (literal.value, None)
+
+
+def _no_pair(literal: Literal) -> None:
+    return None
 
 
 def _batch(size: int, args: list, batched: list, inner: InnerBackward) -> tuple:

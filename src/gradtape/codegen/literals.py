@@ -73,9 +73,7 @@ def literal(value: Any, globs: GlobalNames) -> gast.expr:
     if value is None or value is Ellipsis or isinstance(value, (bool, str, bytes)):
         return constant(value)
     if _plain_numpy_scalar(value):
-        ctor = globs.bind(type(value), type(value).__name__,
-                          ("from", "numpy", type(value).__name__))
-        return call(ctor, [literal(value.item(), globs)])
+        return name(_typed_constant(value, globs))
     if isinstance(value, int):
         node = constant(abs(value))
         return make(gast.UnaryOp, op=USUB, operand=node) if value < 0 else node
@@ -94,6 +92,25 @@ def literal(value: Any, globs: GlobalNames) -> gast.expr:
         return call(numpy_global(globs, "dtype"), [constant(value.name)])
     return name(globs.bind(value, f"const_{type(value).__name__}",
                            ("unavailable", f"a constant {type(value).__name__}")))
+
+
+def _typed_constant(value: Any, globs: GlobalNames) -> str:
+    """The module-level name of a NumPy scalar (``float32_0p25 = float32(0.25)``)."""
+    ctor_name = type(value).__name__
+    ctor = globs.bind(type(value), ctor_name, ("from", "numpy", ctor_name))
+    definition = call(ctor, [literal(value.item(), globs)])
+    return globs.constant(value, f"{ctor_name}_{_value_token(value)}", definition)
+
+
+def _value_token(value: Any) -> str:
+    """A value as name characters: ``0p25``, ``neg1em05``, ``n3`` (an int: a name must
+    not end in ``_<digits>``, the form of locals), ``nan``, ``True``."""
+    text = str(value)
+    sign = "neg" if text.startswith("-") else ""
+    token = text.lstrip("-").replace("e+", "e").replace("e-", "em").replace(".", "p")
+    if token.isdigit():
+        token = "n" + token
+    return sign + token
 
 
 def _plain_numpy_scalar(value: Any) -> bool:

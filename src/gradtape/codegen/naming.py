@@ -103,6 +103,7 @@ class GlobalNames:
         self.objects: dict[str, Any] = {}
         self.imports: dict[str, tuple] = {}
         self._by_id: dict[int, str] = {}
+        self._by_value: dict[tuple, str] = {}
 
     def bind(self, obj: Any, preferred: str, spec: tuple) -> str:
         """The global name of ``obj``, binding it under ``preferred`` if still free.
@@ -122,4 +123,14 @@ class GlobalNames:
         self.objects[name] = obj
         self.imports[name] = spec
         self._by_id[id(obj)] = name
+        return name
+
+    def constant(self, value: Any, preferred: str, definition: Any) -> str:
+        """The global name of a typed constant (a NumPy scalar), one per distinct value:
+        bound once at module level instead of built on every call. ``definition`` is
+        the expression the import header assigns it from."""
+        key = (type(value), value.tobytes())
+        name = self._by_value.get(key)
+        if name is None:
+            name = self._by_value[key] = self.bind(value, preferred, ("value", definition))
         return name

@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from ..ir.nodes import Eqn, Var
+from .indexing import getitem_expression, writes_out
 from .literals import call, literal, make, name, numpy_global
 from .naming import GlobalNames
 
@@ -261,6 +262,8 @@ def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> 
     With ``out``, the result is written into that local (``eqn`` must be a ufunc).
     """
     if out is None:
+        if eqn.prim.name == "getitem" and writes_out(eqn):
+            return getitem_expression(eqn, args, globs)
         template = _template_of(eqn)
         if template is not None:
             return template.build(args, eqn.params, globs)

@@ -1,7 +1,9 @@
-"""Helpers the import header of a dumped backward module calls.
+"""The public runtime of generated code: the only gradtape module it imports.
 
-A primitive implementation that cannot be imported by name (a lambda, a closure) is
-found through the primitive that owns it: ``primitive_impl("gradtape.ops.nn", "relu")``.
+A generated module imports NumPy and this module, nothing else. gradtape's own
+implementations are private, so the import header finds each one through the primitive
+that owns it: ``cumsum_impl = _runtime.primitive_impl("gradtape.ops.reduce", "cumsum")``
+(so do implementations that cannot be imported by name: a lambda, a closure).
 """
 
 from __future__ import annotations
