@@ -15,14 +15,14 @@ import gradtape as gt
 from gradtape import recording
 from gradtape.ir.nodes import Aval, Literal, Var
 from gradtape.ops import elementwise as ew
-from gradtape.ops import registry
+from gradtape.ir import primitive as registry
 
 
 def var(shape, dtype):
     return Var(Aval(tuple(shape), np.dtype(dtype)), "x")
 
 
-# --- the elementwise dtype memo (ops/registry.py) -----------------------------------------
+# --- the elementwise dtype memo (ir/primitive.py) -----------------------------------------
 
 def test_40k_changing_scalars_keep_the_dtype_memo_bounded():
     registry._elementwise_dtypes.clear()

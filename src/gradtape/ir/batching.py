@@ -73,7 +73,7 @@ def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -
 
 
 def rule_for(prim):
-    rule = getattr(prim, "batch", None)
+    rule = prim.batch
     if rule is not None:
         return rule
     if prim.elementwise:

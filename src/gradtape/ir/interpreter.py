@@ -37,7 +37,7 @@ def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
         vals = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
         # A primitive that runs user code on tensors (custom_gradient's grad_fn) does so
         # itself, so that the recording tapes see that code's own operations.
-        run_on_tensors = getattr(eqn.prim, "run_on_tensors", None)
+        run_on_tensors = eqn.prim.run_on_tensors
         if run_on_tensors is not None:
             out = run_on_tensors(*vals, **eqn.params)
         else:
