@@ -388,8 +388,8 @@ def test_complex_gradients_follow_tensorflow_convention():
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
 def test_shape_rules_agree_with_the_implementations(dtype):
     from gradtape.ir.nodes import Aval, Var
-    from gradtape.ops import reduce as r
     from gradtape.ir.primitive import _eval_on_dummies
+    from gradtape.ops import reduce as r
 
     x = Var(Aval((2, 3, 4), np.dtype(dtype)))
     cases = [(p, dict(axis=axis, keepdims=k))

@@ -118,6 +118,16 @@ def _no_index_cts(arrays) -> tuple:
     return (None,) * len(arrays)
 
 
+def _getitem_batch(size, args, batched, *, index):
+    from ..ir import batching
+
+    if any(batched[1:]):  # batched index arrays: rare (indices are constants)
+        return batching.batch_by_loop(getitem_p, size, args, batched, index=index)
+    out = bind(getitem_p, *args, index=(_FULL,) + index)
+    lead = _advanced_first(index, args[1:])
+    return out if lead is None else batching.move_batch_axis_to_front(out, lead)
+
+
 getitem_p = Primitive(
     "getitem", _getitem_impl,
     vjp=lambda g, y, x, *arrays, index: (
@@ -127,7 +137,22 @@ getitem_p = Primitive(
         None if ts[0] is None else bind(getitem_p, ts[0], *arrays, index=index)
     ),
     shape_rule=_getitem_shape,
+    batch=_getitem_batch,
 )
+
+
+def _scatter_add_batch(size, args, batched, *, index, shape):
+    from ..ir import batching
+
+    if any(batched[1:]):
+        return batching.batch_by_loop(scatter_add_p, size, args, batched, index=index,
+                                      shape=shape)
+    g, arrays = args[0], args[1:]
+    lead = _advanced_first(index, arrays)
+    if lead is not None:  # where getitem of the batched result puts the batch axis
+        g = _shape.moveaxis(g, 0, lead)
+    return bind(scatter_add_p, g, *arrays, index=(_FULL,) + index, shape=(size,) + shape)
+
 
 scatter_add_p = Primitive(
     "scatter_add", _scatter_add_impl,
@@ -138,6 +163,7 @@ scatter_add_p = Primitive(
         None if ts[0] is None else scatter_add(ts[0], arrays, index, shape)
     ),
     shape_rule=_scatter_add_shape,
+    batch=_scatter_add_batch,
 )
 
 
@@ -165,33 +191,6 @@ def _advanced_first(index: tuple, arrays: tuple) -> int | None:
     if positions[-1] - positions[0] == len(positions) - 1:
         return None
     return len(np.broadcast_shapes(*shapes))
-
-
-def _getitem_batch(size, args, batched, *, index):
-    from ..ir import batching
-
-    if any(batched[1:]):  # batched index arrays: rare (indices are constants)
-        return batching.batch_by_loop(getitem_p, size, args, batched, index=index)
-    out = bind(getitem_p, *args, index=(_FULL,) + index)
-    lead = _advanced_first(index, args[1:])
-    return out if lead is None else batching.move_batch_axis_to_front(out, lead)
-
-
-def _scatter_add_batch(size, args, batched, *, index, shape):
-    from ..ir import batching
-
-    if any(batched[1:]):
-        return batching.batch_by_loop(scatter_add_p, size, args, batched, index=index,
-                                      shape=shape)
-    g, arrays = args[0], args[1:]
-    lead = _advanced_first(index, arrays)
-    if lead is not None:  # where getitem of the batched result puts the batch axis
-        g = _shape.moveaxis(g, 0, lead)
-    return bind(scatter_add_p, g, *arrays, index=(_FULL,) + index, shape=(size,) + shape)
-
-
-getitem_p.batch = _getitem_batch
-scatter_add_p.batch = _scatter_add_batch
 
 
 def scatter_add(updates: Any, arrays: tuple, index: tuple, shape: tuple) -> Any:
@@ -539,9 +538,9 @@ def _argsort_impl(x, axis, kind, descending):
 argsort_p = Primitive(  # no rules: never recorded, its output is a constant to tapes
     "argsort", _argsort_impl,
     shape_rule=lambda x, axis, kind, descending: Aval(tuple(x.shape), np.dtype(np.intp)),
-)
-argsort_p.batch = lambda size, args, batched, axis, kind, descending: bind(
-    argsort_p, args[0], axis=axis + 1, kind=kind, descending=descending
+    batch=lambda size, args, batched, axis, kind, descending: bind(
+        argsort_p, args[0], axis=axis + 1, kind=kind, descending=descending
+    ),
 )
 
 

@@ -37,7 +37,7 @@ from . import reduce as _reduce
 from . import shape as _shape
 from .contraction import einsum
 from .numpy_dispatch import implements, register_ufunc
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, per_primitive
 
 __all__ = ["matmul", "dot", "vdot", "tensordot", "einsum", "outer", "inner", "trace",
            "diagonal", "norm"]
@@ -74,6 +74,23 @@ def _batch_shape(*shapes) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*(tuple(s[:-2]) for s in shapes)))
 
 
+# --- batching rules: the batch axis is a new leading axis --------------------------------
+
+def _broadcasting_batch(prim):
+    """Batch dims broadcast like elementwise ops (right-aligned): line the axis up."""
+    def rule(size, args, batched):
+        from ..ir import batching
+
+        return batching.batch_elementwise(prim, size, args, batched)
+
+    return rule
+
+
+def _leading_batch(prim):
+    """The op already maps over leading dims."""
+    return lambda size, args, batched: bind(prim, args[0])
+
+
 # --- matmul ----------------------------------------------------------------------------
 
 def _matmul_shape(a, b):
@@ -101,8 +118,28 @@ def _matmul_jvp(ts, y, a, b):
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
+def _matmul_batch(size, args, batched):
+    """One 2-d product where a batched matrix meets an unbatched one, instead of a stack
+    of ``size`` small products (``matvec`` and ``vecmat`` have rules of their own)."""
+    (a, b), (fa, fb) = args, batched
+    if fa != fb and len(a.shape) - fa == 2 and len(b.shape) - fb == 2:
+        if fa:  # (size, m, k) @ (k, n) -> (size * m, k) @ (k, n)
+            m, k = a.shape[1:]
+            out = _mm(_shape.reshape(a, (size * m, k)), b)
+            return _shape.reshape(out, (size, m, b.shape[1]))
+        m, (k, n) = a.shape[0], b.shape[1:]
+        if n == 1:  # (m, k) @ (size, k, 1) -> (size, k) @ (k, m)
+            out = _mm(_shape.reshape(b, (size, k)), _shape.transpose(a, (1, 0)))
+            return _shape.reshape(out, (size, m, 1))
+        # (m, k) @ (size, k, n) -> (m, k) @ (k, size * n)
+        stacked = _shape.reshape(_shape.transpose(b, (1, 0, 2)), (k, size * n))
+        out = _shape.reshape(_mm(a, stacked), (m, size, n))
+        return _shape.transpose(out, (1, 0, 2))
+    return _broadcasting_batch(matmul_p)(size, args, batched)
+
+
 matmul_p = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp,
-                     shape_rule=_matmul_shape)
+                     shape_rule=_matmul_shape, batch=_matmul_batch, template="{0} @ {1}")
 
 
 def _mm(a, b):
@@ -149,17 +186,53 @@ def _sum_of(parts):
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
+def _matvec_batch(size, args, batched):
+    """A batch of vectors against one ``a`` is one 2-d product ``x_b @ a.T`` (the rows
+    of a jacobian); batched matrices take the vector as they are; both batched pair up
+    as a matmul with the vectors as columns."""
+    (a, x), (fa, fx) = args, batched
+    if not fx:
+        return _matvec(a, x)  # a's batch dims lead already
+    if not fa:
+        rows = _shape.reshape(a, (-1, a.shape[-1]))
+        out = _mm(x, _shape.transpose(rows, (1, 0)))
+        return _shape.reshape(out, (size,) + tuple(a.shape[:-1]))
+    columns = _shape.reshape(x, (size,) + (1,) * (len(a.shape) - 3) + (x.shape[1], 1))
+    out = _mm(a, columns)
+    return _shape.reshape(out, tuple(out.shape[:-1]))
+
+
 matvec_p = Primitive(
     "matvec", np.matmul, vjp=_matvec_vjp,
     jvp=lambda ts, y, a, x: _sum_of((None if ts[0] is None else _matvec(ts[0], x),
                                      None if ts[1] is None else _matvec(a, ts[1]))),
     shape_rule=lambda a, x: _vector_shape("matvec", a, x, -1),
+    batch=_matvec_batch,
+    template="{0} @ {1}",
 )
+
+
+def _vecmat_batch(size, args, batched):
+    """``x_b @ a`` is one 2-d product for a batch of vectors against a 2-d ``a`` (else a
+    broadcast matmul); batched matrices take the vector as they are."""
+    (x, a), (fx, fa) = args, batched
+    if not fx:
+        return _vecmat(x, a)
+    if not fa and len(a.shape) == 2:
+        return _mm(x, a)
+    ones = len(a.shape) - 2 - int(fa)  # a's own batch dims
+    rows = _shape.reshape(x, (size,) + (1,) * ones + (1, x.shape[1]))
+    out = _mm(rows, a)
+    return _shape.reshape(out, tuple(out.shape[:-2]) + (out.shape[-1],))
+
+
 vecmat_p = Primitive(
     "vecmat", np.matmul, vjp=_vecmat_vjp,
     jvp=lambda ts, y, x, a: _sum_of((None if ts[0] is None else _vecmat(ts[0], a),
                                      None if ts[1] is None else _vecmat(x, ts[1]))),
     shape_rule=lambda x, a: _vector_shape("vecmat", a, x, -2),
+    batch=_vecmat_batch,
+    template="{0} @ {1}",
 )
 
 
@@ -346,6 +419,8 @@ diagonal_p = Primitive(
     jvp=lambda ts, y, x, offset, axis1, axis2: bind(
         diagonal_p, ts[0], offset=offset, axis1=axis1, axis2=axis2),
     shape_rule=_diagonal_shape,
+    batch=lambda size, args, batched, offset, axis1, axis2: bind(
+        diagonal_p, args[0], offset=offset, axis1=axis1 + 1, axis2=axis2 + 1),
 )
 diagonal_scatter_p = Primitive(
     "diagonal_scatter", _scatter_impl,
@@ -355,6 +430,9 @@ diagonal_scatter_p = Primitive(
     jvp=lambda ts, y, x, offset, axis1, axis2, shape: bind(
         diagonal_scatter_p, ts[0], offset=offset, axis1=axis1, axis2=axis2, shape=shape),
     shape_rule=lambda g, offset, axis1, axis2, shape: Aval(tuple(shape), g.dtype),
+    batch=lambda size, args, batched, offset, axis1, axis2, shape: bind(
+        diagonal_scatter_p, args[0], offset=offset, axis1=axis1 + 1, axis2=axis2 + 1,
+        shape=(size,) + tuple(shape)),
 )
 
 
@@ -431,6 +509,7 @@ inv_p = Primitive(
     vjp=lambda g, y, a: (-_mm(_mm(_mH(y), g), _mH(y)),),
     jvp=lambda ts, y, a: -_mm(_mm(y, ts[0]), y),
     shape_rule=lambda a: Aval(tuple(a.shape), _result_dtype(a.dtype)),
+    batch=per_primitive(_leading_batch),
 )
 
 
@@ -447,6 +526,7 @@ det_p = Primitive(
     vjp=lambda g, y, a: (_trailing(g * _ew.conj(y)) * _mH(inv(a)),),
     jvp=lambda ts, y, a: y * _trace_last(_solve(a, ts[0])),
     shape_rule=lambda a: Aval(tuple(a.shape[:-2]), _result_dtype(a.dtype)),
+    batch=per_primitive(_leading_batch),
 )
 
 
@@ -472,6 +552,7 @@ slogdet_p = Primitive(
     vjp=lambda g, y, a: (_trailing(g[1]) * _mH(inv(a)),),
     jvp=lambda ts, y, a: (None, _ew.real(_trace_last(_solve(a, ts[0])))),
     shape_rule=_slogdet_shape,
+    batch=per_primitive(_leading_batch),
 )
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -522,7 +603,7 @@ def _solve_jvp(ts, x, a, b):
 
 
 solve_p = Primitive("solve", _solve_impl, vjp=_solve_vjp, jvp=_solve_jvp,
-                    shape_rule=_solve_shape)
+                    shape_rule=_solve_shape, batch=per_primitive(_broadcasting_batch))
 
 
 def _solve(a, b):
@@ -580,6 +661,7 @@ def _cholesky_jvp(ts, chol, a):
 cholesky_p = Primitive(
     "cholesky", _cholesky_impl, vjp=_cholesky_vjp, jvp=_cholesky_jvp,
     shape_rule=lambda a: Aval(tuple(a.shape), _result_dtype(a.dtype)),
+    batch=per_primitive(_leading_batch),
 )
 
 
@@ -717,89 +799,6 @@ if hasattr(np, "matrix_transpose"):
     implements(np.matrix_transpose)(matrix_transpose)
 
 
-
-# --- batching rules: the batch axis is a new leading axis --------------------------------
-
-def _broadcasting_batch(prim):
-    """Batch dims broadcast like elementwise ops (right-aligned): line the axis up."""
-    def rule(size, args, batched):
-        from ..ir import batching
-
-        return batching.batch_elementwise(prim, size, args, batched)
-
-    return rule
-
-
-def _leading_batch(prim):
-    """The op already maps over leading dims."""
-    return lambda size, args, batched: bind(prim, args[0])
-
-
-def _matmul_batch(size, args, batched):
-    """One 2-d product where a batched matrix meets an unbatched one, instead of a stack
-    of ``size`` small products (``matvec`` and ``vecmat`` have rules of their own)."""
-    (a, b), (fa, fb) = args, batched
-    if fa != fb and len(a.shape) - fa == 2 and len(b.shape) - fb == 2:
-        if fa:  # (size, m, k) @ (k, n) -> (size * m, k) @ (k, n)
-            m, k = a.shape[1:]
-            out = _mm(_shape.reshape(a, (size * m, k)), b)
-            return _shape.reshape(out, (size, m, b.shape[1]))
-        m, (k, n) = a.shape[0], b.shape[1:]
-        if n == 1:  # (m, k) @ (size, k, 1) -> (size, k) @ (k, m)
-            out = _mm(_shape.reshape(b, (size, k)), _shape.transpose(a, (1, 0)))
-            return _shape.reshape(out, (size, m, 1))
-        # (m, k) @ (size, k, n) -> (m, k) @ (k, size * n)
-        stacked = _shape.reshape(_shape.transpose(b, (1, 0, 2)), (k, size * n))
-        out = _shape.reshape(_mm(a, stacked), (m, size, n))
-        return _shape.transpose(out, (1, 0, 2))
-    return _matmul_broadcast(size, args, batched)
-
-
-_matmul_broadcast = _broadcasting_batch(matmul_p)
-matmul_p.batch = _matmul_batch
-
-
-def _matvec_batch(size, args, batched):
-    """A batch of vectors against one ``a`` is one 2-d product ``x_b @ a.T`` (the rows
-    of a jacobian); batched matrices take the vector as they are; both batched pair up
-    as a matmul with the vectors as columns."""
-    (a, x), (fa, fx) = args, batched
-    if not fx:
-        return _matvec(a, x)  # a's batch dims lead already
-    if not fa:
-        rows = _shape.reshape(a, (-1, a.shape[-1]))
-        out = _mm(x, _shape.transpose(rows, (1, 0)))
-        return _shape.reshape(out, (size,) + tuple(a.shape[:-1]))
-    columns = _shape.reshape(x, (size,) + (1,) * (len(a.shape) - 3) + (x.shape[1], 1))
-    out = _mm(a, columns)
-    return _shape.reshape(out, tuple(out.shape[:-1]))
-
-
-def _vecmat_batch(size, args, batched):
-    """``x_b @ a`` is one 2-d product for a batch of vectors against a 2-d ``a`` (else a
-    broadcast matmul); batched matrices take the vector as they are."""
-    (x, a), (fx, fa) = args, batched
-    if not fx:
-        return _vecmat(x, a)
-    if not fa and len(a.shape) == 2:
-        return _mm(x, a)
-    ones = len(a.shape) - 2 - int(fa)  # a's own batch dims
-    rows = _shape.reshape(x, (size,) + (1,) * ones + (1, x.shape[1]))
-    out = _mm(rows, a)
-    return _shape.reshape(out, tuple(out.shape[:-2]) + (out.shape[-1],))
-
-
-matvec_p.batch = _matvec_batch
-vecmat_p.batch = _vecmat_batch
-solve_p.batch = _broadcasting_batch(solve_p)
-for _prim in (inv_p, det_p, slogdet_p, cholesky_p):
-    _prim.batch = _leading_batch(_prim)
-diagonal_p.batch = lambda size, args, batched, offset, axis1, axis2: bind(
-    diagonal_p, args[0], offset=offset, axis1=axis1 + 1, axis2=axis2 + 1)
-diagonal_scatter_p.batch = lambda size, args, batched, offset, axis1, axis2, shape: bind(
-    diagonal_scatter_p, args[0], offset=offset, axis1=axis1 + 1, axis2=axis2 + 1,
-    shape=(size,) + tuple(shape))
-
 # --- the gt.linalg namespace -----------------------------------------------------------
 
 namespace = types.ModuleType(
@@ -817,4 +816,4 @@ for _name, _op in {
 }.items():
     setattr(namespace, _name, _op)
 namespace.__all__ = sorted(n for n in vars(namespace) if not n.startswith("_"))
-del _name, _op, _func, _prim
+del _name, _op, _func

@@ -38,7 +38,7 @@ from ..tensor import Tensor, concrete_value
 from . import elementwise as _ew
 from . import shape as _shape
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand, unchanged
+from .registry import ArrayShorthand, Primitive, bind, operand, per_primitive, unchanged
 
 __all__ = [
     "sum", "reduce_sum", "mean", "reduce_mean", "prod", "reduce_prod",
@@ -136,6 +136,59 @@ def _numpy_extras(name: str, **given) -> None:
                         "tensors are immutable and reductions cover whole axes.")
 
 
+# --- shape rules: computed from the shapes, the dtype from a one-element run -------------
+# (the default runs the implementation on arrays of ones of the full shape)
+
+def _tiny(x):
+    return np.ones((1,) * len(x.shape), x.dtype)
+
+
+def _reduction_shape(impl):
+    def rule(x, axis, keepdims, **params):
+        axes = tuple(range(len(x.shape))) if axis is None else (
+            (axis,) if isinstance(axis, int) else axis)
+        dtype = np.asarray(impl(_tiny(x), axis=axis, keepdims=keepdims, **params)).dtype
+        if keepdims:
+            return _aval(keepdims_shape(x.shape, axes), dtype)
+        return _aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype)
+
+    return rule
+
+
+def _same_shape(impl):
+    def rule(x, **params):
+        return _aval(x.shape, np.asarray(impl(_tiny(x), **params)).dtype)
+
+    return rule
+
+
+# --- batching rules: the batch axis is a new leading axis, so axes move up by one ----------
+
+def _axes_up(prim):
+    def rule(size, args, batched, axis, **params):
+        return bind(prim, args[0], axis=tuple(a + 1 for a in axis), **params)
+
+    return rule
+
+
+def _axis_up(prim):
+    def rule(size, args, batched, axis, **params):
+        return bind(prim, args[0], axis=axis + 1, **params)
+
+    return rule
+
+
+def _arg_extremum_batch(prim):
+    def rule(size, args, batched, axis, keepdims):
+        x = args[0]
+        if axis is not None:
+            return bind(prim, x, axis=axis + 1, keepdims=keepdims)
+        out = bind(prim, _shape.reshape(x, (size, -1)), axis=1, keepdims=False)
+        return _shape.reshape(out, (size,) + (1,) * (len(x.shape) - 1)) if keepdims else out
+
+    return rule
+
+
 # --- sum -------------------------------------------------------------------------------
 
 # The ufuncs' reduce is what np.sum, np.max and np.prod call, without their Python
@@ -148,6 +201,12 @@ sum_p = Primitive(
     "sum", _sum_impl,
     vjp=lambda g, y, x, axis, keepdims: (expand_reduced(g, x.shape, axis, keepdims),),
     jvp=lambda ts, y, x, axis, keepdims: sum(ts[0], axis, keepdims),
+    shape_rule=_reduction_shape(_sum_impl),
+    batch=per_primitive(_axes_up),
+    template="sum({0}, axis={axis}, keepdims={keepdims})",
+    array_template="{0}.sum(axis={axis}, keepdims={keepdims})",
+    array_shorthands=(ArrayShorthand(lambda p: p["keepdims"] is False,
+                                     "{0}.sum(axis={axis})", frozenset({"keepdims"})),),
 )
 
 
@@ -263,6 +322,8 @@ def _extremum_primitive(name, impl):
         jvp=lambda ts, y, x, axis, keepdims: sum(
             ts[0] * _share_among_ties(x, y, axis, keepdims), axis, keepdims
         ),
+        shape_rule=_reduction_shape(impl),
+        batch=per_primitive(_axes_up),
     )
 
 
@@ -374,6 +435,8 @@ logsumexp_p = Primitive(
     jvp=lambda ts, y, x, axis, keepdims: sum(
         ts[0] * _softmax_weights(x, y, axis, keepdims), axis, keepdims
     ),
+    shape_rule=_reduction_shape(_logsumexp_impl),
+    batch=per_primitive(_axes_up),
 )
 
 
@@ -418,6 +481,8 @@ shift_p = Primitive(
     "shift", _shift_impl,
     vjp=lambda g, y, x, axis, offset: (_shift(g, axis, -offset),),
     jvp=lambda ts, y, x, axis, offset: _shift(ts[0], axis, offset),
+    shape_rule=_same_shape(_shift_impl),
+    batch=per_primitive(_axis_up),
 )
 
 
@@ -459,10 +524,17 @@ def _linrec_jvp(ts, s, a, b, axis, reverse):
     return _linrec(a, drive, axis, reverse)
 
 
+def _linrec_batch(size, args, batched, axis, reverse):
+    a, b = (x if f else _shape.broadcast_to(x, (size,) + tuple(x.shape))
+            for x, f in zip(args, batched))
+    return bind(linrec_p, a, b, axis=axis + 1, reverse=reverse)
+
+
 linrec_p = Primitive(
     "linear_recurrence", _linrec_impl, vjp=_linrec_vjp, jvp=_linrec_jvp,
     shape_rule=lambda a, b, axis, reverse: _aval(np.broadcast_shapes(a.shape, b.shape),
                                                  np.result_type(a.dtype, b.dtype)),
+    batch=_linrec_batch,
 )
 
 
@@ -503,6 +575,8 @@ cumsum_p = Primitive(
         _cumsum(g, axis, exclusive, not reverse),
     ),
     jvp=lambda ts, y, x, axis, exclusive, reverse: _cumsum(ts[0], axis, exclusive, reverse),
+    shape_rule=_same_shape(_cumsum_impl),
+    batch=per_primitive(_axis_up),
 )
 
 
@@ -524,6 +598,8 @@ def _cumprod_jvp(ts, y, x, axis, exclusive, reverse):
 
 cumprod_p = Primitive(
     "cumprod", _cumprod_impl, vjp=_cumprod_vjp, jvp=_cumprod_jvp,
+    shape_rule=_same_shape(_cumprod_impl),
+    batch=per_primitive(_axis_up),
 )
 
 
@@ -604,6 +680,8 @@ prod_p = Primitive(
         _kept(g, x.shape, axis, keepdims) * _ew.conj(_others_product(x, axis)),
     ),
     jvp=lambda ts, y, x, axis, keepdims: sum(ts[0] * _others_product(x, axis), axis, keepdims),
+    shape_rule=_reduction_shape(_prod_impl),
+    batch=per_primitive(_axes_up),
 )
 
 
@@ -639,8 +717,11 @@ def _argmin_impl(x, axis, keepdims):
     return np.asarray(np.argmin(x, axis=axis, keepdims=keepdims), np.int64)
 
 
-argmax_p = Primitive("argmax", _argmax_impl)  # no rules: never recorded
-argmin_p = Primitive("argmin", _argmin_impl)
+# No derivative rules: never recorded.
+argmax_p = Primitive("argmax", _argmax_impl, shape_rule=_reduction_shape(_argmax_impl),
+                     batch=per_primitive(_arg_extremum_batch))
+argmin_p = Primitive("argmin", _argmin_impl, shape_rule=_reduction_shape(_argmin_impl),
+                     batch=per_primitive(_arg_extremum_batch))
 
 
 def _arg_extremum(prim, x, axis, keepdims):
@@ -693,75 +774,3 @@ def _np_argmin(a, axis=None, out=None, *, keepdims=False):
     return _arg_extremum(argmin_p, a, axis, keepdims)
 
 
-# --- shape rules: computed from the shapes, the dtype from a one-element run -------------
-# (the default runs the implementation on arrays of ones of the full shape)
-
-def _tiny(x):
-    return np.ones((1,) * len(x.shape), x.dtype)
-
-
-def _reduction_shape(impl):
-    def rule(x, axis, keepdims, **params):
-        axes = tuple(range(len(x.shape))) if axis is None else (
-            (axis,) if isinstance(axis, int) else axis)
-        dtype = np.asarray(impl(_tiny(x), axis=axis, keepdims=keepdims, **params)).dtype
-        if keepdims:
-            return _aval(keepdims_shape(x.shape, axes), dtype)
-        return _aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype)
-
-    return rule
-
-
-def _same_shape(impl):
-    def rule(x, **params):
-        return _aval(x.shape, np.asarray(impl(_tiny(x), **params)).dtype)
-
-    return rule
-
-
-for _prim in (sum_p, max_p, min_p, prod_p, logsumexp_p, argmax_p, argmin_p):
-    _prim.shape_rule = _reduction_shape(_prim.impl)
-for _prim in (cumsum_p, cumprod_p, shift_p):
-    _prim.shape_rule = _same_shape(_prim.impl)
-
-# --- batching rules: the batch axis is a new leading axis, so axes move up by one ----------
-
-def _axes_up(prim):
-    def rule(size, args, batched, axis, **params):
-        return bind(prim, args[0], axis=tuple(a + 1 for a in axis), **params)
-
-    return rule
-
-
-def _axis_up(prim):
-    def rule(size, args, batched, axis, **params):
-        return bind(prim, args[0], axis=axis + 1, **params)
-
-    return rule
-
-
-def _linrec_batch(size, args, batched, axis, reverse):
-    a, b = (x if f else _shape.broadcast_to(x, (size,) + tuple(x.shape))
-            for x, f in zip(args, batched))
-    return bind(linrec_p, a, b, axis=axis + 1, reverse=reverse)
-
-
-def _arg_extremum_batch(prim):
-    def rule(size, args, batched, axis, keepdims):
-        x = args[0]
-        if axis is not None:
-            return bind(prim, x, axis=axis + 1, keepdims=keepdims)
-        out = bind(prim, _shape.reshape(x, (size, -1)), axis=1, keepdims=False)
-        return _shape.reshape(out, (size,) + (1,) * (len(x.shape) - 1)) if keepdims else out
-
-    return rule
-
-
-for _prim in (sum_p, max_p, min_p, prod_p, logsumexp_p):
-    _prim.batch = _axes_up(_prim)
-for _prim in (cumsum_p, cumprod_p, shift_p):
-    _prim.batch = _axis_up(_prim)
-linrec_p.batch = _linrec_batch
-argmax_p.batch = _arg_extremum_batch(argmax_p)
-argmin_p.batch = _arg_extremum_batch(argmin_p)
-del _prim

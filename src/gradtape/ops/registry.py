@@ -19,6 +19,7 @@ from ..ir.primitive import per_primitive as per_primitive
 from ..recording import _is_internal, location_from, state
 from ..tensor import Tensor, _new_object, _next_id, wrap
 
+
 def operand(x: Any) -> Any:
     """``x`` as something with a shape: tensors and IR values as they are, anything else
     converted with TF's rules (``gt.sin(3.0)`` is float32, like ``tf.sin(3.0)``)."""

@@ -17,7 +17,7 @@ from ..ir.nodes import Aval
 from ..tensor import Tensor, concrete_value
 from . import index as _index
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand, unchanged
+from .registry import ArrayShorthand, Primitive, bind, operand, unchanged
 
 __all__ = ["reshape", "transpose", "broadcast_to", "unbroadcast", "expand_dims"]
 
@@ -43,6 +43,8 @@ reshape_p = Primitive(
     vjp=lambda g, y, x, shape: (reshape(g, x.shape),),
     jvp=lambda ts, y, x, shape: reshape(ts[0], shape),
     shape_rule=lambda x, shape: Aval(shape, x.dtype),
+    batch=lambda size, args, batched, shape: reshape(args[0], (size,) + shape),
+    template="reshape({0}, {shape})", array_template="{0}.reshape({shape})",
 )
 
 
@@ -92,6 +94,12 @@ transpose_p = Primitive(
     vjp=lambda g, y, x, axes: (transpose(g, tuple(np.argsort(axes).tolist())),),
     jvp=lambda ts, y, x, axes: transpose(ts[0], axes),
     shape_rule=lambda x, axes: Aval(tuple(x.shape[a] for a in axes), x.dtype),
+    batch=lambda size, args, batched, axes: transpose(
+        args[0], (0,) + tuple(a + 1 for a in axes)
+    ),
+    template="transpose({0}, {axes})", array_template="{0}.transpose({axes})",
+    array_shorthands=(ArrayShorthand(lambda p: tuple(p["axes"]) == (1, 0), "{0}.T",
+                                     frozenset({"axes"})),),
 )
 
 
@@ -118,11 +126,21 @@ def _broadcast_to_impl(x, shape):
     return np.broadcast_to(x, shape)
 
 
+def _batch_broadcast_to(size, args, batched, shape):
+    """The batch axis is a leading axis the op leaves alone."""
+    x = args[0]
+    logical = tuple(x.shape[1:])
+    x = reshape(x, (size,) + (1,) * (len(shape) - len(logical)) + logical)
+    return broadcast_to(x, (size,) + shape)
+
+
 broadcast_to_p = Primitive(
     "broadcast_to", _broadcast_to_impl,
     vjp=lambda g, y, x, shape: (unbroadcast(g, x.shape),),
     jvp=lambda ts, y, x, shape: broadcast_to(ts[0], shape),
     shape_rule=lambda x, shape: Aval(shape, x.dtype),
+    batch=_batch_broadcast_to,
+    template="broadcast_to({0}, {shape})",
 )
 
 
@@ -163,6 +181,11 @@ unbroadcast_p = Primitive(
     vjp=_unbroadcast_vjp,
     jvp=_unbroadcast_jvp,
     shape_rule=lambda g, axes, shape: Aval(shape, g.dtype),
+    batch=lambda size, args, batched, axes, shape: bind(
+        unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
+    ),
+    template="reshape(sum({0}, axis={axes}), {shape})",
+    array_template="{0}.sum(axis={axes}).reshape({shape})",
 )
 
 
@@ -205,6 +228,8 @@ identity_p = Primitive(
     vjp=lambda g, y, x: (g,),
     jvp=lambda ts, y, x: ts[0],
     shape_rule=lambda x: x.aval,
+    batch=lambda size, args, batched: identity(args[0]),
+    template="{0}",
 )
 
 
@@ -222,26 +247,6 @@ def _np_copy(a: Any, order: str = "K", subok: bool = False) -> Any:
 
 
 __all__.append("identity")
-
-
-# --- batching rules: the batch axis is a leading axis the op leaves alone -------------------
-
-def _batch_broadcast_to(size, args, batched, shape):
-    x = args[0]
-    logical = tuple(x.shape[1:])
-    x = reshape(x, (size,) + (1,) * (len(shape) - len(logical)) + logical)
-    return broadcast_to(x, (size,) + shape)
-
-
-reshape_p.batch = lambda size, args, batched, shape: reshape(args[0], (size,) + shape)
-transpose_p.batch = lambda size, args, batched, axes: transpose(
-    args[0], (0,) + tuple(a + 1 for a in axes)
-)
-broadcast_to_p.batch = _batch_broadcast_to
-unbroadcast_p.batch = lambda size, args, batched, axes, shape: bind(
-    unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
-)
-identity_p.batch = lambda size, args, batched: identity(args[0])
 
 
 # --- axis helpers --------------------------------------------------------------------
@@ -349,18 +354,16 @@ def _concatenate_jvp(ts, y, *xs, axis):
                 axis=axis)
 
 
-concatenate_p = Primitive(
-    "concatenate", _concatenate_impl, vjp=_concatenate_vjp, jvp=_concatenate_jvp,
-    shape_rule=_concatenate_shape,
-)
-
-
 def _concatenate_batch(size, args, batched, *, axis):
     xs = [x if b else broadcast_to(x, (size,) + tuple(x.shape)) for x, b in zip(args, batched)]
     return bind(concatenate_p, *xs, axis=axis + 1)
 
 
-concatenate_p.batch = _concatenate_batch
+concatenate_p = Primitive(
+    "concatenate", _concatenate_impl, vjp=_concatenate_vjp, jvp=_concatenate_jvp,
+    shape_rule=_concatenate_shape,
+    batch=_concatenate_batch,
+)
 
 
 @implements(np.concatenate)
@@ -753,11 +756,11 @@ pad_p = Primitive(
     "pad", _pad_impl, vjp=_pad_vjp,
     jvp=lambda ts, y, x, pad_width, value: bind(pad_p, ts[0], pad_width=pad_width, value=0),
     shape_rule=_pad_shape,
+    batch=lambda size, args, batched, pad_width, value: bind(
+        pad_p, args[0], pad_width=((0, 0),) + pad_width, value=value
+    ),
 )
 
-pad_p.batch = lambda size, args, batched, pad_width, value: bind(
-    pad_p, args[0], pad_width=((0, 0),) + pad_width, value=value
-)
 
 _GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
@@ -829,18 +832,18 @@ triu_p = Primitive(
     vjp=lambda g, y, x, k: (bind(triu_p, g, k=k),),
     jvp=lambda ts, y, x, k: bind(triu_p, ts[0], k=k),
     shape_rule=_same_aval,
+    batch=lambda size, args, batched, k: bind(triu_p, args[0], k=k),
 )
 tril_p = Primitive(
     "tril", _tril_impl,
     vjp=lambda g, y, x, k: (bind(tril_p, g, k=k),),
     jvp=lambda ts, y, x, k: bind(tril_p, ts[0], k=k),
     shape_rule=_same_aval,
+    batch=lambda size, args, batched, k: bind(tril_p, args[0], k=k),
 )
 
 
 # Both act on the last two axes: a leading batch axis changes nothing.
-triu_p.batch = lambda size, args, batched, k: bind(triu_p, args[0], k=k)
-tril_p.batch = lambda size, args, batched, k: bind(tril_p, args[0], k=k)
 
 
 def _triangle(prim, m, k):
