@@ -94,9 +94,9 @@ def _einsum_batch(size, args, batched, subscripts):
     """The batch axis gets a letter of its own."""
     free = [c for c in _LETTERS if c not in subscripts]
     if not free:
-        from ..ir import batching
+        from . import batch_rules
 
-        return batching.batch_by_loop(einsum_p, size, args, batched, subscripts=subscripts)
+        return batch_rules.batch_by_loop(einsum_p, size, args, batched, subscripts=subscripts)
     terms, out = _split_spec(subscripts)
     terms = [free[0] + t if f else t for t, f in zip(terms, batched)]
     return bind(einsum_p, *args, subscripts=",".join(terms) + "->" + free[0] + out)
@@ -122,9 +122,9 @@ def _embed_vjp(g, y, x, subscripts, shape):
 def _embed_batch(size, args, batched, subscripts, shape):
     free = [c for c in _LETTERS if c not in subscripts]
     if not free:
-        from ..ir import batching
+        from . import batch_rules
 
-        return batching.batch_by_loop(einsum_embed_p, size, args, batched,
+        return batch_rules.batch_by_loop(einsum_embed_p, size, args, batched,
                                       subscripts=subscripts, shape=shape)
     src, dst = subscripts.split("->")
     return bind(einsum_embed_p, args[0], subscripts=f"{free[0]}{src}->{free[0]}{dst}",

@@ -119,13 +119,13 @@ def _no_index_cts(arrays) -> tuple:
 
 
 def _getitem_batch(size, args, batched, *, index):
-    from ..ir import batching
+    from . import batch_rules
 
     if any(batched[1:]):  # batched index arrays: rare (indices are constants)
-        return batching.batch_by_loop(getitem_p, size, args, batched, index=index)
+        return batch_rules.batch_by_loop(getitem_p, size, args, batched, index=index)
     out = bind(getitem_p, *args, index=(_FULL,) + index)
     lead = _advanced_first(index, args[1:])
-    return out if lead is None else batching.move_batch_axis_to_front(out, lead)
+    return out if lead is None else batch_rules.move_batch_axis_to_front(out, lead)
 
 
 getitem_p = Primitive(
@@ -142,10 +142,10 @@ getitem_p = Primitive(
 
 
 def _scatter_add_batch(size, args, batched, *, index, shape):
-    from ..ir import batching
+    from . import batch_rules
 
     if any(batched[1:]):
-        return batching.batch_by_loop(scatter_add_p, size, args, batched, index=index,
+        return batch_rules.batch_by_loop(scatter_add_p, size, args, batched, index=index,
                                       shape=shape)
     g, arrays = args[0], args[1:]
     lead = _advanced_first(index, arrays)

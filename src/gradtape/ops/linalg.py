@@ -79,9 +79,9 @@ def _batch_shape(*shapes) -> tuple[int, ...]:
 def _broadcasting_batch(prim):
     """Batch dims broadcast like elementwise ops (right-aligned): line the axis up."""
     def rule(size, args, batched):
-        from ..ir import batching
+        from . import batch_rules
 
-        return batching.batch_elementwise(prim, size, args, batched)
+        return batch_rules.batch_elementwise(prim, size, args, batched)
 
     return rule
 
