@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import index as _index
 from . import shape as _shape
+from . import stacking as _stacking
 from .registry import bind
 
 
@@ -42,5 +43,5 @@ def batch_by_loop(prim, size, args, batched, **params):
         per_element.append(bind(prim, *sliced, **params))
     if prim.multiple_results:
         count = len(per_element[0])
-        return tuple(_shape.stack([outs[k] for outs in per_element]) for k in range(count))
-    return _shape.stack(per_element)
+        return tuple(_stacking.stack([outs[k] for outs in per_element]) for k in range(count))
+    return _stacking.stack(per_element)

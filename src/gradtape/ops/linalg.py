@@ -32,6 +32,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..ir.nodes import Aval
+from . import arrange as _arrange
 from . import elementwise as _ew
 from . import reduce as _reduce
 from . import shape as _shape
@@ -640,7 +641,7 @@ def _cholesky_impl(a):
 
 def _phi(x):
     """The lower triangle with the diagonal halved."""
-    return (_shape.tril(x) + _shape.tril(x, -1)) * 0.5
+    return (_arrange.tril(x) + _arrange.tril(x, -1)) * 0.5
 
 
 def _cholesky_vjp(g, chol, a):

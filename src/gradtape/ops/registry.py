@@ -26,7 +26,7 @@ def operand(x: Any) -> Any:
     if isinstance(x, (Tensor, IRValue)):
         return x
     if isinstance(x, (list, tuple)) and holds_tensor(x):
-        from .shape import stack  # TF packs a list holding tensors: differentiable
+        from .stacking import stack  # TF packs a list holding tensors: differentiable
 
         return stack(x)
     from ..tensor import constant
