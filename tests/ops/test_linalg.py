@@ -577,7 +577,8 @@ def test_batching_rules(name, f, shapes, batched, check_batching):
 
 
 def test_batching_rules_of_cholesky_and_the_derivative_primitives(check_batching):
-    from gradtape.ops import contraction, linalg
+    from gradtape.ops import contraction
+    from gradtape.ops.linalg import products
     from gradtape.ops.registry import bind
 
     def chol(a):  # positive definite for every batch element
@@ -586,7 +587,7 @@ def test_batching_rules_of_cholesky_and_the_derivative_primitives(check_batching
     check_batching(chol, [_randn(3, 3)])
     check_batching(lambda g: bind(contraction.einsum_embed_p, g, subscripts="ij->iij",
                                   shape=(3, 3, 2)), [_randn(3, 2)])
-    check_batching(lambda g: bind(linalg.diagonal_scatter_p, g, offset=1, axis1=0, axis2=2,
+    check_batching(lambda g: bind(products.diagonal_scatter_p, g, offset=1, axis1=0, axis2=2,
                                   shape=(3, 2, 4)), [_randn(2, 3)])
 
 
