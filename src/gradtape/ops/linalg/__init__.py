@@ -1,23 +1,5 @@
 """Linear algebra: matmul and its relatives (``products.py``), and ``np.linalg``'s
-matrix functions (``solve.py``).
-
-Primitives: ``matmul`` (batched, NumPy broadcasting of the leading dims); ``matvec``
-(``a @ x``) and ``vecmat`` (``x @ a``) for a 1-d ``x``, so that a product with a vector is
-one recorded op, not a matmul between two reshapes; ``diagonal`` and
-``diagonal_scatter``; and ``inv``, ``det``, ``slogdet``, ``solve``, ``cholesky`` over the
-last two axes with any leading batch dims. ``dot``, ``tensordot``, ``inner``,
-``outer``, ``vdot``, ``trace`` and ``norm`` are composites of those; ``einsum`` lives in
-``contraction.py`` and is re-exported here.
-
-Conventions (the same as JAX's):
-
-- ``cholesky`` factors the symmetrized input ``(a + a^H) / 2``, so its gradient is the
-  derivative of the function computed (symmetric, as in TF and PyTorch); for a
-  symmetric input the result is NumPy's.
-- ``norm``'s 2-norm gradient at the zero vector is NaN (0/0), as in JAX and TF.
-- ``det``/``inv`` gradients of a singular matrix raise ``LinAlgError`` (TF raises too).
-- ``slogdet``'s sign is not differentiable (for complex inputs only ``logabsdet``
-  carries a gradient).
+matrix functions with their gradient conventions (``solve.py``).
 
 ``gt.linalg`` (``namespace`` below) gathers NumPy's ``np.linalg`` and TF's ``tf.linalg``
 names; there, like in both, ``trace`` and ``diagonal`` work on the last two axes, while
