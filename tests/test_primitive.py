@@ -94,3 +94,27 @@ def test_a_per_primitive_batching_rule_is_bound_to_its_primitive():
     rows = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(interpreter.run(vectorized, [rows])[0],
                                   np.cumsum(rows, axis=1))
+
+
+# Everything a primitive declares: set only by its constructor call.
+_DECLARED = {"impl", "eager", "vjp", "jvp", "shape_rule", "batch", "templates",
+             "array_shorthands", "elementwise", "multiple_results", "differentiable",
+             "cacheable", "pure", "run_on_tensors"}
+
+
+def test_no_module_sets_a_primitive_rule_after_its_declaration():
+    import ast
+    import pathlib
+
+    import gradtape
+
+    found = []
+    for path in sorted(pathlib.Path(gradtape.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+            for t in targets:
+                if (isinstance(t, ast.Attribute) and t.attr in _DECLARED
+                        and not (isinstance(t.value, ast.Name) and t.value.id == "self")):
+                    found.append(f"{path.name}:{node.lineno} .{t.attr}")
+    assert not found, f"declare these in the Primitive(...) call instead: {found}"
