@@ -239,9 +239,8 @@ def _all_primitives():
 
 def test_every_primitive_has_a_batching_rule():
     missing = sorted(p.name for p in _all_primitives()
-                     if not p.elementwise and getattr(p, "batch", None) is None
-                     and p.name not in PER_ELEMENT)
-    assert not missing, f"add a batching rule (prim.batch = rule) for: {missing}"
+                     if not p.elementwise and p.batch is None and p.name not in PER_ELEMENT)
+    assert not missing, f"declare a batching rule (Primitive(..., batch=rule)) for: {missing}"
 
 
 # --- the identity basis: a whole jacobian's seeds ---------------------------------------------

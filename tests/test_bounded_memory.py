@@ -13,19 +13,19 @@ import pytest
 
 import gradtape as gt
 from gradtape import recording
+from gradtape.ir import primitive
 from gradtape.ir.nodes import Aval, Literal, Var
 from gradtape.ops import elementwise as ew
-from gradtape.ops import registry
 
 
 def var(shape, dtype):
     return Var(Aval(tuple(shape), np.dtype(dtype)), "x")
 
 
-# --- the elementwise dtype memo (ops/registry.py) -----------------------------------------
+# --- the elementwise dtype memo (ir/primitive.py) -----------------------------------------
 
 def test_40k_changing_scalars_keep_the_dtype_memo_bounded():
-    registry._elementwise_dtypes.clear()
+    primitive._elementwise_dtypes.clear()
     x = var((8,), np.float32)
     for step in range(40_000):
         lr = 0.1 / (1 + step)  # a learning-rate schedule
@@ -34,11 +34,11 @@ def test_40k_changing_scalars_keep_the_dtype_memo_bounded():
         assert ew.multiply.primitive.abstract_eval((x, Literal(1 / n)), {})[0].dtype \
             == np.float32
         ew.add.primitive.abstract_eval((x, Literal(n)), {})
-    assert len(registry._elementwise_dtypes) <= 16
+    assert len(primitive._elementwise_dtypes) <= 16
 
 
 def test_a_training_loop_with_a_changing_scalar_keeps_the_memo_bounded():
-    registry._elementwise_dtypes.clear()
+    primitive._elementwise_dtypes.clear()
     x0 = np.linspace(-1.0, 1.0, 8)
     x = gt.Variable(x0)
     for step in range(300):
@@ -46,7 +46,7 @@ def test_a_training_loop_with_a_changing_scalar_keeps_the_memo_bounded():
         with gt.GradientTape() as tape:
             loss = gt.reduce_sum(gt.tanh(x) * lr + x * (1 / (1 + step % 7)))
         grad = tape.gradient(loss, x).numpy()
-    assert len(registry._elementwise_dtypes) <= 16
+    assert len(primitive._elementwise_dtypes) <= 16
     np.testing.assert_allclose(grad, lr * (1 - np.tanh(x0) ** 2) + 1 / (1 + 299 % 7),
                                rtol=1e-12)
 
@@ -72,7 +72,7 @@ def _memoized(prim, array_dtype, value):
 def test_scalars_in_one_key_class_get_numpys_answer(dtype):
     """The memo keys a scalar by its range, not its value: each answer must still be
     the one NumPy gives that value (int overflow raises under NumPy 2)."""
-    registry._elementwise_dtypes.clear()
+    primitive._elementwise_dtypes.clear()
     values = [1, 100, 127, 128, 200, 255, 256, -1, -128, -129, 40000, 70000, 2**31,
               2**63 - 1, 2**63, 2**64, -(2**63), 0.5, 1e10, 1e300, float("nan"),
               float("inf"), True, False, 1j, 1e300j]
@@ -84,13 +84,13 @@ def test_scalars_in_one_key_class_get_numpys_answer(dtype):
 
 
 def test_the_dtype_memo_is_emptied_when_full(monkeypatch):
-    monkeypatch.setattr(registry, "MAX_ELEMENTWISE_DTYPES", 4)
-    registry._elementwise_dtypes.clear()
-    scaled = registry.Primitive("scaled", lambda x, scale: x * scale, elementwise=True)
+    monkeypatch.setattr(primitive, "MAX_ELEMENTWISE_DTYPES", 4)
+    primitive._elementwise_dtypes.clear()
+    scaled = primitive.Primitive("scaled", lambda x, scale: x * scale, elementwise=True)
     x = var((3,), np.float32)
     for scale in range(50):  # a param that changes every step
         assert scaled.abstract_eval((x,), {"scale": scale})[0].dtype == np.float32
-        assert len(registry._elementwise_dtypes) <= 4
+        assert len(primitive._elementwise_dtypes) <= 4
 
 
 # --- other memos ------------------------------------------------------------------------

@@ -405,18 +405,6 @@ def _read_impl(assigned: Any, variable: Any) -> Any:
     return assigned
 
 
-# ``variable_read(assigned, variable)``: the variable's value after an assignment inside
-# the trace. The value is ``assigned``; derivatives go to ``variable`` (the input holding
-# its value at call time), as an eager read of the variable gives them. Executed code
-# never contains it (``strip_reads``): it matters only to autodiff of the trace.
-variable_read_p = Primitive(
-    "variable_read", _read_impl,
-    vjp=lambda g, y, assigned, variable: (None, g),
-    jvp=lambda tangents, y, assigned, variable: tangents[1],
-    shape_rule=lambda assigned, variable: assigned.aval,
-)
-
-
 def _batch_read(size: int, args: list, batched: list) -> Any:
     """Batching rule: both operands with the batch axis, then the same read."""
     from .ops.registry import bind
@@ -427,7 +415,17 @@ def _batch_read(size: int, args: list, batched: list) -> Any:
     return bind(variable_read_p, a, v)
 
 
-variable_read_p.batch = _batch_read  # type: ignore[attr-defined]
+# ``variable_read(assigned, variable)``: the variable's value after an assignment inside
+# the trace. The value is ``assigned``; derivatives go to ``variable`` (the input holding
+# its value at call time), as an eager read of the variable gives them. Executed code
+# never contains it (``strip_reads``): it matters only to autodiff of the trace.
+variable_read_p = Primitive(
+    "variable_read", _read_impl,
+    vjp=lambda g, y, assigned, variable: (None, g),
+    jvp=lambda tangents, y, assigned, variable: tangents[1],
+    shape_rule=lambda assigned, variable: assigned.aval,
+    batch=_batch_read,
+)
 
 
 def strip_reads(program: Program) -> Program:

@@ -185,9 +185,8 @@ def _batch(size: int, args: list, batched: list, inner: InnerBackward) -> tuple:
 
 backward_call_p = Primitive(
     "backward_call", _impl, vjp=_vjp, jvp=_jvp, shape_rule=_shape_rule,
-    multiple_results=True,
+    batch=_batch, multiple_results=True,
 )
-backward_call_p.batch = _batch  # type: ignore[attr-defined]
 
 
 # --- running a backward as a call op -------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Reductions and scans: values equal NumPy's (through gt.* and NumPy dispatch), derivatives
+"""Reductions: values equal NumPy's (through gt.* and NumPy dispatch), derivatives
 match finite differences to 2nd order (3rd for a few) in reverse and forward mode, for
-every axis form; zeros in prod/cumprod, ties in max/min, float32 and TF's aliases."""
+every axis form; ties in max/min, float32 and TF's aliases."""
 
 import numpy as np
 import pytest
@@ -121,86 +121,6 @@ def test_axis_errors():
         gt.mean(t, axis=2)
     with pytest.raises(ValueError, match="Repeated axis"):
         gt.max(t, axis=(1, -1))
-
-
-# --- prod and cumprod with zeros ---------------------------------------------------------
-
-ZEROS = {
-    "one zero": np.array([[2.0, 0.0, -1.5, 0.5], [1.0, 3.0, -2.0, 0.25]]),
-    "two zeros": np.array([[0.0, 2.0, 0.0, -1.5], [1.0, 0.0, 3.0, 0.0]]),
-    "all zero": np.zeros((2, 4)),
-}
-
-
-@pytest.mark.parametrize("case", list(ZEROS))
-@pytest.mark.parametrize("axis", [None, 1, 0, (0, 1)], ids=str)
-def test_prod_with_zeros_third_order(case, axis):
-    check_grads(lambda t: gt.prod(t, axis=axis), [ZEROS[case]], order=3)
-
-
-def test_prod_gradient_with_one_zero_is_product_of_the_others():
-    x = gt.constant(np.array([2.0, 0.0, 3.0, 4.0]))
-    with gt.GradientTape() as tape:
-        tape.watch(x)
-        y = gt.prod(x)
-    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 24.0, 0.0, 0.0])
-
-
-@pytest.mark.parametrize("case", list(ZEROS))
-@pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("reverse", [False, True])
-def test_cumprod_with_zeros_third_order(case, exclusive, reverse):
-    check_grads(lambda t: gt.cumprod(t, 1, exclusive=exclusive, reverse=reverse),
-                [ZEROS[case]], order=3)
-
-
-@pytest.mark.parametrize("op,reference", [(gt.cumsum, np.cumsum), (gt.cumprod, np.cumprod)])
-@pytest.mark.parametrize("axis", [None, 0, 1, -1], ids=str)
-def test_scans_values_and_second_order(op, reference, axis):
-    x = rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1, 1], (3, 4))
-    np.testing.assert_allclose(op(gt.constant(x), axis).numpy(), reference(x, axis), rtol=1e-12)
-    npfunc = getattr(np, reference.__name__)
-    np.testing.assert_allclose(npfunc(gt.constant(x), axis=axis).numpy(), reference(x, axis))
-    check_grads(lambda t: op(t, axis), [x], order=2)
-
-
-@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod])
-def test_scans_exclusive_and_reverse_values_match_tensorflow(op):
-    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    t = gt.constant(x)
-    if op is gt.cumsum:
-        expected = {(False, False): [[1, 3, 6], [4, 9, 15]], (True, False): [[0, 1, 3], [0, 4, 9]],
-                    (False, True): [[6, 5, 3], [15, 11, 6]], (True, True): [[5, 3, 0], [11, 6, 0]]}
-    else:
-        expected = {(False, False): [[1, 2, 6], [4, 20, 120]],
-                    (True, False): [[1, 1, 2], [1, 4, 20]],
-                    (False, True): [[6, 6, 3], [120, 30, 6]],
-                    (True, True): [[6, 3, 1], [30, 6, 1]]}
-    for (exclusive, reverse), want in expected.items():
-        out = op(t, axis=1, exclusive=exclusive, reverse=reverse)
-        np.testing.assert_array_equal(out.numpy(), want)
-
-
-@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod])
-@pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("reverse", [False, True])
-def test_scans_forward_mode(op, exclusive, reverse, check_jvp):
-    x = ZEROS["one zero"] if op is gt.cumprod else _distinct((2, 4))
-    check_jvp(lambda t: op(t, 1, exclusive=exclusive, reverse=reverse), [x])
-
-
-def test_cumprod_second_order_at_zero_is_exact():
-    # y = x0 * x1 * x2 (the last cumprod entry): d2y/dx0dx1 = x2, nonzero even at x0 = 0.
-    x = gt.constant(np.array([0.0, 0.0, 5.0]))
-    with gt.GradientTape() as outer:
-        outer.watch(x)
-        with gt.GradientTape() as inner:
-            inner.watch(x)
-            y = gt.cumprod(x)[2]
-        g = inner.gradient(y, x)
-        g1 = g[1]
-    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0])
-    np.testing.assert_array_equal(outer.gradient(g1, x).numpy(), [5.0, 0.0, 0.0])
 
 
 # --- max and min ties, logsumexp stability ----------------------------------------------
@@ -348,17 +268,6 @@ def test_scan_and_arg_batching_rules(op, axis, check_batching):
     check_batching(lambda t: op(t, axis), [_distinct((3, 4))])
 
 
-def test_batching_rules_of_the_cumprod_derivative(check_batching):
-    # The backward of cumprod holds the shift and linear-recurrence primitives.
-    from gradtape.ops import reduce as r
-
-    x, g = _distinct((3, 4)), _distinct((3, 4))
-    check_batching(lambda t, c: r.cumprod_p.vjp(c, None, t, axis=1, exclusive=True,
-                                                reverse=False)[0], [x, g], [True, False])
-    check_batching(lambda t, c: r.cumprod_p.vjp(c, None, t, axis=0, exclusive=False,
-                                                reverse=True)[0], [x, g], [False, True])
-
-
 def test_complex_gradients_follow_tensorflow_convention():
     # TF: the gradient of a real loss is dL/dRe + i dL/dIm (zeros in prod's input too).
     z = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
@@ -388,18 +297,19 @@ def test_complex_gradients_follow_tensorflow_convention():
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
 def test_shape_rules_agree_with_the_implementations(dtype):
     from gradtape.ir.nodes import Aval, Var
+    from gradtape.ir.primitive import _eval_on_dummies
     from gradtape.ops import reduce as r
-    from gradtape.ops.registry import _eval_on_dummies
+    from gradtape.ops import scan as s
 
     x = Var(Aval((2, 3, 4), np.dtype(dtype)))
     cases = [(p, dict(axis=axis, keepdims=k))
-             for p in (r.sum_p, r.max_p, r.min_p, r.prod_p)
+             for p in (r.sum_p, r.max_p, r.min_p, s.prod_p)
              for axis in ((0,), (0, 2), (0, 1, 2)) for k in (False, True)]
     cases += [(p, dict(axis=axis, keepdims=k)) for p in (r.argmax_p, r.argmin_p)
               for axis in (None, 1) for k in (False, True)]
-    cases += [(p, dict(axis=1, exclusive=e, reverse=v)) for p in (r.cumsum_p, r.cumprod_p)
+    cases += [(p, dict(axis=1, exclusive=e, reverse=v)) for p in (s.cumsum_p, s.cumprod_p)
               for e in (False, True) for v in (False, True)]
-    cases += [(r.shift_p, dict(axis=2, offset=-1))]
+    cases += [(s.shift_p, dict(axis=2, offset=-1))]
     if dtype == np.float32:
         cases += [(r.logsumexp_p, dict(axis=(1,), keepdims=k)) for k in (False, True)]
     for prim, params in cases:

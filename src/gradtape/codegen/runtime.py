@@ -15,7 +15,7 @@ from typing import Any
 
 def primitive_impl(module: str, primitive_name: str) -> Callable[..., Any]:
     """The implementation of the primitive ``primitive_name`` defined in ``module``."""
-    from ..ops.registry import Primitive
+    from ..ir.primitive import Primitive
 
     mod = importlib.import_module(module)
     for value in vars(mod).values():

@@ -70,7 +70,10 @@ def _unbatched(literal: Literal) -> tuple:
 
 
 def rule_for(prim):
-    rule = getattr(prim, "batch", None)
+    """``prim``'s declared batching rule, else the elementwise one or the loop."""
+    from ..ops.batch_rules import batch_by_loop, batch_elementwise
+
+    rule = prim.batch
     if rule is not None:
         return rule
     if prim.elementwise:
@@ -80,47 +83,6 @@ def rule_for(prim):
     return lambda size, args, batched, **params: batch_by_loop(
         prim, size, args, batched, **params
     )
-
-
-def batch_elementwise(prim, size, args, batched, **params):
-    """Elementwise ops broadcast: give batched inputs the full rank so that the batch
-    axis lines up in front of every other input's axes."""
-    from ..ops import shape as shape_ops
-    from ..ops.registry import bind
-
-    rank = max(len(a.shape) - int(f) for a, f in zip(args, batched))
-    aligned = []
-    for a, f in zip(args, batched):
-        if f and len(a.shape) - 1 < rank:
-            logical = tuple(a.shape[1:])
-            a = shape_ops.reshape(a, (size,) + (1,) * (rank - len(logical)) + logical)
-        aligned.append(a)
-    return bind(prim, *aligned, **params)
-
-
-def move_batch_axis_to_front(x, axis: int):
-    """``x`` with its axis ``axis`` moved to 0 (for rules whose op put the batch elsewhere)."""
-    from ..ops import shape as shape_ops
-
-    if axis == 0:
-        return x
-    perm = (axis,) + tuple(i for i in range(len(x.shape)) if i != axis)
-    return shape_ops.transpose(x, perm)
-
-
-def batch_by_loop(prim, size, args, batched, **params):
-    """Fallback: apply ``prim`` to each batch element and stack the results."""
-    from .. import ops
-    from ..ops.registry import bind
-
-    per_element = []
-    for i in range(size):
-        sliced = [ops.getitem(a, i) if f else a for a, f in zip(args, batched)]
-        per_element.append(bind(prim, *sliced, **params))
-    if prim.multiple_results:
-        count = len(per_element[0])
-        return tuple(ops.stack([outs[k] for outs in per_element]) for k in range(count))
-    return ops.stack(per_element)
 
 
 # --- the identity basis ---------------------------------------------------------------------

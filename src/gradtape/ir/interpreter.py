@@ -28,7 +28,7 @@ def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
     def apply_recorded(eqn: Eqn, ins: list) -> Any:
         # A primitive that runs user code on tensors (custom_gradient's grad_fn) does so
         # itself, so that the recording tapes see that code's own operations.
-        run_on_tensors = getattr(eqn.prim, "run_on_tensors", None)
+        run_on_tensors = eqn.prim.run_on_tensors
         if run_on_tensors is not None:
             return run_on_tensors(*ins, **eqn.params)
         return bind(eqn.prim, *ins, **eqn.params)

@@ -21,7 +21,7 @@ from .elementwise import relu as relu
 from .elementwise import sigmoid as sigmoid
 from .elementwise import softplus as softplus
 from .elementwise import tanh as tanh
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, per_primitive
 
 __all__ = ["softmax", "log_softmax", "one_hot"]
 
@@ -45,22 +45,6 @@ def _sum_keep(v, axis):
     return _reduce.sum(v, axis=axis, keepdims=True)
 
 
-# d softmax: J^T g = y * (g - <g, y>);  d log_softmax: J^T g = g - softmax * sum(g).
-softmax_p = Primitive(
-    "softmax", _softmax_impl,
-    vjp=lambda g, y, x, axis: (y * (g - _sum_keep(g * y, axis)),),
-    jvp=lambda ts, y, x, axis: y * (ts[0] - _sum_keep(ts[0] * y, axis)),
-    shape_rule=_same_aval,
-)
-log_softmax_p = Primitive(
-    "log_softmax", _log_softmax_impl,
-    vjp=lambda g, y, x, axis: (g - exp(y) * _sum_keep(g, axis),),
-    jvp=lambda ts, y, x, axis: ts[0] - _sum_keep(exp(y) * ts[0], axis),
-    shape_rule=_same_aval,
-)
-
-
-
 def _shifted_axis_batch(prim):
     def rule(size, args, batched, axis):
         return bind(prim, args[0], axis=tuple(a + 1 for a in axis))
@@ -68,8 +52,21 @@ def _shifted_axis_batch(prim):
     return rule
 
 
-softmax_p.batch = _shifted_axis_batch(softmax_p)
-log_softmax_p.batch = _shifted_axis_batch(log_softmax_p)
+# d softmax: J^T g = y * (g - <g, y>);  d log_softmax: J^T g = g - softmax * sum(g).
+softmax_p = Primitive(
+    "softmax", _softmax_impl,
+    vjp=lambda g, y, x, axis: (y * (g - _sum_keep(g * y, axis)),),
+    jvp=lambda ts, y, x, axis: y * (ts[0] - _sum_keep(ts[0] * y, axis)),
+    shape_rule=_same_aval,
+    batch=per_primitive(_shifted_axis_batch),
+)
+log_softmax_p = Primitive(
+    "log_softmax", _log_softmax_impl,
+    vjp=lambda g, y, x, axis: (g - exp(y) * _sum_keep(g, axis),),
+    jvp=lambda ts, y, x, axis: ts[0] - _sum_keep(exp(y) * ts[0], axis),
+    shape_rule=_same_aval,
+    batch=per_primitive(_shifted_axis_batch),
+)
 
 
 def _softmax_like(prim: Primitive, logits: Any, axis: Any) -> Any:
@@ -104,11 +101,13 @@ def _one_hot_impl(indices, depth, on_value, off_value, axis, dtype):
     return np.moveaxis(out, -1, axis) if axis != -1 else out
 
 
-one_hot_p = Primitive("one_hot", _one_hot_impl)  # no vjp: its output is a constant
-# Batched indices: the new axis moves one place right (the last axis stays last).
-one_hot_p.batch = lambda size, args, batched, depth, on_value, off_value, axis, dtype: bind(
-    one_hot_p, args[0], depth=depth, on_value=on_value, off_value=off_value,
-    axis=axis if axis == -1 else axis + 1, dtype=dtype)
+one_hot_p = Primitive(  # no vjp: its output is a constant
+    "one_hot", _one_hot_impl,
+    # Batched indices: the new axis moves one place right (the last axis stays last).
+    batch=lambda size, args, batched, depth, on_value, off_value, axis, dtype: bind(
+        one_hot_p, args[0], depth=depth, on_value=on_value, off_value=off_value,
+        axis=axis if axis == -1 else axis + 1, dtype=dtype),
+)
 
 
 def _scalar(v: Any) -> Any:
