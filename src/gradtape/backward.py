@@ -29,7 +29,7 @@ from .ir.autodiff import vjp_program
 from .ir.lower import Trace, prune
 from .ir.nodes import Aval, Literal, Program, Var
 from .recording import forget_references, keep_reference, signature_key, state
-from .tensor import Tensor
+from .tensor import Tensor, wrap
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -380,7 +380,7 @@ def _call_whole_tape(hit, records, sources, output_grads) -> list[Any]:
     they were recorded with, and the backward as one call op (nested.py)."""
     entry, feeds, connected, trace_key, derived = hit
     backward_cache.count_hit()
-    seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+    seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g))
              for g, c in zip(output_grads, connected) if g is not None and c]
     args = []
     for kind, a, b in feeds:
@@ -434,7 +434,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     if state.active:
         # Run op by op through the dispatcher so the outer tapes (or a @gt.function's
         # tracer) record this gradient.
-        seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
+        seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g)) for g in seeds]
         # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
         called = nested.nested_gradients(trace, entry, sources, seeds)
         if called is not None:

@@ -23,6 +23,7 @@ import numpy as np
 from . import backward, nest
 from .ops import broadcast_to, cast
 from .recording import reference_for, signature_key, site_of, state
+from .tape_recording import Record, record_op
 from .tensor import Tensor, _next_id, wrap
 from .variable import Variable
 
@@ -96,7 +97,7 @@ class GradientTape:
         # The @gt.function trace this tape was made in (None outside any): watching from
         # inside a trace only works on the trace's own tapes (see watch).
         self._tracer = state.tracer
-        self._records: list[tuple] = []
+        self._records: list[Record] = []
         # ids watched, or computed from watched ids -> their slot number on this tape
         self._tracked: dict[int, int] = {}
         # What was watched and recorded, in order, by structure only (no arrays, no ids):
@@ -127,6 +128,9 @@ class GradientTape:
         # True while gradient/jacobian runs this tape's backward: a custom_gradient
         # grad_fn asking this same tape for a gradient then would recurse forever.
         self._computing = False
+
+    # The one method through which bind hands this tape an op (tape_recording.py).
+    _record_op = record_op
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -364,7 +368,7 @@ class GradientTape:
         for s, g in zip(sources, summed):
             if g is None:
                 if mode is UnconnectedGradients.ZERO:
-                    out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
+                    out.append(wrap(np.zeros(s.shape, s.dtype)))
                 else:
                     out.append(None)
                 continue
@@ -405,7 +409,7 @@ class GradientTape:
             owner += [k] * len(versions)
         return records, expanded, owner
 
-    def _records_for(self, sources) -> list[tuple]:
+    def _records_for(self, sources) -> list[Record]:
         """The records, with each value of a variable read at several values (and not
         among ``sources``, which ``_expand_sources`` splits) under an id of its own."""
         records = self._records
@@ -454,13 +458,13 @@ class GradientTape:
                                          parallel_iterations, experimental_use_pfor)
 
 
-def _split_reads(records: list[tuple], var_id: int) -> list[tuple]:
+def _split_reads(records: list[Record], var_id: int) -> list[Record]:
     """``records`` with each value the variable ``var_id`` was read with under an id of
     its own, when there is more than one: a variable that is not a source is then a
     constant per value read (``x * v; v.assign(10.0); x * v`` reads 2.0, then 10.0)."""
     values: dict[int, Any] = {}  # id(array) -> array, in order of first read
     for rec in records:
-        for tensor_id, value in zip(rec[1], rec[2]):
+        for tensor_id, value in zip(rec.in_ids, rec.in_values):
             if tensor_id == var_id:
                 values.setdefault(id(value), value)
     if len(values) <= 1:
@@ -468,19 +472,20 @@ def _split_reads(records: list[tuple], var_id: int) -> list[tuple]:
     return _renumber_reads(records, var_id, {key: _next_id() for key in values})
 
 
-def _renumber_reads(records: list[tuple], var_id: int, new_id: dict[int, int]) -> list:
+def _renumber_reads(records: list[Record], var_id: int, new_id: dict[int, int]) -> list:
     """``records`` with each read of ``var_id`` renamed by its value (``new_id`` maps
     ``id(value)`` to the read's new tensor id)."""
     rewritten = []
     for rec in records:
-        if var_id in rec[1]:
-            ids = tuple(new_id[id(v)] if i == var_id else i for i, v in zip(rec[1], rec[2]))
-            rec = (rec[0], ids) + rec[2:]
+        if var_id in rec.in_ids:
+            ids = tuple(new_id[id(v)] if i == var_id else i
+                        for i, v in zip(rec.in_ids, rec.in_values))
+            rec = rec._replace(in_ids=ids)
         rewritten.append(rec)
     return rewritten
 
 
-def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor], list]:
+def _variable_versions(records: list[Record], var: Variable) -> tuple[list[Tensor], list]:
     """A variable assigned since the tape first saw it: one source per value it was read
     with (the gradient sums over them, as TF's gradient sums over all reads).
 
@@ -488,7 +493,7 @@ def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor
     its own when there is more than one."""
     values: dict[int, Any] = {}  # id(array) -> array, in order of first read
     for rec in records:
-        for tensor_id, value in zip(rec[1], rec[2]):
+        for tensor_id, value in zip(rec.in_ids, rec.in_values):
             if tensor_id == var._id:
                 values.setdefault(id(value), value)
     if len(values) <= 1:
@@ -535,7 +540,7 @@ def _flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) ->
 
 def _fit_output_gradient(g: Any, target: Tensor) -> Any:
     if not isinstance(g, Tensor):
-        g = Tensor._wrap(np.asarray(g))
+        g = wrap(np.asarray(g))
     if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
             target.dtype, np.complexfloating):
         raise TypeError(
@@ -683,7 +688,7 @@ def _gradient_tensors(flat: Any, raw: Any, mode: UnconnectedGradients) -> list:
         elif g is not None:
             out.append(_as_gradient(g, s))
         elif mode is UnconnectedGradients.ZERO:
-            out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
+            out.append(wrap(np.zeros(s.shape, s.dtype)))
         else:
             out.append(None)
     return out

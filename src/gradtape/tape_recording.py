@@ -1,0 +1,161 @@
+"""How a tape records an op: the ``Record`` it keeps and the one method that writes it.
+
+``ops.registry.bind`` hands every op to whoever observes it; a ``GradientTape`` observes
+through ``record_op`` below (``GradientTape._record_op``). Only this module and
+``tape.py`` write a tape's recording state: ``_records``, ``_tracked``, ``_signature``,
+``_constants``, ``_var_versions`` and ``_reread``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .recording import _is_internal, location_from
+from .tensor import Tensor
+
+
+class Record(NamedTuple):
+    """One recorded op. Ids are tensor ids (``None`` for a raw array or Python scalar);
+    ``location`` is the user's (file, line), or ``None``."""
+
+    prim: Any
+    in_ids: tuple
+    in_values: tuple
+    params: dict
+    out_ids: tuple
+    out_values: tuple
+    location: tuple[str, int] | None
+
+
+# ``_tuple_new(Record, (prim, in_ids, ...))`` makes a Record without NamedTuple's
+# Python-level ``__new__``, which costs about three times a tuple's making, on every
+# recorded op.
+_tuple_new = tuple.__new__
+
+
+def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tuple,
+              out_values: tuple, reads: Any, shared: Record | None) -> Record | None:
+    """Record one op on ``tape`` if it sees an input; return the op's record (``shared``
+    when an inner tape of the same op made it already: nested tapes keep one record).
+
+    ``reads`` is the op's arguments when one is a variable (else ``None``); ``values``
+    are the raw operands the op ran on (kept as ``_recorded_values`` makes them)."""
+    tracked = tape._tracked
+    if reads is not None:
+        note_variable_reads(tape, reads)
+    # One pass finds whether the tape sees this op and, if so, how it is wired.
+    slots = list(map(tracked.get, in_ids))
+    if slots.count(None) == len(slots):
+        return shared
+    if shared is not None:
+        values = shared.in_values
+    elif None in in_ids:
+        values = _recorded_values(values)
+    where = _UNKNOWN
+    if tape._signature is not None:
+        if None in slots:
+            slots = _wiring(tape, slots, in_ids, values)
+        where = _follow(tape, (prim, tuple(params.items()) if params else (), tuple(slots)))
+    record = shared
+    if record is None:
+        if where is _UNKNOWN:
+            where = _user_location(5)  # this function, bind's observer loop, bind, the wrapper
+        record = _tuple_new(Record, (prim, tuple(in_ids), tuple(values), params, out_ids,
+                                     out_values, where))
+    tape._records.append(record)
+    n = len(tracked)
+    for o in out_ids:
+        tracked[o] = n
+        n += 1
+    return record
+
+
+def note_variable_reads(tape, args) -> None:
+    """What a tape must know of the variables an op reads: a trainable one read inside
+    the tape is watched (TF's watch_accessed_variables), and one read at a version other
+    than the one the tape first saw is noted, so ``gradient`` tells its reads apart (a
+    read is a value of its own: ``x * v; v.assign(10.0); x * v``)."""
+    versions = tape._var_versions
+    for a in args:
+        if isinstance(a, Tensor) and a._watch_on_read:
+            seen = versions.get(a._id)
+            if seen is None:
+                if tape._watch_accessed_variables and a.trainable:
+                    tape._watch_id(a._id, a)
+                versions.setdefault(a._id, a._version)
+            elif seen != a._version:
+                tape._reread.add(a._id)
+
+
+def _recorded_values(values: list) -> list:
+    """What a record keeps of raw operands: lists and other array-likes as the arrays
+    NumPy made of them, and a private copy of a NumPy array, which the caller may write
+    into before the gradient is taken (a tensor is a value, as in TF)."""
+    return [v.copy() if isinstance(v, np.ndarray)
+            else v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
+            for v in values]
+
+
+def _follow(tape, item: tuple) -> Any:
+    """Add ``item`` to ``tape``'s signature. While the tape records what its site's
+    reference did, the signature is that reference's prefix (nothing is appended) and
+    the answer is the location the reference recorded here; else ``_UNKNOWN``."""
+    reference = tape._reference
+    if reference is not None:
+        i = tape._followed
+        earlier = reference[0].items
+        try:
+            same = i < len(earlier) and earlier[i] == item
+        except (TypeError, ValueError):  # params that don't compare as values
+            same = False
+        if same:
+            tape._followed = i + 1
+            return reference[1][i]
+        tape._diverge()
+    tape._signature.append(item)
+    return _UNKNOWN
+
+
+_SCALARS = frozenset((bool, int, float, complex))
+_getframe = sys._getframe
+_UNKNOWN = object()
+
+
+def _user_location(depth: int) -> tuple[str, int] | None:
+    """Where the user called the op: ``depth`` frames up is the op wrapper's caller when
+    the wrapper called ``bind`` itself (0 is this function, then ``record_op``, bind's
+    observer loop, bind and the wrapper); the walk goes on from there while it is
+    gradtape's."""
+    try:
+        frame = _getframe(depth)
+    except ValueError:  # bind called from the bottom of the stack
+        frame = _getframe(1)
+    code = frame.f_code
+    if _is_internal.get(code) is False:
+        return (code.co_filename, frame.f_lineno)
+    return location_from(frame)
+
+
+def _wiring(tape, slots, in_ids, values) -> list:
+    """How a record's inputs look to ``tape``, by structure: a slot for tracked tensors
+    (``slots`` has those already), the first-use number and aval for other tensors (the
+    same constant twice is one value), the aval for raw arrays, the value (and the sign
+    of a zero) for scalars."""
+    out = []
+    for slot, i, v in zip(slots, in_ids, values):
+        if slot is not None:
+            out.append(slot)
+        elif v.__class__ in _SCALARS:
+            out.append((v.__class__, v, repr(v)) if v == 0 else (v.__class__, v))
+        elif i is None:
+            out.append((None, v.shape, v.dtype))
+        else:
+            constants = tape._constants
+            described = constants.get(i)
+            if described is None:
+                described = constants[i] = (len(constants), v.shape, v.dtype)
+            out.append(described)
+    return out
