@@ -16,7 +16,7 @@ import numpy as np
 from ..ir import builder
 from ..ir.nodes import Aval, IRValue
 from ..recording import state
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, _new_object, _next_id, wrap
 
 # A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
 VJPRule = Callable[..., "tuple[Any, ...]"]
@@ -170,58 +170,57 @@ def holds_tensor(items: list | tuple) -> bool:
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: emit IR if an input is an IR value, else compute now and hand
-    the op to whoever observes it (``_hand_to_observers``).
+    the op to whoever observes it.
 
-    This is the hot path of every eager op: keep it to one pass over the arguments."""
+    This is the hot path of every eager op: one pass over the arguments. Its fast branch
+    is the usual case while recording: one tape observes (no tracer, no accumulator) an
+    op with one result; the pass then also gathers the input ids the tape records, and
+    the tape gets the op directly instead of through ``_hand_to_observers``."""
     tapes = state.recording
+    run = prim.eager
+    values = []
     if tapes and len(tapes) == 1 and prim.differentiable and not prim.multiple_results \
             and state.tracer is None and not state.accumulators:
-        return _bind_on_one(tapes[0], prim, args, params)
-    run = prim.eager
-    values = []
-    for a in args:
-        if isinstance(a, Tensor):
-            values.append(a._value)
-        elif isinstance(a, IRValue):
-            return builder.emit(prim, args, params)
-        else:
-            values.append(a)
-            if a.__class__ not in _SCALARS:
-                run = prim.impl  # lists and other array-likes: only NumPy's rules
+        alone = tapes[0]
+        in_ids = []
+        reads = None
+        for a in args:
+            if isinstance(a, Tensor):
+                values.append(a._value)
+                in_ids.append(a._id)
+                if a._watch_on_read:
+                    reads = args
+            elif isinstance(a, IRValue):
+                return builder.emit(prim, args, params)
+            else:
+                values.append(a)
+                in_ids.append(None)
+                if a.__class__ not in _SCALARS:
+                    run = prim.impl  # lists and other array-likes: only NumPy's rules
+    else:
+        alone = None
+        for a in args:
+            if isinstance(a, Tensor):
+                values.append(a._value)
+            elif isinstance(a, IRValue):
+                return builder.emit(prim, args, params)
+            else:
+                values.append(a)
+                if a.__class__ not in _SCALARS:
+                    run = prim.impl
     out = run(*values, **params)
-    result = tuple(map(wrap, out)) if prim.multiple_results else wrap(out)
+    if prim.multiple_results:
+        result = tuple(map(wrap, out))
+    else:  # wrap(out), inlined: a call costs about 5 % of an op's dispatch
+        result = _new_object(Tensor)
+        result._value = out
+        result._id = _next_id()
+    if alone is not None:
+        alone._record_op(prim, in_ids, values, params, (result._id,), (out,), reads, None)
     # state.active, spelled out (the property costs more than the attribute reads); the
     # tapes did not change while NumPy ran.
-    if tapes or state.accumulators or state.tracer is not None:
+    elif tapes or state.accumulators or state.tracer is not None:
         _hand_to_observers(prim, args, values, params, result, out)
-    return result
-
-
-def _bind_on_one(tape, prim, args, params) -> Any:
-    """``bind``'s fast branch, for the usual case: one tape observes (nothing else sees
-    ops) and the op has one result. One pass over the arguments gathers their values
-    for the op and their ids for the tape, which records as for any op
-    (``_hand_to_observers``)."""
-    run = prim.eager
-    values = []
-    in_ids = []
-    reads = None
-    for a in args:
-        if isinstance(a, Tensor):
-            values.append(a._value)
-            in_ids.append(a._id)
-            if a._watch_on_read:
-                reads = args
-        elif isinstance(a, IRValue):
-            return builder.emit(prim, args, params)
-        else:
-            values.append(a)
-            in_ids.append(None)
-            if a.__class__ not in _SCALARS:
-                run = prim.impl  # lists and other array-likes: only NumPy's rules
-    out = run(*values, **params)
-    result = wrap(out)
-    tape._record_op(prim, in_ids, values, params, (result._id,), (out,), reads, None)
     return result
 
 
@@ -250,7 +249,7 @@ def _hand_to_observers(prim, args, values, params, result, out) -> None:
         else:
             out_ids, out = (result._id,), (out,)
         record = None
-        for tape in tapes:  # record_op's frame depth counts this loop's frame
+        for tape in tapes:
             record = tape._record_op(prim, in_ids, values, params, out_ids, out, reads,
                                      record)
     if state.accumulators:
