@@ -150,7 +150,7 @@ class ForwardAccumulator:
             callback = _Forget(self._self_ref, tensor_id)
             self._refs[tensor_id] = weakref.ref(tensor, callback)
 
-    # --- the hook every differentiable op calls (ops.registry._record) ---------------
+    # --- how bind hands this accumulator each differentiable op (_hand_to_observers) -
     def _on_op(self, prim: Any, args: tuple, params: dict, result: Any) -> None:
         tangents = self._tangents
         ts = []
