@@ -23,8 +23,8 @@ import numpy as np
 from . import backward, nest
 from .ops import broadcast_to, cast
 from .recording import reference_for, signature_key, site_of, state
-from .tape_recording import Record, record_op
-from .tensor import Tensor, _next_id, wrap
+from .tape_recording import Record, record_op, split_reads, variable_versions
+from .tensor import Tensor, wrap
 from .variable import Variable
 
 logger = logging.getLogger("gradtape")
@@ -402,7 +402,7 @@ class GradientTape:
                     )
                 continue
             if s._watch_on_read and self._var_versions.get(s._id, s._version) != s._version:
-                versions, records = _variable_versions(records, s)
+                versions, records = variable_versions(records, s)
             else:
                 versions = [s]
             expanded += versions
@@ -417,7 +417,7 @@ class GradientTape:
             source_ids = {s._id for s in sources}
             for var_id in self._reread:
                 if var_id not in source_ids:
-                    records = _split_reads(records, var_id)
+                    records = split_reads(records, var_id)
         return records
 
     def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
@@ -456,53 +456,6 @@ class GradientTape:
         ``[batch] + target.shape[1:] + source.shape[1:]``."""
         return _jacobians.batch_jacobian(self, target, source, unconnected_gradients,
                                          parallel_iterations, experimental_use_pfor)
-
-
-def _split_reads(records: list[Record], var_id: int) -> list[Record]:
-    """``records`` with each value the variable ``var_id`` was read with under an id of
-    its own, when there is more than one: a variable that is not a source is then a
-    constant per value read (``x * v; v.assign(10.0); x * v`` reads 2.0, then 10.0)."""
-    values: dict[int, Any] = {}  # id(array) -> array, in order of first read
-    for rec in records:
-        for tensor_id, value in zip(rec.in_ids, rec.in_values):
-            if tensor_id == var_id:
-                values.setdefault(id(value), value)
-    if len(values) <= 1:
-        return records
-    return _renumber_reads(records, var_id, {key: _next_id() for key in values})
-
-
-def _renumber_reads(records: list[Record], var_id: int, new_id: dict[int, int]) -> list:
-    """``records`` with each read of ``var_id`` renamed by its value (``new_id`` maps
-    ``id(value)`` to the read's new tensor id)."""
-    rewritten = []
-    for rec in records:
-        if var_id in rec.in_ids:
-            ids = tuple(new_id[id(v)] if i == var_id else i
-                        for i, v in zip(rec.in_ids, rec.in_values))
-            rec = rec._replace(in_ids=ids)
-        rewritten.append(rec)
-    return rewritten
-
-
-def _variable_versions(records: list[Record], var: Variable) -> tuple[list[Tensor], list]:
-    """A variable assigned since the tape first saw it: one source per value it was read
-    with (the gradient sums over them, as TF's gradient sums over all reads).
-
-    Returns the sources and the records, rewritten so that each value read has an id of
-    its own when there is more than one."""
-    values: dict[int, Any] = {}  # id(array) -> array, in order of first read
-    for rec in records:
-        for tensor_id, value in zip(rec.in_ids, rec.in_values):
-            if tensor_id == var._id:
-                values.setdefault(id(value), value)
-    if len(values) <= 1:
-        # Read with one value (maybe an older one): differentiate at that value.
-        value = next(iter(values.values()), var._value)
-        return [Tensor._alias(value, var._id)], records
-    new_id = {key: _next_id() for key in values}
-    rewritten = _renumber_reads(records, var._id, new_id)
-    return [Tensor._alias(values[key], new_id[key]) for key in values], rewritten
 
 
 def _as_target(t: Any) -> Tensor:

@@ -1,4 +1,5 @@
-"""How a tape records an op: the ``Record`` it keeps and the one method that writes it.
+"""How a tape records an op: the ``Record`` it keeps, the one method that writes it, and
+how records of a variable read at several values are told apart for ``gradient``.
 
 ``ops.registry.bind`` hands every op to whoever observes it; a ``GradientTape`` observes
 through ``record_op`` below (``GradientTape._record_op``). Only this module and
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .recording import _is_internal, location_from
-from .tensor import Tensor
+from .tensor import Tensor, _next_id
 
 
 class Record(NamedTuple):
@@ -162,3 +163,54 @@ def _wiring(tape, slots, in_ids, values) -> list:
                 described = constants[i] = (len(constants), v.shape, v.dtype)
             out.append(described)
     return out
+
+
+# --- a variable read at several values -------------------------------------------------
+
+def split_reads(records: list[Record], var_id: int) -> list[Record]:
+    """``records`` with each value the variable ``var_id`` was read with under an id of
+    its own, when there is more than one: a variable that is not a source is then a
+    constant per value read (``x * v; v.assign(10.0); x * v`` reads 2.0, then 10.0)."""
+    values = _values_read(records, var_id)
+    if len(values) <= 1:
+        return records
+    return _renumber_reads(records, var_id, {key: _next_id() for key in values})
+
+
+def variable_versions(records: list[Record], var: Any) -> tuple[list[Tensor], list]:
+    """A variable assigned since the tape first saw it: one source per value it was read
+    with (the gradient sums over them, as TF's gradient sums over all reads).
+
+    Returns the sources and the records, rewritten so that each value read has an id of
+    its own when there is more than one."""
+    values = _values_read(records, var._id)
+    if len(values) <= 1:
+        # Read with one value (maybe an older one): differentiate at that value.
+        value = next(iter(values.values()), var._value)
+        return [Tensor._alias(value, var._id)], records
+    new_id = {key: _next_id() for key in values}
+    rewritten = _renumber_reads(records, var._id, new_id)
+    return [Tensor._alias(values[key], new_id[key]) for key in values], rewritten
+
+
+def _values_read(records: list[Record], var_id: int) -> dict[int, Any]:
+    """id(array) -> array for each value ``var_id`` was read with, in order of first read."""
+    values: dict[int, Any] = {}
+    for rec in records:
+        for tensor_id, value in zip(rec.in_ids, rec.in_values):
+            if tensor_id == var_id:
+                values.setdefault(id(value), value)
+    return values
+
+
+def _renumber_reads(records: list[Record], var_id: int, new_id: dict[int, int]) -> list:
+    """``records`` with each read of ``var_id`` renamed by its value (``new_id`` maps
+    ``id(value)`` to the read's new tensor id)."""
+    rewritten = []
+    for rec in records:
+        if var_id in rec.in_ids:
+            ids = tuple(new_id[id(v)] if i == var_id else i
+                        for i, v in zip(rec.in_ids, rec.in_values))
+            rec = rec._replace(in_ids=ids)
+        rewritten.append(rec)
+    return rewritten
