@@ -48,7 +48,7 @@ def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tup
     if reads is not None:
         note_variable_reads(tape, reads)
     # One pass finds whether the tape sees this op and, if so, how it is wired.
-    slots = list(map(tracked.get, in_ids))
+    slots = tuple(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return shared
     if shared is not None:
@@ -59,7 +59,7 @@ def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tup
     if tape._signature is not None:
         if None in slots:
             slots = _wiring(tape, slots, in_ids, values)
-        where = _follow(tape, (prim, tuple(params.items()) if params else (), tuple(slots)))
+        where = _follow(tape, (prim, tuple(params.items()) if params else (), slots))
     record = shared
     if record is None:
         if where is _UNKNOWN:
@@ -143,7 +143,7 @@ def _user_location(depth: int) -> tuple[str, int] | None:
     return location_from(frame)
 
 
-def _wiring(tape, slots, in_ids, values) -> list:
+def _wiring(tape, slots, in_ids, values) -> tuple:
     """How a record's inputs look to ``tape``, by structure: a slot for tracked tensors
     (``slots`` has those already), the first-use number and aval for other tensors (the
     same constant twice is one value), the aval for raw arrays, the value (and the sign
@@ -162,7 +162,7 @@ def _wiring(tape, slots, in_ids, values) -> list:
             if described is None:
                 described = constants[i] = (len(constants), v.shape, v.dtype)
             out.append(described)
-    return out
+    return tuple(out)
 
 
 # --- a variable read at several values -------------------------------------------------
