@@ -29,7 +29,7 @@ def _step(x, branch):
 
 
 def _recorded_lines(tape):
-    return [(record[0].name, record[6][1]) for record in tape._records]
+    return [(record.prim.name, record.location[1]) for record in tape._records]
 
 
 def test_known_and_diverging_structures_record_the_lines_that_ran():
@@ -50,7 +50,7 @@ def test_known_and_diverging_structures_record_the_lines_that_ran():
             [("cos", cos_line)] if branch == "cos"
             else [("exp", exp_line), ("multiply", exp_line)])
         assert _recorded_lines(tape) == expected
-        assert all(record[6][0] == __file__ for record in tape._records)
+        assert all(record.location[0] == __file__ for record in tape._records)
         source = tape.inspect(z, x).source
         assert f"test_locations.py:{expected[-1][1]})" in source
         tape.gradient(z, x)  # builds (or finds) the backward: the site's reference

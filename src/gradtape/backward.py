@@ -30,7 +30,7 @@ from .ir.lower import Trace
 from .ir.nodes import Aval, Literal, Program, Var
 from .lookup import SEED, LocatedBackward, WholeTapeHit, dtype_of
 from .recording import state
-from .tensor import Tensor
+from .tensor import Tensor, wrap
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -203,7 +203,7 @@ def call_located(hit: WholeTapeHit, records: list, sources: Sequence[Tensor],
     """A whole-tape hit while tapes record: the inputs as tensors under the ids they
     were recorded with, and the backward as one call op (nested.py)."""
     backward_cache.count_hit()
-    seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+    seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g))
              for g, c in zip(output_grads, hit.connected) if g is not None and c]
     values = hit.gather(records, sources, seeds)
     args = []
@@ -240,7 +240,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     if state.active:
         # Run op by op through the dispatcher so the outer tapes (or a @gt.function's
         # tracer) record this gradient.
-        seeds = [g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)) for g in seeds]
+        seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g)) for g in seeds]
         # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
         called = nested.nested_gradients(trace, entry, sources, seeds)
         if called is not None:

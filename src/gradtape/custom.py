@@ -27,7 +27,8 @@ from . import nest
 from .ir.nodes import Aval
 from .ops.registry import Primitive, bind, operand
 from .recording import state
-from .tensor import Tensor, constant
+from .tape_recording import note_variable_reads
+from .tensor import Tensor, constant, wrap
 from .variable import Variable
 
 __all__ = ["custom_gradient", "stop_gradient"]
@@ -62,10 +63,17 @@ class _VariableWatcher:
 
     def __init__(self) -> None:
         self._tracked: dict[int, int] = {}  # stays empty: no op is ever recorded here
-        self._records: list = []
-        self._var_versions: dict[int, int] = {}  # what the dispatcher notes of reads
+        self._var_versions: dict[int, int] = {}  # what note_variable_reads keeps
         self._reread: set[int] = set()
         self.variables: dict[int, Variable] = {}
+
+    def _record_op(self, prim: Any, in_ids: list, values: list, params: dict,
+                   out_ids: tuple, out_values: tuple, reads: Any, shared: Any) -> Any:
+        """How bind hands this watcher an op (as it hands a tape one): only the
+        variables it reads are of interest."""
+        if reads is not None:
+            note_variable_reads(self, reads)
+        return shared
 
     def _watch_id(self, tensor_id: int, tensor: Any = None) -> None:
         if isinstance(tensor, Variable):
@@ -132,7 +140,7 @@ def _as_tensor(value: Any, aval: Aval) -> Tensor:
     """An upstream gradient as a tensor of its result's shape (seeds may be scalars)."""
     if not isinstance(value, Tensor):
         value = np.asarray(value, dtype=aval.dtype)
-        return Tensor._wrap(np.broadcast_to(value, aval.shape).copy()
+        return wrap(np.broadcast_to(value, aval.shape).copy()
                             if value.shape != aval.shape else value)
     if tuple(value.shape) != aval.shape:
         from .ops import broadcast_to
@@ -144,7 +152,7 @@ def _as_tensor(value: Any, aval: Aval) -> Tensor:
 def _fit_gradient(g: Any, aval: Aval, k: int, name: str) -> Tensor:
     """A gradient from grad_fn as a tensor of its input's shape and dtype (None -> 0)."""
     if g is None:
-        return Tensor._wrap(np.zeros(aval.shape, aval.dtype))
+        return wrap(np.zeros(aval.shape, aval.dtype))
     if not isinstance(g, Tensor):
         g = constant(np.asarray(g, dtype=aval.dtype))
     if tuple(g.shape) != aval.shape:
@@ -179,7 +187,7 @@ def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
             "A custom_gradient function's JVP runs grad_fn on tensors; it cannot be "
             "traced into a program."
         )
-    upstream = [Tensor._wrap(np.zeros(a.shape, a.dtype)) for a in call.out_avals]
+    upstream = [wrap(np.zeros(a.shape, a.dtype)) for a in call.out_avals]
     with GradientTape() as tape:
         tape.watch(upstream)
         grads = call.gradients(upstream)

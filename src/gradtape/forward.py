@@ -25,7 +25,7 @@ from . import nest
 from .ops import broadcast_to, cast
 from .recording import state
 from .tape import UnconnectedGradients, _unconnected_mode
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor, wrap
 
 logger = logging.getLogger("gradtape")
 
@@ -150,7 +150,7 @@ class ForwardAccumulator:
             callback = _Forget(self._self_ref, tensor_id)
             self._refs[tensor_id] = weakref.ref(tensor, callback)
 
-    # --- the hook every differentiable op calls (ops.registry._record) ---------------
+    # --- how bind hands this accumulator each differentiable op (_hand_to_observers) -
     def _on_op(self, prim: Any, args: tuple, params: dict, result: Any) -> None:
         tangents = self._tangents
         ts = []
@@ -214,7 +214,7 @@ class ForwardAccumulator:
             tangent = self._tangents.get(t._id) if isinstance(t, Tensor) else None
             if tangent is None and mode is UnconnectedGradients.ZERO:
                 value = t._value if isinstance(t, Tensor) else convert_to_tensor(t)._value
-                tangent = Tensor._wrap(np.zeros_like(value))
+                tangent = wrap(np.zeros_like(value))
             return tangent
 
         if isinstance(primals, (list, tuple, dict)):

@@ -36,7 +36,7 @@ from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from .recording import state
 from .tape import UnconnectedGradients, _check_source, _unconnected_mode
-from .tensor import Tensor
+from .tensor import Tensor, wrap
 
 # --- batched backwards --------------------------------------------------------------------
 
@@ -111,7 +111,7 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
         if active:
             def run(seeds: Any) -> list[Any]:
                 args = nested.residual_arguments(
-                    trace, batched, expanded, [None if seeds is None else Tensor._wrap(seeds)])
+                    trace, batched, expanded, [None if seeds is None else wrap(seeds)])
                 return nested.call_backward(key, batched, args)
         else:
             def run(seeds: Any) -> list[Any]:
@@ -188,7 +188,7 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 def _reshape(g: Any, shape: tuple[int, ...]) -> Tensor:
     if isinstance(g, Tensor):
         return reshape(g, shape)
-    return Tensor._wrap(g.reshape(shape) if g.__class__ is np.ndarray else np.reshape(g, shape))
+    return wrap(g.reshape(shape) if g.__class__ is np.ndarray else np.reshape(g, shape))
 
 
 def _one_hot_rows(n: int, dtype: np.dtype, shape: tuple[int, ...]
@@ -216,7 +216,7 @@ def _one_hot_per_example(batch: int, m: int, dtype: np.dtype, shape: tuple[int, 
 def _stack_rows(rows: list[Any], shape: tuple[int, ...]) -> Any:
     if any(isinstance(r, Tensor) for r in rows):
         return reshape(stack(rows), shape)
-    return Tensor._wrap(np.stack([np.asarray(r) for r in rows]).reshape(shape))
+    return wrap(np.stack([np.asarray(r) for r in rows]).reshape(shape))
 
 
 def _rows(tape, target: Tensor, sources: list[Tensor], seeds_shape, mode) -> list[list[Any]]:
@@ -315,7 +315,7 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
         return None  # unconnected: the general path knows what to return
     g = _fit(g, (rows,) + value.shape, value.dtype)
     tape._end_gradient()
-    return Tensor._wrap(g.reshape(target_value.shape + value.shape))
+    return wrap(g.reshape(target_value.shape + value.shape))
 
 
 def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
@@ -353,7 +353,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     for s, column in zip(flat_sources, columns):
         shape = tuple(target.shape) + tuple(s.shape)
         if column is None:
-            out.append(Tensor._wrap(np.zeros(shape, s.dtype))
+            out.append(wrap(np.zeros(shape, s.dtype))
                        if mode is UnconnectedGradients.ZERO else None)
         else:
             out.append(_reshape(column, shape))
@@ -404,11 +404,11 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     if column is None:
         # TF returns zeros here whatever unconnected_gradients says.
         tape._end_gradient()
-        return Tensor._wrap(np.zeros(shape, target.dtype))
+        return wrap(np.zeros(shape, target.dtype))
     # column: [prod(y), batch, x...] -> [batch, y..., x...]
     if isinstance(column, Tensor):
         result = reshape(moveaxis(column, 0, 1), shape)
     else:
-        result = Tensor._wrap(np.moveaxis(column, 0, 1).reshape(shape))
+        result = wrap(np.moveaxis(column, 0, 1).reshape(shape))
     tape._end_gradient()
     return result

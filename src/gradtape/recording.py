@@ -102,8 +102,9 @@ def keep_reference(site: tuple | None, signature: Signature | None, records: lis
     if site is None or signature is None:
         return
     locations, found = [], iter(records)
-    for item in signature.items:
-        locations.append(None if item[0] == "watch" else next(found, (None,) * 7)[6])
+    for item in signature.items:  # a record per item that is not a watch
+        record = None if item[0] == "watch" else next(found, None)
+        locations.append(None if record is None else record.location)
     key = site[:2]
     if len(_references) >= _MAX_REFERENCES and key not in _references:
         _references.pop(next(iter(_references)))

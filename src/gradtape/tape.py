@@ -24,7 +24,8 @@ from . import backward, lookup, nest
 from .cache import backward_cache
 from .ops import broadcast_to, cast
 from .recording import reference_for, site_of, state
-from .tensor import Tensor, _next_id, wrap
+from .tape_recording import Record, record_op, split_reads, variable_versions
+from .tensor import Tensor, wrap
 from .variable import Variable
 
 logger = logging.getLogger("gradtape")
@@ -97,7 +98,7 @@ class GradientTape:
         # The @gt.function trace this tape was made in (None outside any): watching from
         # inside a trace only works on the trace's own tapes (see watch).
         self._tracer = state.tracer
-        self._records: list[tuple] = []
+        self._records: list[Record] = []
         # ids watched, or computed from watched ids -> their slot number on this tape
         self._tracked: dict[int, int] = {}
         # What was watched and recorded, in order, by structure only (no arrays, no ids):
@@ -127,6 +128,9 @@ class GradientTape:
         # True while gradient/jacobian runs this tape's backward: a custom_gradient
         # grad_fn asking this same tape for a gradient then would recurse forever.
         self._computing = False
+
+    # The one method through which bind hands this tape an op (tape_recording.py).
+    _record_op = record_op
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -364,7 +368,7 @@ class GradientTape:
         for s, g in zip(sources, summed):
             if g is None:
                 if mode is UnconnectedGradients.ZERO:
-                    out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
+                    out.append(wrap(np.zeros(s.shape, s.dtype)))
                 else:
                     out.append(None)
                 continue
@@ -398,14 +402,14 @@ class GradientTape:
                     )
                 continue
             if s._watch_on_read and self._var_versions.get(s._id, s._version) != s._version:
-                versions, records = _variable_versions(records, s)
+                versions, records = variable_versions(records, s)
             else:
                 versions = [s]
             expanded += versions
             owner += [k] * len(versions)
         return records, expanded, owner
 
-    def _records_for(self, sources) -> list[tuple]:
+    def _records_for(self, sources) -> list[Record]:
         """The records, with each value of a variable read at several values (and not
         among ``sources``, which ``_expand_sources`` splits) under an id of its own."""
         records = self._records
@@ -413,7 +417,7 @@ class GradientTape:
             source_ids = {s._id for s in sources}
             for var_id in self._reread:
                 if var_id not in source_ids:
-                    records = _split_reads(records, var_id)
+                    records = split_reads(records, var_id)
         return records
 
     def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
@@ -454,52 +458,6 @@ class GradientTape:
                                          parallel_iterations, experimental_use_pfor)
 
 
-def _split_reads(records: list[tuple], var_id: int) -> list[tuple]:
-    """``records`` with each value the variable ``var_id`` was read with under an id of
-    its own, when there is more than one: a variable that is not a source is then a
-    constant per value read (``x * v; v.assign(10.0); x * v`` reads 2.0, then 10.0)."""
-    values: dict[int, Any] = {}  # id(array) -> array, in order of first read
-    for rec in records:
-        for tensor_id, value in zip(rec[1], rec[2]):
-            if tensor_id == var_id:
-                values.setdefault(id(value), value)
-    if len(values) <= 1:
-        return records
-    return _renumber_reads(records, var_id, {key: _next_id() for key in values})
-
-
-def _renumber_reads(records: list[tuple], var_id: int, new_id: dict[int, int]) -> list:
-    """``records`` with each read of ``var_id`` renamed by its value (``new_id`` maps
-    ``id(value)`` to the read's new tensor id)."""
-    rewritten = []
-    for rec in records:
-        if var_id in rec[1]:
-            ids = tuple(new_id[id(v)] if i == var_id else i for i, v in zip(rec[1], rec[2]))
-            rec = (rec[0], ids) + rec[2:]
-        rewritten.append(rec)
-    return rewritten
-
-
-def _variable_versions(records: list[tuple], var: Variable) -> tuple[list[Tensor], list]:
-    """A variable assigned since the tape first saw it: one source per value it was read
-    with (the gradient sums over them, as TF's gradient sums over all reads).
-
-    Returns the sources and the records, rewritten so that each value read has an id of
-    its own when there is more than one."""
-    values: dict[int, Any] = {}  # id(array) -> array, in order of first read
-    for rec in records:
-        for tensor_id, value in zip(rec[1], rec[2]):
-            if tensor_id == var._id:
-                values.setdefault(id(value), value)
-    if len(values) <= 1:
-        # Read with one value (maybe an older one): differentiate at that value.
-        value = next(iter(values.values()), var._value)
-        return [Tensor._alias(value, var._id)], records
-    new_id = {key: _next_id() for key in values}
-    rewritten = _renumber_reads(records, var._id, new_id)
-    return [Tensor._alias(values[key], new_id[key]) for key in values], rewritten
-
-
 def _as_target(t: Any) -> Tensor:
     if isinstance(t, Tensor):
         return t
@@ -535,7 +493,7 @@ def _flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) ->
 
 def _fit_output_gradient(g: Any, target: Tensor) -> Any:
     if not isinstance(g, Tensor):
-        g = Tensor._wrap(np.asarray(g))
+        g = wrap(np.asarray(g))
     if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
             target.dtype, np.complexfloating):
         raise TypeError(
@@ -680,7 +638,7 @@ def _gradient_tensors(flat: Any, raw: Any, mode: UnconnectedGradients) -> list:
         elif g is not None:
             out.append(_as_gradient(g, s))
         elif mode is UnconnectedGradients.ZERO:
-            out.append(Tensor._wrap(np.zeros(s.shape, s.dtype)))
+            out.append(wrap(np.zeros(s.shape, s.dtype)))
         else:
             out.append(None)
     return out

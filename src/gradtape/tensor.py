@@ -29,14 +29,6 @@ class Tensor(OperatorMixin):
         self._id = _next_id()
 
     @classmethod
-    def _wrap(cls, array: Any) -> Tensor:
-        """A tensor around an op's fresh result (no copy, no conversion)."""
-        t = object.__new__(Tensor)
-        t._value = array
-        t._id = _next_id()
-        return t
-
-    @classmethod
     def _alias(cls, array: Any, tensor_id: int) -> Tensor:
         """A tensor that a tape sees as the existing tensor ``tensor_id``."""
         t = object.__new__(Tensor)
@@ -201,7 +193,8 @@ _new_object = object.__new__
 
 
 def wrap(array: Any) -> Tensor:
-    """A tensor around an op's fresh result (no copy, no conversion): the dispatch hot path."""
+    """A tensor around an op's fresh result (no copy, no conversion): the one way every
+    op, gradient and generated function turns an array it made into a tensor."""
     t = _new_object(Tensor)
     t._value = array
     t._id = _next_id()

@@ -22,7 +22,7 @@ import numpy as np
 from . import nest
 from .forward import ForwardAccumulator, _pair_leaves
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor, wrap
 
 __all__ = ["jvp", "vjp"]
 
@@ -111,7 +111,7 @@ class _VJPFunction:
             grads = []
         by_id = {s._id: g for s, g in zip(sources, grads)}
         flat = [by_id.get(s._id) if _is_float(s) else None for s in nest.flatten(self._inputs)]
-        flat = [Tensor._wrap(np.zeros_like(s._value)) if g is None else g
+        flat = [wrap(np.zeros_like(s._value)) if g is None else g
                 for g, s in zip(flat, nest.flatten(self._inputs))]
         return tuple(nest.pack_sequence_as(self._inputs, flat))
 
@@ -124,7 +124,7 @@ def _as_cotangent(ct: Any, out: Tensor) -> Any:
 
             ct = cast(ct, out.dtype)
         return ct
-    return Tensor._wrap(np.asarray(ct, dtype=out.dtype))
+    return wrap(np.asarray(ct, dtype=out.dtype))
 
 
 def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:

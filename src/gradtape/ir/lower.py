@@ -1,8 +1,8 @@
 """Lowering: a tape's records -> the pruned trace, its cache key, and a forward Program.
 
-A record is the tuple the dispatcher appends when a tape watches an op's input:
+A record is the ``Record`` (a named tuple) a tape appends when it watches an op's input:
 
-    (primitive, input_ids, input_values, params, output_ids, output_values, location)
+    Record(prim, in_ids, in_values, params, out_ids, out_values, location)
 
 Ids are tensor ids (``None`` for a raw array or Python scalar). Lowering keeps the
 records on a path from a source to a target, numbers every distinct tensor in order of
@@ -23,24 +23,24 @@ from .nodes import Aval, Eqn, Literal, Program, Var
 _PY_SCALARS = frozenset((bool, int, float, complex))
 
 
-def prune(records: Sequence[tuple], source_ids: Sequence[int], target_ids: Sequence[int]):
+def prune(records: Sequence[Any], source_ids: Sequence[int], target_ids: Sequence[int]):
     """The records on some path from a source to a target, in recording order."""
     needed = set(target_ids)
     relevant = []
     for rec in reversed(records):
-        for out_id in rec[4]:
+        for out_id in rec.out_ids:
             if out_id in needed:
                 relevant.append(rec)
-                needed.update(rec[1])
+                needed.update(rec.in_ids)
                 break
     relevant.reverse()
     reached = set(source_ids)
     kept = []
     for rec in relevant:
-        for in_id in rec[1]:
+        for in_id in rec.in_ids:
             if in_id in reached:
                 kept.append(rec)
-                reached.update(rec[4])
+                reached.update(rec.out_ids)
                 break
     return kept
 
@@ -75,10 +75,10 @@ class Trace:
         key.append(tuple(avals))
 
         wiring, out_slots = [], []
-        for r, (prim, in_ids, in_vals, params, out_ids, _outs, _loc) in enumerate(records):
+        for r, rec in enumerate(records):
             ins = []
             p = 0
-            for i, v in zip(in_ids, in_vals):
+            for i, v in zip(rec.in_ids, rec.in_values):
                 slot = slot_of.get(i)
                 if slot is not None:
                     if origins[slot][0] == "source":
@@ -102,7 +102,7 @@ class Trace:
                     key.append(aval)
                 p += 1
             outs = []
-            for p, o in enumerate(out_ids):
+            for p, o in enumerate(rec.out_ids):
                 slot = slot_of.get(o)
                 if slot is None:
                     slot = slot_of[o] = len(origins)
@@ -116,7 +116,7 @@ class Trace:
             ins_t, outs_t = tuple(ins), tuple(outs)
             wiring.append(ins_t)
             out_slots.append(outs_t)
-            key.append((prim, tuple(params.items()), ins_t, outs_t))
+            key.append((rec.prim, tuple(rec.params.items()), ins_t, outs_t))
         self.target_slots = tuple(slot_of.get(t) for t in target_ids)
         key.append(self.target_slots)
         self.key = tuple(key)
@@ -132,7 +132,8 @@ class Trace:
         if origin[0] == "source":
             return sources[origin[1]]._value
         record = self.records[origin[1]]
-        return record[2][origin[2]] if origin[0] == "in" else record[5][origin[2]]
+        values = record.in_values if origin[0] == "in" else record.out_values
+        return values[origin[2]]
 
     def tensor_id(self, slot: int, sources) -> int | None:
         """The id of the tensor in ``slot`` (``None`` for a raw constant)."""
@@ -140,7 +141,8 @@ class Trace:
         if origin[0] == "source":
             return sources[origin[1]]._id
         record = self.records[origin[1]]
-        return record[1][origin[2]] if origin[0] == "in" else record[4][origin[2]]
+        ids = record.in_ids if origin[0] == "in" else record.out_ids
+        return ids[origin[2]]
 
     def to_program(self) -> tuple[Program, list[Var]]:
         """The forward Program (inputs: sources, then constants) and a Var per slot."""
@@ -153,7 +155,7 @@ class Trace:
         defined_by_eqn = set()
         eqns = []
         for rec, ins, outs in zip(self.records, self.wiring, self.out_slots):
-            prim, params, loc = rec[0], rec[3], rec[6]
+            prim, params, loc = rec.prim, rec.params, rec.location
             inputs = [Literal(s[2]) if isinstance(s, tuple) else slot_vars[s] for s in ins]
             for s in outs:
                 slot_vars[s].hint = prim.name
