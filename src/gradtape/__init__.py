@@ -33,10 +33,10 @@ from .dtypes import (
 from .forward import ForwardAccumulator
 from .function import function
 from .gradient_drops import GradientDroppedError, GradientDroppedWarning
-from .ops import *  # noqa: F403
-from .ops import nn as nn
 from .math_ns import namespace as math
 from .module import Module, name_scope
+from .ops import *  # noqa: F403
+from .ops import nn as nn
 from .ops.linalg import namespace as linalg
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor

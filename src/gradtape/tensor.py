@@ -58,9 +58,10 @@ class Tensor(OperatorMixin):
     @property
     def shape(self) -> TensorShape:
         """TF's TensorShape (a tuple subclass: ``.as_list()``, ``.rank``, ...)."""
-        shape = self._value.shape
-        found = _SHAPES.get(shape)  # shapes repeat: a dict lookup, not a new object
-        return found if found is not None else shape_of(shape)
+        try:  # shapes repeat: a dict lookup, not a new object
+            return _SHAPES[self._value.shape]
+        except KeyError:
+            return shape_of(self._value.shape)
 
     def get_shape(self) -> TensorShape:
         """Same as :attr:`shape` (TF's ``Tensor.get_shape()``)."""

@@ -31,6 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import elementwise as _ew
 from . import reduce as _reduce
@@ -78,7 +79,7 @@ def _batch_shape(*shapes) -> tuple[int, ...]:
 
 def _matmul_shape(a, b):
     if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}.")
+        raise InvalidArgumentError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}.")
     return Aval(_batch_shape(a.shape, b.shape) + (a.shape[-2], b.shape[-1]),
                 np.result_type(a.dtype, b.dtype))
 
@@ -122,7 +123,8 @@ def _vector_shape(name: str, a, x, inner: int):
                          f"{tuple(x.shape)} and {tuple(a.shape)}.")
     if a.shape[inner] != x.shape[0]:
         operands = (a.shape, x.shape) if name == "matvec" else (x.shape, a.shape)
-        raise ValueError(f"{name}: inner dimensions differ: {operands[0]} @ {operands[1]}.")
+        raise InvalidArgumentError(
+            f"{name}: inner dimensions differ: {operands[0]} @ {operands[1]}.")
     keep = tuple(a.shape[:-1]) if inner == -1 else tuple(a.shape[:-2]) + (a.shape[-1],)
     return Aval(keep, np.result_type(a.dtype, x.dtype))
 
@@ -260,8 +262,8 @@ def tensordot(a, b, axes=2):
     axes_a, axes_b = _tensordot_axes(axes, len(a.shape), len(b.shape))
     for i, j in zip(axes_a, axes_b):
         if a.shape[i] != b.shape[j]:
-            raise ValueError(f"tensordot: shape-mismatch for sum: {a.shape} axis {i} vs "
-                             f"{b.shape} axis {j}.")
+            raise InvalidArgumentError(f"tensordot: shape-mismatch for sum: {a.shape} axis "
+                                       f"{i} vs {b.shape} axis {j}.")
     free_a = [i for i in range(len(a.shape)) if i not in axes_a]
     free_b = [j for j in range(len(b.shape)) if j not in axes_b]
     k = int(np.prod([a.shape[i] for i in axes_a], dtype=np.int64))

@@ -27,6 +27,7 @@ import builtins
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from . import elementwise as _ew
 from . import shape as _shape
 from .numpy_dispatch import implements
@@ -52,7 +53,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     for a in axis:
         a = int(a)
         if not -ndim <= a < builtins.max(ndim, 1):
-            raise ValueError(f"axis {a} is out of bounds for a tensor of rank {ndim}.")
+            raise InvalidArgumentError(f"axis {a} is out of bounds for a tensor of rank {ndim}.")
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"Repeated axis in {tuple(axis)}.")

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..tensor import Tensor, concrete_value
 from . import index as _index
@@ -24,7 +25,7 @@ __all__ = ["reshape", "transpose", "broadcast_to", "unbroadcast", "expand_dims"]
 
 def _normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {ndim}.")
+        raise InvalidArgumentError(f"axis {axis} is out of bounds for a tensor of rank {ndim}.")
     return axis % ndim
 
 
@@ -59,12 +60,12 @@ def reshape(x, shape, order="C"):
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or size % known:
-            raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
+            raise InvalidArgumentError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
         shape = tuple(size // known if d == -1 else d for d in shape)
     if shape == tuple(x.shape):
         return unchanged(x)
     if math.prod(shape) != size:
-        raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
+        raise InvalidArgumentError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
     return bind(reshape_p, x, shape=shape)
 
 
@@ -96,7 +97,8 @@ def transpose(x, axes=None, perm=None):
         _normalize_axis(int(a), ndim) for a in axes
     )
     if sorted(axes) != list(range(ndim)):
-        raise ValueError(f"axes {axes} are not a permutation of a rank-{ndim} tensor's axes.")
+        raise InvalidArgumentError(
+            f"axes {axes} are not a permutation of a rank-{ndim} tensor's axes.")
     if axes == tuple(range(ndim)):
         return unchanged(x)
     return bind(transpose_p, x, axes=axes)
@@ -244,7 +246,7 @@ def squeeze(a: Any, axis: Any = None, name: str | None = None, squeeze_dims: Any
         axes = _normalize_axes(axis, len(shape))
         for ax in axes:
             if shape[ax] != 1:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"Cannot squeeze axis {ax} of a tensor of shape {shape}: its size is "
                     f"{shape[ax]}, not 1."
                 )
@@ -361,7 +363,7 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
             d == e for i, (d, e) in enumerate(zip(x.shape, xs[0].shape)) if i != axis
         )
         if not same:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"All tensors must have the same shape except along axis {axis}; got "
                 f"{tuple(xs[0].shape)} and {tuple(x.shape)}."
             )
@@ -389,8 +391,8 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
     shape = tuple(xs[0].shape)
     for x in xs[1:]:
         if tuple(x.shape) != shape:
-            raise ValueError(f"All tensors to stack must have the same shape; got {shape} "
-                             f"and {tuple(x.shape)}.")
+            raise InvalidArgumentError(f"All tensors to stack must have the same shape; got "
+                                       f"{shape} and {tuple(x.shape)}.")
     axis = _normalize_axis(int(axis), len(shape) + 1)
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
@@ -567,18 +569,18 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
     if isinstance(num_or_size_splits, (int, np.integer)):
         pieces = int(num_or_size_splits)
         if pieces <= 0 or n % pieces:
-            raise ValueError(f"Cannot split axis {axis} of size {n} into {pieces} equal "
-                             "pieces; pass a list of sizes instead.")
+            raise InvalidArgumentError(f"Cannot split axis {axis} of size {n} into {pieces} "
+                                       "equal pieces; pass a list of sizes instead.")
         sizes = [n // pieces] * pieces
     else:
         sizes = [int(s) for s in np.asarray(num_or_size_splits).reshape(-1)]
         if sizes.count(-1) > 1:
-            raise ValueError("At most one size in num_or_size_splits may be -1.")
+            raise InvalidArgumentError("At most one size in num_or_size_splits may be -1.")
         if -1 in sizes:
             sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
         if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise ValueError(f"The sizes {sizes} do not add up to the size {n} of axis "
-                             f"{axis}.")
+            raise InvalidArgumentError(f"The sizes {sizes} do not add up to the size {n} of "
+                                       f"axis {axis}.")
     if num is not None and num != len(sizes):
         raise ValueError(f"num={num} does not match the {len(sizes)} pieces.")
     points = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
@@ -603,7 +605,7 @@ def tile(A: Any, reps: Any = None, multiples: Any = None, name: str | None = Non
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - len(shape)) + shape
     if any(r < 0 for r in reps):
-        raise ValueError(f"tile repetitions must be non-negative, got {reps}.")
+        raise InvalidArgumentError(f"tile repetitions must be non-negative, got {reps}.")
     A = reshape(A, shape)
     if all(r == 1 for r in reps):
         return A
@@ -629,7 +631,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, name: str | None = Non
     if counts.ndim == 0 or counts.size == 1:
         r = int(counts.reshape(()))
         if r < 0:
-            raise ValueError("repeats may not contain negative values.")
+            raise InvalidArgumentError("repeats may not contain negative values.")
         # (.., d, ..) -> (.., d, 1, ..) -> broadcast (.., d, r, ..) -> (.., d*r, ..)
         x = reshape(a, shape[:axis + 1] + (1,) + shape[axis + 1:])
         x = broadcast_to(x, shape[:axis + 1] + (r,) + shape[axis + 1:])
@@ -757,7 +759,7 @@ def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_valu
         raise ValueError(f"paddings has {widths.shape[0]} rows for a tensor of rank {ndim}.")
     widths = np.broadcast_to(widths, (ndim, 2))
     if (widths < 0).any():
-        raise ValueError("pad widths must be non-negative.")
+        raise InvalidArgumentError("pad widths must be non-negative.")
     pad_width = tuple((int(b), int(a)) for b, a in widths)
     mode = str(mode).lower()
     if all(b == 0 and a == 0 for b, a in pad_width):
