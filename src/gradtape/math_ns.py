@@ -18,6 +18,7 @@ import numpy as np
 from . import ops
 from .errors import InvalidArgumentError
 from .ops import nn
+from .ops.registry import operand
 from .tensor import Tensor, _to_array, wrap
 
 __all__ = ["add_n", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "reduce_all",
@@ -62,7 +63,7 @@ def add_n(inputs: Any, name: str | None = None) -> Tensor:
     if not items:
         raise ValueError("inputs must be an iterable of at least one Tensor with the same "
                          f"dtype and shape, got {inputs!r}.")
-    tensors = [ops.operand(x) for x in items]
+    tensors = [operand(x) for x in items]
     first = tensors[0]
     for t in tensors[1:]:
         if t.shape != first.shape or t.dtype != first.dtype:

@@ -108,6 +108,8 @@ matmul_p = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp,
 
 def _mm(a, b):
     """matmul of operands of rank >= 2 (the primitive itself)."""
+    if a.shape[-1] != b.shape[-2]:
+        _matmul_shape(a, b)  # raises TF's InvalidArgumentError, not NumPy's gufunc error
     return bind(matmul_p, a, b)
 
 
@@ -167,11 +169,15 @@ vecmat_p = Primitive(
 
 def _matvec(a, x):
     """``a @ x`` for ``a`` of rank >= 2 and a 1-d ``x`` (the primitive itself)."""
+    if a.shape[-1] != x.shape[0]:
+        _vector_shape("matvec", a, x, -1)  # raises TF's InvalidArgumentError
     return bind(matvec_p, a, x)
 
 
 def _vecmat(x, a):
     """``x @ a`` for a 1-d ``x`` and ``a`` of rank >= 2 (the primitive itself)."""
+    if a.shape[-2] != x.shape[0]:
+        _vector_shape("vecmat", a, x, -2)  # raises TF's InvalidArgumentError
     return bind(vecmat_p, x, a)
 
 
@@ -194,6 +200,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     rank_a, rank_b = len(a.shape), len(b.shape)
     flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if rank_a >= 2 and rank_b >= 2 and not (flag_a or flag_b) and output_type is None:
+        if a.shape[-1] != b.shape[-2]:
+            _matmul_shape(a, b)  # raises TF's InvalidArgumentError, not NumPy's gufunc error
         return bind(matmul_p, a, b)  # the usual product, without the cases below
     if rank_a == 0 or rank_b == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions "
