@@ -195,3 +195,29 @@ def test_optimizer_step_on_module_variables(cls):
     opt.apply_gradients(zip(grads, model.trainable_variables))
     for v, b, g in zip(model.trainable_variables, before, grads):
         np.testing.assert_allclose(v.numpy(), b - 0.1 * g.numpy())
+
+
+def test_with_name_scope_and_function_in_either_order():
+    class Scaled(gt.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = gt.Variable(2.0)
+
+        @gt.Module.with_name_scope
+        @gt.function
+        def scope_outside(self, x):
+            return self.w * x * x
+
+        @gt.function
+        @gt.Module.with_name_scope
+        def function_outside(self, x):
+            return self.w * x * x
+
+    m = Scaled()
+    x = gt.constant(3.0)
+    for method in (m.scope_outside, m.function_outside):
+        with gt.GradientTape() as tape:
+            y = method(x)
+        assert float(y) == 18.0 and float(tape.gradient(y, m.w)) == 9.0
+    m.w.assign(5.0)  # the traces read the variable, not a stale value
+    assert float(m.scope_outside(x)) == 45.0 and float(m.function_outside(x)) == 45.0
