@@ -58,6 +58,7 @@ def test_real_dtype_and_aliases():
     assert gt.half is gt.float16 and gt.double is gt.float64
     assert gt.as_dtype("half") is gt.float16 and gt.as_dtype("double") is gt.float64
     assert gt.as_dtype(float) is gt.float32  # TF reads Python's float as float32
+    assert gt.as_dtype("float") is gt.float32 and gt.float32 == "float" != gt.float64
     assert gt.float32.as_datatype_enum == 1 and gt.int64.as_datatype_enum == 9
 
 

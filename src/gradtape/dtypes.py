@@ -128,7 +128,7 @@ class DType:
         if other is None:  # np.dtype(None) is float64; TF's float64 != None
             return False
         try:
-            return self._np == _numpy_dtype(other)
+            return self._np == numpy_dtype(other)
         except (TypeError, ValueError):
             return False
 
