@@ -324,10 +324,17 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1,
                    help="threads per library (default 1: stable ratios on a shared "
                         "machine; 0: each library's default)")
+    p.add_argument("--hold-freed-memory", action="store_true",
+                   help="run with gt.config(hold_freed_memory=True): glibc keeps freed "
+                        "blocks for reuse, for every implementation in the process")
     return p
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
+    if getattr(args, "hold_freed_memory", False):
+        import gradtape as gt
+
+        gt.config(hold_freed_memory=True)  # process-wide: the hand-written code gains too
     if args.quick:
         return Settings(min_time=0.02, repeats=2, peers=not args.no_peers, only=args.only)
     return Settings(min_time=0.15, repeats=5, peers=not args.no_peers, only=args.only,

@@ -239,9 +239,8 @@ def _all_primitives():
 
 def test_every_primitive_has_a_batching_rule():
     missing = sorted(p.name for p in _all_primitives()
-                     if not p.elementwise and getattr(p, "batch", None) is None
-                     and p.name not in PER_ELEMENT)
-    assert not missing, f"add a batching rule (prim.batch = rule) for: {missing}"
+                     if not p.elementwise and p.batch is None and p.name not in PER_ELEMENT)
+    assert not missing, f"declare a batching rule (Primitive(..., batch=rule)) for: {missing}"
 
 
 # --- the identity basis: a whole jacobian's seeds ---------------------------------------------
@@ -329,3 +328,34 @@ def test_a_scale_that_varies_along_the_one_hot_axis_is_left_alone():
     assert "matmul" in _prims(special)
     np.testing.assert_allclose(interpreter.run(special, [s, w, b])[0],
                                interpreter.run(program, [s, w, b])[0], rtol=1e-14)
+
+
+# --- derivatives of a batched equation: its own params, not ones recomputed from shapes ---
+
+def _batched_unbroadcast(x):
+    # What unbroadcast's batching rule emits for unbroadcast((4, 2, 2) -> (2, 1)) over a
+    # batch of 3: sum axes 1 and 3 (the batch axis 0 stays), then (3, 2, 1).
+    from gradtape.ops.shape import unbroadcast_p
+
+    return bind(unbroadcast_p, x, axes=(1, 3), shape=(3, 2, 1))
+
+
+def test_derivatives_of_a_batched_unbroadcast_match_finite_differences():
+    x_value = rng.standard_normal((3, 4, 2, 2))
+    u = gt.constant(rng.standard_normal((3, 2, 1)))
+    t = rng.standard_normal((3, 4, 2, 2))
+    x = gt.constant(x_value)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = _batched_unbroadcast(x)
+    vjp = tape.gradient(y, x, output_gradients=u).numpy()
+    with gt.ForwardAccumulator(x, gt.constant(t)) as acc:
+        jvp = acc.jvp(_batched_unbroadcast(x)).numpy()
+
+    eps = 1e-6
+    def f(v):
+        return _batched_unbroadcast(gt.constant(v)).numpy()
+    np.testing.assert_allclose(jvp, (f(x_value + eps * t) - f(x_value - eps * t)) / (2 * eps),
+                               rtol=1e-7)
+    # <u, J t> = <J^T u, t>: the VJP is the transpose of the (checked) JVP.
+    np.testing.assert_allclose(np.sum(vjp * t), np.sum(u.numpy() * jvp), rtol=1e-10)

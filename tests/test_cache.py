@@ -11,6 +11,7 @@ import pytest
 
 import gradtape as gt
 from gradtape import backward
+from gradtape.cache import backward_cache
 from gradtape.ops.registry import Primitive, bind
 
 
@@ -117,7 +118,7 @@ def test_lru_bound_evicts_and_forgets_the_source():
         for k in range(4):
             _grad_of(lambda x, p=float(k + 2): gt.reduce_sum(x ** p), np.ones(3))
         assert gt.cache_info().entries == 2
-        live = [e.compiled.filename for e in backward._cache.entries()]
+        live = [e.compiled.filename for e in backward_cache.entries()]
         assert all(linecache.getlines(f) for f in live)
     assert gt.cache_info().entries == 2
 
@@ -147,7 +148,7 @@ def test_the_cache_holds_no_arrays():
     big = np.random.default_rng(0).standard_normal(100_000)
     _grad_of(lambda x: gt.reduce_sum(gt.tanh(x) * x), big)
     _grad_of(lambda x: gt.reduce_sum(gt.tanh(x) * x), big)
-    (entry,) = backward._cache.entries()
+    (entry,) = backward_cache.entries()
     assert entry.compiled is not None
     seen, stack = set(), [entry]
     while stack:

@@ -392,6 +392,57 @@ def test_the_function_must_return_a_result_and_grad_fn():
         f(gt.constant(1.0))
 
 
+def _asks_its_own_tape(calls, persistent):
+    """A custom-gradient function whose grad_fn calls ``gradient`` on the tape that is
+    computing through it (``calls`` holds that tape's method to call)."""
+
+    @gt.custom_gradient
+    def double(x):
+        def grad_fn(dy):
+            calls[0]()  # the tape differentiating through double, re-entered
+            return dy * 2.0
+        return x * 2.0, grad_fn
+
+    x = gt.constant([1.0, 3.0], dtype="float64")
+    tape = gt.GradientTape(persistent=persistent)
+    with tape:
+        tape.watch(x)
+        y = double(x)
+    return tape, x, y
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("method", ["gradient", "jacobian"])
+def test_grad_fn_calling_the_tape_computing_it_raises(persistent, method):
+    calls = [None]
+    tape, x, y = _asks_its_own_tape(calls, persistent)
+    calls[0] = lambda: tape.gradient(y, x)
+    with pytest.raises(RuntimeError, match="computing a gradient already") as info:
+        getattr(tape, method)(y, x)
+    assert "separate GradientTape" in str(info.value)
+    if persistent:  # the tape is usable again afterwards: a grad_fn that behaves works
+        calls[0] = lambda: None
+        np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 2.0])
+        np.testing.assert_array_equal(tape.jacobian(y, x).numpy(), np.diag([2.0, 2.0]))
+
+
+def test_grad_fn_may_use_a_separate_tape():
+    @gt.custom_gradient
+    def square(x):
+        def grad_fn(dy):
+            with gt.GradientTape() as inner:
+                inner.watch(x)
+                z = x * x
+            return dy * inner.gradient(z, x)
+        return x * x, grad_fn
+
+    x = gt.constant(3.0, dtype="float64")
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = square(x)
+    assert float(tape.gradient(y, x)) == 6.0
+
+
 # --- higher order ------------------------------------------------------------------------
 
 def test_second_derivative_follows_grad_fns_own_ops():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.ops.elementwise import _NUMPY1, weak_scalars
+from gradtape.ops.operands import _NUMPY1, weak_scalars
 
 BINARY = [(gt.add, np.add), (gt.subtract, np.subtract), (gt.multiply, np.multiply),
           (gt.divide, np.true_divide)]

@@ -360,12 +360,167 @@ def test_returning_a_value_read_from_a_tensor_raises():
 def test_returning_static_python_values_is_fine():
     @gt.function
     def fn(x, flag):
-        if x > 0:  # a bool read: True stays a fine static result
+        if x > 0:  # a bool read: True is a fine result (a bool tensor, as in TF)
             return x, True, flag
         return x, False, flag
 
-    assert fn(gt.constant(1.0), "a")[1:] == (True, "a")
-    assert fn(gt.constant(-1.0), "a")[1:] == (False, "a")
+    for value, expected in ((1.0, True), (-1.0, False), (2.0, True)):
+        got = fn(gt.constant(value), "a")
+        assert_same(got[1], np.bool_(expected))
+        assert got[2] == "a"
+
+
+@pytest.mark.parametrize("taping", [False, True], ids=["plain", "under_a_tape"])
+def test_returned_python_numbers_are_tensors_as_in_tf(compile_mode, taping):
+    # TF: @tf.function returning 3 gives tf.Tensor(3, shape=(), dtype=int32).
+    @gt.function
+    def fn(x):
+        return x * 2.0, 3, (2.5, True, np.float64(0.5), np.array([1, 2], np.int64)), None
+
+    x = gt.constant(1.5)
+    for _ in range(2):
+        with gt.GradientTape() as tape:
+            if taping:
+                tape.watch(x)
+            y, three, (half, flag, wide, pair), nothing = fn(x)
+        assert_same(y, np.float32(3.0))
+        for got, want in ((three, np.int32(3)), (half, np.float32(2.5)),
+                          (flag, np.bool_(True)), (wide, np.float64(0.5)),
+                          (pair, np.array([1, 2], np.int64))):
+            assert isinstance(got, gt.Tensor)
+            assert_same(got, want)
+        assert nothing is None
+        if taping:
+            assert_same(tape.gradient(y, x), np.float32(2.0))
+    assert_same(gt.function(lambda: 3)(), np.int32(3))
+    assert fn.experimental_get_tracing_count() == 1
+
+
+def test_returning_another_object_raises_type_error():
+    @gt.function
+    def fn(x):
+        return x, object()
+
+    with pytest.raises(TypeError, match="returned a object"):
+        fn(gt.constant(1.0))
+
+
+def test_generator_functions_raise_type_error():
+    @gt.function
+    def gen(x):
+        yield x * 2.0
+
+    with pytest.raises(TypeError, match="generator and async functions are not supported"):
+        gen(gt.constant(1.0))
+    with pytest.raises(TypeError, match="generator"):
+        gt.function(lambda x: (v * 2.0 for v in x))(gt.constant([1.0, 2.0]))
+
+
+# --- printing and other value reads: shown symbolically, guarded, or refused ---------------
+
+def test_repr_of_a_traced_tensor_shows_no_value():
+    # The value read by repr is not a guard: repr shows a name instead (TF's graph
+    # tensors), so a branch on it takes the same side on every call.
+    traced = gt.function(lambda x: x * 2 if "-" in repr(x) else x * 3)
+    assert_same(traced(gt.constant([-1.0, -1.0])), np.float32([-3.0, -3.0]))
+    assert_same(traced(gt.constant([3.0, 3.0])), np.float32([9.0, 9.0]))
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def test_print_inside_a_function_shows_names_shapes_and_dtypes(capsys):
+    captured = gt.constant([5.0, 6.0])
+    weight = gt.Variable(2.0, name="w")
+
+    @gt.function
+    def fn(x):
+        y = x * weight
+        print(x, y, captured, weight)
+        print(f"{x}; {[y]}; %s" % (x,))  # noqa: UP031 - %-formatting is tested too
+        return y
+
+    for value in ([1.0, -2.0], [3.0, 4.0]):
+        assert_same(fn(gt.constant(value)), np.float32(value) * 2.0)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [  # printed once: the one trace
+        'Tensor("x", shape=(2,), dtype=float32) Tensor("multiply", shape=(2,), dtype=float32) '
+        "Tensor([5. 6.], shape=(2,), dtype=float32) <gt.Variable 'w:0' shape=() "
+        "dtype=float32>",
+        'Tensor("x", shape=(2,), dtype=float32); [Tensor("multiply", shape=(2,), '
+        'dtype=float32)]; Tensor("x", shape=(2,), dtype=float32)',
+    ]
+    assert "numpy=2.0" in repr(weight)  # outside a trace: the value, as before
+
+
+@pytest.mark.parametrize("show", ["str", "fstring", "format", "percent", "variable"])
+def test_text_of_a_traced_value_is_the_same_on_every_call(show):
+    v = gt.Variable(1.0)
+
+    def fn(x):
+        text = {"str": lambda: str(x), "fstring": lambda: f"{x}",
+                "format": lambda: "{}".format(x),  # noqa: UP032 - the call is the point
+                "percent": lambda: "%s" % (x,),  # noqa: UP031
+                "variable": lambda: repr(v)}[show]()
+        return x * 2.0 if "-" in text else x * 3.0
+
+    traced = gt.function(fn)
+    for value in (-1.0, 2.0, -3.0):
+        v.assign(value)
+        assert_same(traced(gt.constant(value)), np.float32(value * 3.0))
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def test_formatting_a_traced_scalar_with_a_spec_raises_type_error():
+    traced = gt.function(lambda x: x * 2.0 if "-" in f"{x:.2f}" else x)
+    with pytest.raises(TypeError, match=r"no value to format.*float\(t\)"):
+        traced(gt.constant(-1.0))
+    assert f"{gt.constant(-1.0):.2f}" == "-1.00"  # eagerly: the value
+
+
+def test_hashing_a_tensor_is_refused():
+    traced = gt.function(lambda x: x * 2.0 if hash(x) else x)
+    with pytest.raises(TypeError, match="unhashable"):
+        traced(gt.constant(1.0))
+
+
+@pytest.mark.parametrize("read", [
+    "if", "iterate", "contains", "max", "list", "floor", "percent_f", "percent_d",
+    "format_float", "str_numpy", "tolist", "complex"])
+def test_more_value_reads_are_guards(read):
+    import math
+
+    readers = {
+        "if": lambda x: x[0] < 0,
+        "iterate": lambda x: any(v < 0 for v in x),
+        "contains": lambda x: -1.0 in x,
+        "max": lambda x: max(x) < 0,
+        "list": lambda x: list(x)[0] < 0,
+        "floor": lambda x: math.floor(x[0]) < 0,
+        "percent_f": lambda x: "-" in "%.1f" % x[0],  # noqa: UP031 - % is the point
+        "percent_d": lambda x: "-" in "%d" % x[0],  # noqa: UP031
+        "format_float": lambda x: "-" in f"{float(x[0]):.2f}",
+        "str_numpy": lambda x: "-" in str(x.numpy()),
+        "tolist": lambda x: x.numpy().tolist()[0] < 0,
+        "complex": lambda x: complex(x[0]).real < 0,
+    }
+
+    def fn(x):
+        return x * 2.0 if readers[read](x) else x * 3.0
+
+    traced = gt.function(fn)
+    for value in ([-1.0, -1.0], [3.0, 3.0], [-1.0, -1.0], [3.0, 3.0]):
+        x = gt.constant(value)
+        assert_same(traced(x), fn(x))
+    assert traced.experimental_get_tracing_count() == 2  # one per value, each reused
+
+
+def test_a_branch_on_len_follows_the_shape():
+    def fn(x):
+        return x * 2.0 if len(x) == 2 else x * 3.0
+
+    traced = gt.function(fn)
+    for value in ([1.0, 2.0], [1.0, 2.0, 3.0], [4.0, 5.0]):
+        assert_same(traced(gt.constant(value)), fn(gt.constant(value)))
+    assert traced.experimental_get_tracing_count() == 2
 
 
 # --- variables ----------------------------------------------------------------------------
@@ -623,6 +778,34 @@ def test_gradient_of_a_guarded_function_follows_the_branch():
             y = traced(x)
         expected = 2.0 if sum(v) > 0 else -1.0
         assert_same(tape.gradient(y, x), np.full(2, expected, np.float32))
+
+
+def numeric_gradient(fn, x, eps=1e-6):
+    """Central differences of a scalar ``fn`` at the float64 array ``x``."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (float(fn(gt.constant(x + step))) - float(fn(gt.constant(x - step)))) / (2 * eps)
+    return grad
+
+
+def test_gradient_through_tensordot_of_a_length_one_intermediate(compile_mode):
+    # The optimized backward once broadcast a (1, 1) cotangent straight to (2,): the
+    # reshape to (1,) between them was dropped, and the backward raised ValueError.
+    def fn(x):
+        row = gt.expand_dims(gt.reduce_sum(x), 0)
+        return gt.reduce_sum(gt.tensordot(row, np.array([[1.0, 2.0]]), axes=1))
+
+    traced = gt.function(fn)
+    x = np.array([0.5, -1.5])
+    for _ in range(2):
+        xt = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xt)
+            y = traced(xt)
+        np.testing.assert_allclose(tape.gradient(y, xt).numpy(), numeric_gradient(fn, x),
+                                   rtol=1e-7)
 
 
 # --- the training-step pattern --------------------------------------------------------------

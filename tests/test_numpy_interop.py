@@ -104,6 +104,12 @@ def test_np_sort_kind(kind):
     x = gt.constant(X_2D)
     np.testing.assert_array_equal(np.sort(x, axis=0, kind=kind).numpy(),
                                   np.sort(X_2D, axis=0, kind=kind))
+
+
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0",
+                    reason="np.sort takes stable= from NumPy 2.0 on")
+def test_np_sort_stable():
+    x = gt.constant(X_2D)
     np.testing.assert_array_equal(np.sort(x, stable=True).numpy(), np.sort(X_2D, stable=True))
 
 
@@ -392,3 +398,25 @@ def test_numbers_and_arrays_still_work():
     for value in (2, 2.0, True, np.float16(2), np.int8(2), [2.0, 2.0], (2, 2), np.array(2.0)):
         np.testing.assert_allclose((x * value).numpy(), np.multiply([1.0, 2.0], value))
     np.testing.assert_array_equal((x == None).numpy(), [False, False])  # noqa: E711
+
+
+@pytest.mark.parametrize("how", ["-c", "stdin"])
+def test_the_warning_names_the_line_of_a_script_without_a_file(how):
+    # python -c and piped scripts run as a __main__ whose loader has no source: the
+    # warning must still be shown (it once raised ImportError from the warnings module).
+    import subprocess
+    import sys
+
+    script = ("import numpy as np, gradtape as gt\n"
+              "x = gt.constant(1.0)\n"
+              "with gt.GradientTape() as t:\n"
+              "    t.watch(x)\n"
+              "    y = np.mean([x, x + 2.0])\n"
+              "print(type(y).__name__)\n")
+    args = [sys.executable, "-c", script] if how == "-c" else [sys.executable, "-"]
+    done = subprocess.run(args, input=None if how == "-c" else script, text=True,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "float32"
+    assert "GradientDroppedWarning" in done.stderr
+    assert ":5: np.mean converted a watched tensor" in done.stderr

@@ -47,6 +47,29 @@ def test_asking_a_tape_that_never_recorded(method):
         getattr(gt.GradientTape(persistent=True), method)(x, x)
 
 
+@pytest.mark.parametrize("method", ["gradient", "inspect"])
+def test_inspect_refuses_a_tape_just_as_gradient_does(method):
+    x = gt.constant(np.ones(2, np.float32))
+    with pytest.raises(RuntimeError, match="has not recorded anything"):
+        getattr(gt.GradientTape(), method)(x, x)
+    tape, x, y = recorded()
+    assert "def backward(" in tape.inspect(y, x).source  # inspect does not use it up
+    assert tape.gradient(y, x).numpy() == 6.0
+    with pytest.raises(RuntimeError, match="only be used to compute one set of gradients"):
+        getattr(tape, method)(y, x)
+
+
+def test_dict_sources_with_keys_that_do_not_sort():
+    # TF's nest sorts dict keys and raises TypeError for keys that do not compare.
+    a, b = gt.Variable(2.0), gt.Variable(3.0)
+    with gt.GradientTape() as tape:
+        z = a * b
+    with pytest.raises(TypeError, match="sortable keys.*int, str"):
+        tape.gradient(z, {"a": a, 1: b})
+    grads = tape.gradient(z, {"b": b, "a": a})  # the failed call did not use the tape up
+    assert list(grads) == ["b", "a"] and grads["a"].numpy() == 3.0
+
+
 def test_target_none():
     tape, x, _ = recorded()
     with pytest.raises(TypeError, match="target.*received None"):

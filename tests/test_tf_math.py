@@ -30,22 +30,29 @@ def test_renamed_ones():
     assert set(gt.math.__all__) >= set(SAME) | {"is_nan", "add_n", "argmax", "cumsum"}
 
 
-def test_argmax_argmin_have_tfs_default_axis():
+def test_argmax_argmin_cumsum_cumprod_are_the_top_level_tf_functions():
+    for name in ("argmax", "argmin", "cumsum", "cumprod"):
+        assert getattr(gt.math, name) is getattr(gt, name), name
+
+
+def test_argmax_argmin_take_tfs_arguments():
     x = gt.constant([[1.0, 3.0], [4.0, 2.0]])
-    a = gt.math.argmax(x)
-    assert a.dtype == np.int64 and a.numpy().tolist() == [1, 0]  # axis 0, as TF
-    assert gt.math.argmin(x).numpy().tolist() == [0, 1]
-    assert gt.math.argmax(x, axis=1, output_type=gt.int32).dtype == np.int32
-    assert gt.math.argmax(x, axis=1).numpy().tolist() == [1, 0]
+    assert gt.math.argmax(x).numpy().tolist() == [1, 0]  # axis 0, as TF
+    out = gt.math.argmax(x, 1, gt.int32, "am")  # TF's positional order, a DType output_type
+    assert out.dtype == np.int32 and out.numpy().tolist() == [1, 0]
+    assert gt.math.argmin(x, axis=1, output_type=gt.int64, name="am").dtype == np.int64
 
 
-def test_cumsum_cumprod_have_tfs_default_axis():
-    x = gt.constant([[1, 2], [3, 4]])
-    assert gt.math.cumsum(x).numpy().tolist() == [[1, 2], [4, 6]]
-    assert gt.math.cumprod(x).numpy().tolist() == [[1, 2], [3, 8]]
-    v = gt.constant([2.0, 3.0, 5.0])  # tf.math.cumsum's doc examples
+def test_cumsum_cumprod_take_tfs_arguments():
+    v = gt.constant([2.0, 3.0, 5.0])  # tf.math.cumsum's and cumprod's doc examples
     assert gt.math.cumsum(v, exclusive=True).numpy().tolist() == [0, 2, 5]
     assert gt.math.cumsum(v, reverse=True).numpy().tolist() == [10, 8, 5]
+    assert gt.math.cumprod(v, 0, True, True).numpy().tolist() == [15, 5, 1]
+    named = gt.math.cumsum(v, 0, False, False, "running_total")  # name is TF's 5th argument
+    assert named.numpy().tolist() == [2, 5, 10]
+    x = gt.constant([[1, 2], [3, 4]])
+    summed = gt.cumsum(x, name="c", dtype=gt.float64)  # dtype stays, keyword-only
+    assert summed.dtype == np.float64 and summed.numpy().tolist() == [[1, 2], [4, 6]]
 
 
 def _fd(f, x, eps=1e-6):
@@ -120,6 +127,7 @@ def test_error_classes_subclass_what_gradtape_raised():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: gt.reshape(gt.zeros([6]), [4]), "Cannot reshape"),
+    (lambda: gt.reshape(gt.zeros([6]), [-1, -1]), "Only one input size may be -1"),
     (lambda: gt.concat([gt.zeros([2, 2]), gt.zeros([2, 3])], axis=0), "same shape except"),
     (lambda: gt.stack([gt.zeros([2]), gt.zeros([3])]), "same shape"),
     (lambda: gt.matmul(gt.zeros([2, 3]), gt.zeros([2, 3])), "inner dimensions differ"),
@@ -129,6 +137,9 @@ def test_error_classes_subclass_what_gradtape_raised():
     (lambda: gt.transpose(gt.zeros([2, 3]), [0, 0]), "not a permutation"),
     (lambda: gt.split(gt.zeros([5]), 2), "equal"),
     (lambda: gt.split(gt.zeros([5]), [2, 2]), "do not add up"),
+    (lambda: gt.split(gt.zeros([5]), [-1, -1]), "At most one size"),
+    (lambda: gt.repeat(gt.zeros([2]), -1), "negative"),
+    (lambda: gt.gather_nd(gt.zeros([2]), gt.constant([[0, 0]])), "exceeds the rank"),
     (lambda: gt.tile(gt.zeros([2]), [-1]), "non-negative"),
     (lambda: gt.pad(gt.zeros([2]), [[-1, 0]]), "non-negative"),
     (lambda: gt.reduce_sum(gt.zeros([2]), axis=3), "out of bounds"),

@@ -289,3 +289,35 @@ def test_transformed_functions_are_named():
 
     assert gt.grad(energy).__name__ == "grad(energy)"
     assert gt.hessian(energy).__doc__ == "Potential energy."
+
+
+NESTED_JACOBIAN_FUNCTIONS = {
+    # sin(outer(x, x)) + cos(dot(x, x)): tensordot with axes=0 and axes=1.
+    "tensordot": lambda x: gt.sin(gt.tensordot(x, x, axes=0))
+    + gt.cos(gt.tensordot(x, x, axes=1)),
+    # A column times a row: the backward unbroadcasts over a size-1 axis, which the
+    # batched backward does with the batch axis in front (its JVP once lost track).
+    "outer": lambda x: gt.sin(gt.outer(x, x)),
+    "expand_dims": lambda x: gt.reduce_sum(
+        gt.sin(gt.expand_dims(x, 0) * gt.expand_dims(x, 1)), axis=0),
+    # Its backward compares with the maximum (equal): no tangent flows through that.
+    "reduce_max": lambda x: gt.reduce_max(gt.outer(x, x) + x, axis=1),
+}
+
+
+@pytest.mark.parametrize("compile_mode", [True, False], ids=["compiled", "interpreted"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("name", sorted(NESTED_JACOBIAN_FUNCTIONS))
+def test_jvp_of_a_nested_jacobian_matches_finite_differences(compile_mode, n, name):
+    # Forward mode over two levels of vectorized reverse mode.
+    nested = gt.jacobian(gt.jacobian(NESTED_JACOBIAN_FUNCTIONS[name]))
+    x = RNG.normal(size=n)
+    v = RNG.normal(size=n)
+    with gt.config(compile=compile_mode, compile_after=1):
+        for _ in range(2):
+            out, tangent = gt.jvp(nested, (gt.constant(x),), (gt.constant(v),))
+    eps = 1e-6
+    want = (as_np(nested)(x + eps * v) - as_np(nested)(x - eps * v)) / (2 * eps)
+    assert tangent.shape == out.shape and set(out.shape) == {n}
+    np.testing.assert_allclose(out.numpy(), as_np(nested)(x), rtol=1e-12)
+    np.testing.assert_allclose(tangent.numpy(), want, rtol=1e-6, atol=1e-7)

@@ -157,3 +157,22 @@ def test_training_loop_updates():
             loss = (w - 3.0) ** 2
         w.assign_sub(0.25 * tape.gradient(loss, w))
     assert np.isclose(w.numpy(), 3.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gt.Variable(None),
+    lambda: gt.Variable(None, dtype="float32"),
+    lambda: gt.Variable([1.0, None]),
+    lambda: gt.constant(None),
+    lambda: gt.Variable(1.0).assign(None),
+])
+def test_none_values_are_not_supported(make):
+    # TF: ValueError "None values not supported"; NumPy would make an object array (or
+    # nan, given a float dtype).
+    with pytest.raises(ValueError, match="None values not supported"):
+        make()
+
+
+def test_values_that_are_not_numbers_raise_type_error():
+    with pytest.raises(TypeError, match="not numbers"):
+        gt.constant([{}, 1])

@@ -1,11 +1,11 @@
-"""The whole-tape shortcut (backward.py): a fresh tape that recorded the same structure
+"""The whole-tape shortcut (lookup.py): a fresh tape that recorded the same structure
 reuses the compiled backward without pruning or keying, and never a wrong one."""
 
 import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import backward
+from gradtape import lookup
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,7 @@ def test_a_loop_of_fresh_tapes_hits_and_follows_the_new_values():
         xv = x.numpy()
         np.testing.assert_allclose(g, (1 - np.tanh(w.numpy() * xv) ** 2) * xv * xv)
         w.assign_sub(0.1 * g)
-    assert len(backward._whole_tape) == 1
+    assert len(lookup._whole_tapes) == 1
     assert gt.cache_info().hits >= 3
 
 

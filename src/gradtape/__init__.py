@@ -6,7 +6,7 @@ from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
 from . import random as random
-from .cache import cache_info, clear_cache
+from .cache import cache_info
 from .config import config
 from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
 from .custom import custom_gradient, stop_gradient
@@ -33,6 +33,7 @@ from .dtypes import (
 from .forward import ForwardAccumulator
 from .function import function
 from .gradient_drops import GradientDroppedError, GradientDroppedWarning
+from .lookup import clear_cache
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .ops import *  # noqa: F403
@@ -46,10 +47,12 @@ from .variable import Variable
 
 __version__ = "0.1.0"
 
-from .memory import hold_freed_memory as _hold_freed_memory  # noqa: E402
+from .config import options as _options  # noqa: E402
 
-# Reuse freed array memory instead of faulting in fresh pages every step (memory.py).
-_hold_freed_memory()
+if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
+    from .memory import hold_freed_memory as _hold_freed_memory
+
+    _hold_freed_memory()
 
 __all__ = [
     "DType",

@@ -1,5 +1,8 @@
 """The compile cache: structural key -> built backward, LRU-bounded and thread-safe.
 
+It is the lookup ladder's third rung (``lookup.py``, which owns the other tables and
+``clear_cache``).
+
 Keys are ``Trace.key`` tuples (primitives, params, wiring, avals: never arrays) and
 entries hold programs and compiled functions, never arrays: residual values are passed
 in at call time, so the cache cannot keep user data alive.
@@ -31,7 +34,6 @@ class LRUCache:
         self.maxsize = maxsize
         self.hits = self.misses = self.compiled = 0
         self.compile_time = self.build_time = 0.0
-        self.on_clear: list = []  # callbacks: other memos of built backwards
 
     def __len__(self) -> int:
         return len(self._data)
@@ -88,13 +90,12 @@ class LRUCache:
             return list(self._data.values())
 
     def clear(self) -> None:
+        """Empty the cache and reset its statistics (``lookup.clear`` empties the rest)."""
         with self._lock:
             old = list(self._data.values())
             self._data.clear()
             self.hits = self.misses = self.compiled = 0
             self.compile_time = self.build_time = 0.0
-        for forget in self.on_clear:
-            forget()
         for entry in old:
             release = getattr(entry, "release", None)
             if release is not None:
@@ -104,6 +105,16 @@ class LRUCache:
         with self._lock:
             return CacheInfo(self.hits, self.misses, len(self._data), self.maxsize,
                              self.compiled, self.compile_time, self.build_time)
+
+
+def remember(memo: dict, key: Any, value: Any, limit: int) -> Any:
+    """``memo[key] = value``, first emptying ``memo`` if it holds ``limit`` entries: the
+    bound of the package's small memos (a miss costs a recomputation, never a result).
+    Returns ``value``."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def _initial_size() -> int:
@@ -118,8 +129,3 @@ backward_cache = LRUCache(_initial_size())
 def cache_info() -> CacheInfo:
     """Hits, misses, entries, size bound and time spent building/compiling backwards."""
     return backward_cache.info()
-
-
-def clear_cache() -> None:
-    """Forget every cached backward function and reset the statistics."""
-    backward_cache.clear()

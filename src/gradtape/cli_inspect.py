@@ -31,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     from . import backward
+    from .codegen.naming import comment_text
     from .config import config
     from .function import describe, trace_listeners
 
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace_listeners.remove(collect_trace)
         sys.argv, sys.path[:] = saved_argv, saved_path
     sys.stdout.flush()
+    script = comment_text(script)  # the header lines are comments: one line each
     print(f"\n# gradtape inspect: {len(compiled)} backward function(s) compiled by {script}")
     for k, (filename, source) in enumerate(compiled.items(), 1):
         print(f"\n# ---- {k}/{len(compiled)}: {filename} ----")
@@ -67,6 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if traces:
         print(f"\n# gradtape inspect: {len(traces)} @gt.function trace(s) by {script}")
         for k, (fn, concrete) in enumerate(traces, 1):
-            print(f"\n# ---- {k}/{len(traces)}: @gt.function {fn.__name__} ----")
+            print(f"\n# ---- {k}/{len(traces)}: @gt.function {comment_text(fn.__name__)} ----")
             print(describe(concrete))
     return status

@@ -17,6 +17,12 @@ Options:
                    active forward accumulator) watches, so its gradient is lost:
                    "warn" (a ``gt.GradientDroppedWarning``, the default), "raise" (a
                    ``gt.GradientDroppedError``) or "ignore".
+    max_traces     how many traces each ``@gt.function`` keeps (least recently used
+                   goes first), unless it was given its own ``max_traces``.
+    hold_freed_memory  opt in to keeping freed array memory in the process heap (glibc
+                   only; see ``memory.py``): ``True`` raises glibc's thresholds for the
+                   whole process; ``False`` afterwards sets them back to glibc's initial
+                   values and trims the heap. Default: on if ``GRADTAPE_HOLD_MEMORY=1``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ _DEFAULTS: dict[str, Any] = {
     "cache_size": 512,
     "dump_dir": None,
     "on_gradient_drop": "warn",
+    "max_traces": 128,
+    "hold_freed_memory": False,
 }
 
 _GRADIENT_DROP_ACTIONS = ("warn", "raise", "ignore")
@@ -45,6 +53,9 @@ class Options:
         for name, value in _DEFAULTS.items():
             setattr(self, name, value)
         self.dump_dir = os.environ.get("GRADTAPE_DUMP_DIR") or None
+        from .memory import requested_by_environment
+
+        self.hold_freed_memory = requested_by_environment()
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _DEFAULTS}
@@ -59,14 +70,14 @@ def _check(name: str, value: Any) -> Any:
         raise TypeError(
             f"gt.config got an unknown option {name!r}; known options: {', '.join(_DEFAULTS)}."
         )
-    if name == "compile":
+    if name in ("compile", "hold_freed_memory"):
         return bool(value)
-    if name in ("compile_after", "cache_size"):
+    if name in ("compile_after", "cache_size", "max_traces"):
         if isinstance(value, bool) or not isinstance(value, int) or value < (
-            1 if name == "compile_after" else 0
+            0 if name == "cache_size" else 1
         ):
             raise ValueError(f"gt.config: {name} must be a non-negative int (>= 1 for "
-                             f"compile_after), got {value!r}.")
+                             f"compile_after and max_traces), got {value!r}.")
         return value
     if name == "dump_dir":
         return None if value is None else os.fspath(value)
@@ -95,6 +106,10 @@ class config:
             from .cache import backward_cache
 
             backward_cache.resize(checked["cache_size"])
+        if "hold_freed_memory" in checked:
+            from .memory import hold_freed_memory
+
+            hold_freed_memory(checked["hold_freed_memory"])
 
     def __getattr__(self, name: str) -> Any:
         if name in _DEFAULTS:

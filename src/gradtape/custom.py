@@ -40,9 +40,10 @@ def _identity(x: Any) -> Any:
 
 
 # No VJP: never recorded by a tape, and skipped by autodiff when it appears in IR.
-stop_gradient_p = Primitive("stop_gradient", _identity)
-stop_gradient_p.batch = lambda size, args, batched: bind(  # type: ignore[attr-defined]
-    stop_gradient_p, args[0])
+stop_gradient_p = Primitive(
+    "stop_gradient", _identity,
+    batch=lambda size, args, batched: bind(stop_gradient_p, args[0]),
+)
 
 
 def stop_gradient(input: Any, name: str | None = None) -> Any:  # noqa: A002 (TF's name)
@@ -211,11 +212,9 @@ custom_gradient_vjp_p = Primitive(
     "custom_gradient_vjp", _vjp_impl, vjp=_vjp_of_vjp,
     shape_rule=lambda *upstream, call: list(call.in_avals),
     multiple_results=True, cacheable=False,
-)
-# The interpreter calls this instead of binding when it runs a backward on tensors, so
-# the tapes that are recording see grad_fn's own operations.
-custom_gradient_vjp_p.run_on_tensors = (  # type: ignore[attr-defined]
-    lambda *upstream, call: call.gradients(upstream)
+    # The interpreter calls this instead of binding when it runs a backward on tensors,
+    # so the tapes that are recording see grad_fn's own operations.
+    run_on_tensors=lambda *upstream, call: call.gradients(upstream),
 )
 
 

@@ -18,6 +18,11 @@ argument (it must be hashable), the identity of each variable passed or captured
 control flow runs at trace time; where it read a tensor's value (``if x > 0``,
 ``float(t)``, ``t.numpy()``) the trace keeps a guard, and a call whose guards come out
 differently traces again. Several traces per signature are kept, one per set of outcomes.
+
+A function keeps at most ``max_traces`` traces (``gt.function(..., max_traces=n)``, else
+``gt.config(max_traces=...)``, 128 by default), dropping the least recently used: a
+function called with ever new shapes would otherwise keep every trace and its generated
+source without end. A dropped trace's signature traces again if it comes back.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from .codegen.naming import comment_text
+from .config import options
 from .function_call import ConcreteFunction
 from .function_trace import arg_hints, trace
 from .recording import state
@@ -145,9 +152,11 @@ class Function:
     ``get_forward_ir``, ``get_backward_ir``, ``get_source`` and ``get_concrete_function``.
     """
 
-    def __init__(self, python_function: Callable[..., Any], name: str | None = None):
+    def __init__(self, python_function: Callable[..., Any], name: str | None = None,
+                 max_traces: int | None = None):
         if not callable(python_function):
             raise TypeError(f"gt.function needs a callable, got {python_function!r}.")
+        self.max_traces = _check_max_traces(max_traces)
         self.python_function = python_function
         functools.update_wrapper(self, python_function, updated=())
         self.__name__ = name or getattr(python_function, "__name__", "function")
@@ -158,7 +167,10 @@ class Function:
         except (TypeError, ValueError):
             self._parameter_names = []
         self._probe = _CaptureProbe(python_function)
-        self._cache: dict[Any, list[ConcreteFunction]] = {}
+        # signature -> its traces, newest first; least recently used signature first.
+        self._cache: collections.OrderedDict[Any, list[ConcreteFunction]] = \
+            collections.OrderedDict()
+        self._kept = 0  # traces in self._cache
         self._lock = threading.Lock()
         self._tracing_count = 0
         self._recent: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
@@ -196,6 +208,10 @@ class Function:
                 outs = fn.execute(values, taping)
                 if not fn.guards or fn.guards_hold(outs):
                     self._recent.append(False)
+                    try:  # the most recently used signature (self._used, inlined)
+                        self._cache.move_to_end(key)
+                    except KeyError:  # another thread dropped it just now
+                        pass
                     return fn.finish(outs, leaves, values, taping)
             reason = "a value Python read while tracing (a guard) came out differently"
         else:
@@ -211,9 +227,7 @@ class Function:
         fn = ConcreteFunction(self.__name__, traced)
         with self._lock:
             self._tracing_count += 1
-            concretes = self._cache.setdefault(key, [])
-            concretes.insert(0, fn)
-            del concretes[MAX_TRACES_PER_SIGNATURE:]
+            self._keep(key, fn)
         logger.info("@gt.function %s traced (%s): %d equations, %d guards.", self.__name__,
                     reason, len(fn.program.eqns), len(fn.guards))
         self._recent.append(True)
@@ -224,12 +238,53 @@ class Function:
                 "reason: %s). Tracing is expensive; it happens for (1) tensors of new shapes "
                 "or dtypes, (2) new values of Python arguments (pass numbers that change as "
                 "tensors), (3) Python control flow on tensor values (`if t > 0`, float(t), "
-                "t.numpy()) whose outcome changed: each outcome is a guard, or (4) a "
-                "gt.function created anew in a loop (define it once, outside).",
-                RETRACE_WINDOW, RETRACE_WINDOW, self.__name__, reason)
+                "t.numpy()) whose outcome changed: each outcome is a guard, (4) a "
+                "gt.function created anew in a loop (define it once, outside), or (5) more "
+                "signatures in turn than the %d traces the function keeps (raise "
+                "max_traces).",
+                RETRACE_WINDOW, RETRACE_WINDOW, self.__name__, reason, self._limit())
         for listener in list(trace_listeners):
             listener(self, fn)
         return fn
+
+    # --- the traces kept ----------------------------------------------------------------
+    def _limit(self) -> int:
+        return self.max_traces if self.max_traces is not None else options.max_traces
+
+    def _keep(self, key: Any, fn: ConcreteFunction) -> None:
+        """File a new trace under ``key``; drop the least recently used traces beyond
+        the limit (their generated source leaves ``linecache`` once nothing runs them).
+        Called with the lock held."""
+        concretes = self._cache.setdefault(key, [])
+        self._cache.move_to_end(key)
+        concretes.insert(0, fn)
+        self._kept += 1
+        while len(concretes) > MAX_TRACES_PER_SIGNATURE:
+            concretes.pop().release()
+            self._kept -= 1
+        limit = self._limit()
+        while self._kept > limit:
+            oldest_key, oldest = self._least_recent()
+            oldest.pop().release()
+            self._kept -= 1
+            if not oldest:
+                del self._cache[oldest_key]
+
+    def _least_recent(self) -> tuple[Any, list[ConcreteFunction]]:
+        # A call marks its signature used without the lock: the iterator may see the
+        # order change under it, then look again.
+        while True:
+            try:
+                return next(iter(self._cache.items()))
+            except RuntimeError:
+                continue
+
+    def _used(self, key: Any) -> None:
+        """Mark ``key`` as the most recently used signature."""
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:  # another thread dropped it just now
+            pass
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         """As a method: one Function per instance, holding it weakly."""
@@ -237,7 +292,8 @@ class Function:
             return self
         bound = self._bound.get(id(instance))
         if bound is None:
-            bound = Function(_method(self.python_function, instance), self.__name__)
+            bound = Function(_method(self.python_function, instance), self.__name__,
+                             self.max_traces)
             bound._parameter_names = self._parameter_names[1:]  # without ``self``
             self._bound[id(instance)] = bound
             try:
@@ -257,8 +313,9 @@ class Function:
         hold for these values."""
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
-        for fn in self._cache.get(key, ()):
+        for fn in list(self._cache.get(key, ())):
             if fn.guards_hold(fn.execute(values, taping=False)):
+                self._used(key)
                 return fn
         return self._trace(key, args, kwargs, "get_concrete_function")
 
@@ -304,13 +361,20 @@ def describe(concrete: ConcreteFunction) -> str:
     try:
         parts.append("# backward IR\n" + concrete.backward_ir)
     except Exception as exc:  # noqa: BLE001 - show the rest even if the backward fails
-        parts.append(f"# backward IR: not available ({type(exc).__name__}: {exc})")
+        reason = comment_text(f"{type(exc).__name__}: {exc}")
+        parts.append(f"# backward IR: not available ({reason})")
     return "\n\n".join(parts)
 
 
-def function(func: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
+             max_traces: int | None = None) -> Any:
     """Compile ``func`` per input signature (``tf.function``); usable as ``@gt.function``,
     ``@gt.function(name=...)`` or ``gt.function(f)``.
+
+    ``max_traces`` bounds the traces kept (default ``gt.config().max_traces``, 128): the
+    least recently used one is dropped first, and traced again if its signature comes
+    back. TensorFlow keeps every trace; this keeps a long run with changing shapes from
+    growing without bound.
 
     The first call with a new signature runs ``func`` once to trace it (Python side
     effects such as ``print`` or appending to a list happen then, not on later calls),
@@ -319,13 +383,28 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None)
     after each call. Under a ``GradientTape`` the call is recorded as one op whose
     gradient is the compiled backward of the trace.
 
+    Python numbers and NumPy values it returns come back as tensors (TF's dtypes);
+    ``None`` and strings as they are. While tracing, a tensor's ``repr`` shows no
+    value (as TF's graph tensors): ``print(x)`` inside shows its name, shape, dtype.
+
     Raises:
         TypeError: an argument that is not a tensor or array is not hashable; the
-            function returns a non-tensor value computed from a tensor's value.
+            function returns a value computed from a tensor's value, an object that is
+            not a tensor, number, string or None, or is a generator (``yield``).
         NotImplementedError: the function calls something that cannot be traced
             (a ``custom_gradient`` function).
-        ValueError: the function creates a variable on a call that is not its first.
+        ValueError: the function creates a variable on a call that is not its first;
+            ``max_traces`` is not a positive int.
     """
     if func is None:
-        return functools.partial(function, name=name)
-    return Function(func, name)
+        _check_max_traces(max_traces)
+        return functools.partial(function, name=name, max_traces=max_traces)
+    return Function(func, name, max_traces)
+
+
+def _check_max_traces(value: int | None) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or value < 1):
+        raise ValueError(f"gt.function: max_traces must be a positive int or None (use "
+                         f"gt.config().max_traces), got {value!r}.")
+    return value

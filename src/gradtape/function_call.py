@@ -17,7 +17,6 @@ can be differentiated again. Its JVP rule pushes tangents through the Program wi
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,11 +24,13 @@ from typing import Any
 import numpy as np
 
 from . import nest
+from .compiled import CompiledRunner
 from .config import options
 from .function_trace import TracedFunction, guard_holds, strip_reads
 from .ir import builder, interpreter
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.printer import format_program
+from .ir.walk import keep_literal, walk
 from .ops.registry import Primitive, bind
 from .recording import state
 from .tensor import Tensor, wrap
@@ -63,68 +64,29 @@ def _for_codegen(program: Program) -> Program:
     return Program(program.inputs, eqns, program.outputs)
 
 
-class _Compiled:
-    """A Program and the generated function that runs it (the interpreter if there is
-    none, when compilation is off or failed)."""
+class _Compiled(CompiledRunner):
+    """A traced Program and the generated function that runs it (the interpreter if
+    there is none, when compilation is off or failed). Compiled at once, or on the first
+    call with compilation on if traced while it was off."""
+
+    __slots__ = ("title",)
+
+    what = "a traced function"
+    kind = "forward"
+    listeners = compile_listeners
 
     def __init__(self, program: Program, title: str):
-        self.program = program
+        super().__init__(program)
         self.title = title
-        self.compiled = None
-        self.function: Callable[..., Sequence[Any]] | None = None
-        self.failed = False
-        self.compile_time = 0.0
         if options.compile:
-            self._compile()
+            self._maybe_compile()
 
-    def _compile(self) -> None:
-        from .codegen import compile_program
-        from .codegen.load import dump
+    def _maybe_compile(self) -> Any:
+        if self.failed:
+            return None
+        return self.compile(_for_codegen(self.program), self.title)
 
-        start = time.perf_counter()
-        self.failed = True  # until it worked
-        try:
-            compiled = compile_program(_for_codegen(self.program), kind="forward",
-                                       title=self.title)
-        except Exception as exc:  # never a wrong result: interpret this program
-            warnings.warn(
-                f"gradtape could not generate code for a traced function ({type(exc).__name__}"
-                f": {exc}); it runs in the interpreter instead. Please report this.",
-                RuntimeWarning, stacklevel=6,
-            )
-            return
-        self.compile_time = time.perf_counter() - start
-        self.failed = False
-        if options.dump_dir:
-            dump(compiled.source, options.dump_dir)
-        self.compiled = compiled
-        self.function = compiled.function
-        for listener in list(compile_listeners):
-            listener(compiled)
-
-    def __call__(self, arrays: Sequence[Any]) -> Sequence[Any]:
-        function = self.function
-        if function is None or not options.compile:
-            if options.compile and not self.failed:  # traced while compilation was off
-                self._compile()
-                if self.function is not None:
-                    return self(arrays)
-            return interpreter.run(self.program, arrays)
-        try:
-            return function(*arrays)
-        except Exception as error:
-            # If the interpreter raises too, the error is the user's. Otherwise the
-            # generated code is wrong: stop using it.
-            try:
-                result = interpreter.run(self.program, arrays)
-            except Exception:
-                raise error from None
-            self.function = None
-            self.failed = True
-            warnings.warn(f"gradtape's generated function {self.compiled.filename} raised "
-                          "where the interpreter does not; it runs in the interpreter from "
-                          "now on. Please report this.", RuntimeWarning, stacklevel=4)
-            return result
+    __call__ = CompiledRunner.run  # the per-call hot path: no extra call
 
     @property
     def source(self) -> str:
@@ -223,32 +185,28 @@ class _Gradient:
         if not connected:
             return (None,) * len(inputs)
         program, feeds = self.backward(connected)
-        env: dict[Var, Any] = {}
-        for v, (kind, k) in zip(program.inputs, feeds):
-            env[v] = g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
+        args = [g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
+                for kind, k in feeds]
         saved_loc = b.loc
-        try:
-            for eqn in program.eqns:
-                # The traced function's own lines, as the tape's generated code shows them.
-                b.loc = eqn.loc if eqn.loc is not None else saved_loc
-                args = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-                outs = builder.emit(eqn.prim, args, eqn.params)
-                if eqn.prim.multiple_results:
-                    env.update(zip(eqn.outs, outs))
-                else:
-                    env[eqn.outs[0]] = outs
-            b.loc = saved_loc
-            grads: list[Any] = [None] * len(inputs)
-            for i, out in zip(self.wrt, program.outputs):
-                if isinstance(out, Literal):
-                    from .ops.shape import broadcast_to
 
-                    out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
-                elif out is not None:
-                    out = env[out]
-                grads[i] = out
+        def emit(eqn: Eqn, ins: list) -> Any:
+            # The traced function's own lines, as the tape's generated code shows them.
+            b.loc = eqn.loc if eqn.loc is not None else saved_loc
+            return builder.emit(eqn.prim, ins, eqn.params)
+
+        try:
+            env = walk(program, args, emit, keep_literal)
         finally:
             b.loc = saved_loc
+        grads: list[Any] = [None] * len(inputs)
+        for i, out in zip(self.wrt, program.outputs):
+            if isinstance(out, Literal):
+                from .ops.shape import broadcast_to
+
+                out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
+            elif out is not None:
+                out = env[out]
+            grads[i] = out
         return tuple(grads)
 
 
@@ -285,6 +243,14 @@ class ConcreteFunction:
     def __repr__(self) -> str:
         return (f"<ConcreteFunction {self.__name__}: {len(self.program.inputs)} inputs, "
                 f"{len(self.program.eqns)} equations, {len(self.guards)} guards>")
+
+    def release(self) -> None:
+        """Called when its ``Function`` drops this trace: forget the generated sources
+        in ``linecache`` now, even if a tape or the compile cache still holds the trace
+        (it still runs; tracebacks then show no source lines)."""
+        self.forward.release()
+        if self._gradient is not None:
+            self._gradient.residual_forward.release()
 
     # --- running ------------------------------------------------------------------------
     def gradient(self) -> _Gradient:
@@ -364,8 +330,9 @@ def _same(x: Any) -> Any:
 
 
 def _packer(structure: Any, leaves: list[tuple[str, Any]]) -> Callable[..., Any]:
-    """``pack(outs, make)``: the returned structure, ``make(outs[i])`` at tensor leaves.
-    The common shapes (one tensor, a flat tuple of tensors) skip ``nest``."""
+    """``pack(outs, make)``: the returned structure, ``make(outs[i])`` at tensor leaves,
+    a new tensor at each returned constant (a number). The common shapes (one tensor,
+    a flat tuple of tensors) skip ``nest``."""
     if structure is None and leaves[0][0] == "out":
         index = leaves[0][1]
         return lambda outs, make: make(outs[index])
@@ -375,7 +342,8 @@ def _packer(structure: Any, leaves: list[tuple[str, Any]]) -> Callable[..., Any]
         return lambda outs, make: tuple([make(outs[i]) for i in indices])
 
     def pack(outs: Sequence[Any], make: Callable[[Any], Any]) -> Any:
-        flat = [ref if kind == "static" else make(outs[ref]) for kind, ref in leaves]
+        flat = [make(outs[ref]) if kind == "out" else wrap(ref) if kind == "const" else ref
+                for kind, ref in leaves]
         return nest.pack_sequence_as(structure, flat)
 
     return pack

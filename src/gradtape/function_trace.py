@@ -20,6 +20,7 @@ the compiled function then runs the call for real.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -27,9 +28,10 @@ import numpy as np
 
 from . import nest
 from .ir.nodes import Aval, Eqn, Literal, Program, Var
+from .ir.walk import keep_literal, walk
 from .ops.registry import Primitive
 from .recording import state, user_location
-from .tensor import Tensor, _next_id, wrap
+from .tensor import Tensor, _next_id, constant, wrap
 from .variable import Variable
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
@@ -75,7 +77,8 @@ class TracedFunction(NamedTuple):
     program: Program  # inputs: args, variables, captures, constants
     sources: list[Source]  # one per program input
     structure: Any  # the returned structure, leaves replaced by None
-    leaves: list[tuple[str, Any]]  # per returned leaf: ("out", i) or ("static", value)
+    # per returned leaf: ("out", i), ("static", value) or ("const", array): a tensor anew
+    leaves: list[tuple[str, Any]]
     assigned: list[tuple[Variable, int]]  # variable, index of the output with its value
     guards: list[tuple[int, str, Any]]  # output index, kind, expected
 
@@ -235,15 +238,16 @@ class Tracer:
         its backward Program's equations into the trace instead, so the traced function
         compiles to one generated function with its gradient inline."""
         program = inner.program
-        env: dict[Var, Any] = dict(zip(program.inputs, ins))
         where = user_location()
-        for eqn in program.eqns:
-            args = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+
+        def copy(eqn: Eqn, args: list) -> Any:
             outs = [Var(o.aval, o.hint) for o in eqn.outs]
-            env.update(zip(eqn.outs, outs))
             # A backward equation's location is (forward op's location, op name).
             loc = eqn.loc[0] if isinstance(eqn.loc, tuple) and eqn.loc[0] else where
             self.eqns.append(Eqn(eqn.prim, args, outs, eqn.params, loc))
+            return outs if eqn.prim.multiple_results else outs[0]
+
+        env = walk(program, ins, copy, keep_literal)
         for t, i in zip(results, inner.outputs):
             out = program.outputs[i]
             var = env[out] if isinstance(out, Var) else self._constant(np.asarray(t._value))
@@ -260,6 +264,15 @@ class Tracer:
         else:
             expected = READERS[kind](tensor._value)
         self._guard(var, kind, expected)
+
+    def symbolic_name(self, tensor: Tensor) -> str | None:
+        """How ``repr`` shows ``tensor`` while tracing: a name without a value (as TF
+        shows a graph tensor), since its value may differ on the calls that reuse the
+        trace; ``None`` for a tensor made before the trace, whose value is fixed."""
+        if tensor._id < self.start_id and not isinstance(tensor, Variable):
+            return None
+        var = self.env.get(tensor._id)
+        return var.hint if isinstance(var, Var) else "const"  # made inside, no op yet
 
     def _guard(self, var: Var, kind: str, expected: Any) -> None:
         if isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded:
@@ -326,8 +339,7 @@ class Tracer:
                 leaves.append(("out", len(outputs)))
                 outputs.append(self.value_of(leaf))
             else:
-                self._check_static(leaf)
-                leaves.append(("static", leaf))
+                leaves.append(self._returned_constant(leaf))
         assigned = []
         for variable in self.assigned.values():
             assigned.append((variable, len(outputs)))
@@ -344,6 +356,31 @@ class Tracer:
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
         return TracedFunction(program, sources, structure, leaves, assigned, guards)
+
+    def _returned_constant(self, leaf: Any) -> tuple[str, Any]:
+        """A returned leaf that is not a tensor, as TF's ``tf.function`` returns it:
+        ``None`` and strings as they are, numbers and NumPy values as tensors (TF's
+        dtypes: ``3`` is int32), anything else refused."""
+        if leaf is None or isinstance(leaf, (str, bytes)):
+            return ("static", leaf)
+        if isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic)):
+            self._check_static(leaf)
+            return ("const", constant(leaf)._value)
+        if inspect.isgenerator(leaf) or inspect.isasyncgen(leaf) or inspect.iscoroutine(leaf):
+            _close(leaf)
+            raise TypeError(
+                f"@gt.function {self.name!r} returned a {type(leaf).__name__}: generator "
+                "and async functions are not supported, since their body runs only when "
+                "iterated or awaited, after the call. Return tensors instead (e.g. "
+                "gt.stack of the values), or loop over the generator outside and decorate "
+                "the computation done per item."
+            )
+        raise TypeError(
+            f"@gt.function {self.name!r} returned a {type(leaf).__name__} ({leaf!r}). A "
+            "traced function returns tensors, Python numbers (returned as tensors), "
+            "strings or None, in lists, tuples and dicts: anything else would be the object "
+            "made while tracing, returned again by every later call. Return its tensors."
+        )
 
     def _check_static(self, leaf: Any) -> None:
         """A returned non-tensor must not come from a tensor's value."""
@@ -368,18 +405,6 @@ def _read_impl(assigned: Any, variable: Any) -> Any:
     return assigned
 
 
-# ``variable_read(assigned, variable)``: the variable's value after an assignment inside
-# the trace. The value is ``assigned``; derivatives go to ``variable`` (the input holding
-# its value at call time), as an eager read of the variable gives them. Executed code
-# never contains it (``strip_reads``): it matters only to autodiff of the trace.
-variable_read_p = Primitive(
-    "variable_read", _read_impl,
-    vjp=lambda g, y, assigned, variable: (None, g),
-    jvp=lambda tangents, y, assigned, variable: tangents[1],
-    shape_rule=lambda assigned, variable: assigned.aval,
-)
-
-
 def _batch_read(size: int, args: list, batched: list) -> Any:
     """Batching rule: both operands with the batch axis, then the same read."""
     from .ops.registry import bind
@@ -390,7 +415,17 @@ def _batch_read(size: int, args: list, batched: list) -> Any:
     return bind(variable_read_p, a, v)
 
 
-variable_read_p.batch = _batch_read  # type: ignore[attr-defined]
+# ``variable_read(assigned, variable)``: the variable's value after an assignment inside
+# the trace. The value is ``assigned``; derivatives go to ``variable`` (the input holding
+# its value at call time), as an eager read of the variable gives them. Executed code
+# never contains it (``strip_reads``): it matters only to autodiff of the trace.
+variable_read_p = Primitive(
+    "variable_read", _read_impl,
+    vjp=lambda g, y, assigned, variable: (None, g),
+    jvp=lambda tangents, y, assigned, variable: tangents[1],
+    shape_rule=lambda assigned, variable: assigned.aval,
+    batch=_batch_read,
+)
 
 
 def strip_reads(program: Program) -> Program:
@@ -410,6 +445,13 @@ def strip_reads(program: Program) -> Program:
         return program
     outputs = [subst.get(v, v) if v is not None else None for v in program.outputs]
     return Program(program.inputs, eqns, outputs)
+
+
+def _close(returned: Any) -> None:
+    """Close an unused generator or coroutine (no "never awaited" warning)."""
+    close = getattr(returned, "close", None)
+    if close is not None and not inspect.isasyncgen(returned):
+        close()
 
 
 def _backward_call_p() -> Any:

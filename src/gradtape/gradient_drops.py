@@ -58,12 +58,13 @@ def report_conversion(tensor: Any) -> None:
     if frame is None:
         warnings.warn(message, GradientDroppedWarning, stacklevel=3)
         return
+    # No module_globals: warnings would ask the module's loader for its source, and the
+    # loader of ``python -c``'s __main__ raises ImportError.
     module_globals = frame.f_globals
     warnings.warn_explicit(
         message, GradientDroppedWarning, frame.f_code.co_filename, frame.f_lineno,
         module=module_globals.get("__name__"),
         registry=module_globals.setdefault("__warningregistry__", {}),
-        module_globals=module_globals,
     )
 
 

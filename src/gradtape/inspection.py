@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from . import nest
 
 
@@ -46,10 +44,11 @@ class Inspection:
 def inspect_gradient(tape: Any, target: Any, sources: Any,
                      output_gradients: Any = None) -> Inspection:
     """What ``tape.gradient(target, sources, output_gradients)`` compiles and runs."""
-    from .backward import _dtype_of, build_program
+    from .backward import build_program
     from .codegen import generate_source
     from .ir.lower import Trace, prune
     from .ir.printer import format_program
+    from .lookup import output_flags
     from .tape import _as_target, _check_source, _flat_output_gradients, _is_float
 
     if target is None:
@@ -63,7 +62,7 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     output_grads = _flat_output_gradients(output_gradients, targets)
     target_ids = [t._id for t in targets]
     kept = prune(tape._records_for(float_sources), [s._id for s in float_sources], target_ids)
-    flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in output_grads)
+    flags = output_flags(output_grads)
     trace = Trace(kept, float_sources, target_ids, flags)
     forward, backward, optimized, _ = build_program(trace, output_grads)
     source, _, _ = generate_source(optimized)

@@ -25,26 +25,20 @@ loops while a tape records, so the outer tape sees ``grad_fn``'s own operations.
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import backward, nest, nested
+from . import backward, lookup, nest, nested
 from .cache import backward_cache
 from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
-from .recording import keep_reference, signature_key, state
+from .recording import state
 from .tape import UnconnectedGradients, _check_source, _unconnected_mode
 from .tensor import Tensor
 
 # --- batched backwards --------------------------------------------------------------------
-
-# base entry -> {rows: batched entry}: skips hashing the key again on a repeated call.
-_batched_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-backward_cache.on_clear.append(_batched_of.clear)
-
 
 def _build_batched(entry: backward.BackwardEntry, rows: int, identity: bool
                    ) -> backward.BackwardEntry:
@@ -66,26 +60,6 @@ def _build_batched(entry: backward.BackwardEntry, rows: int, identity: bool
                                      optimized=True)
     backward_cache.record_build(time.perf_counter() - start)
     return batched
-
-
-def batched_entry(trace: Any, entry: backward.BackwardEntry, rows: int, identity: bool
-                  ) -> tuple[Any, backward.BackwardEntry]:
-    """``(key, batched entry)``: cached under ``("batched", rows, identity, trace.key)``."""
-    if not entry.cacheable:
-        return None, _build_batched(entry, rows, identity)
-    key = ("batched", rows, identity, trace.key)
-    per_entry = _batched_of.get(entry)
-    if per_entry is None:
-        per_entry = _batched_of[entry] = {}
-    found = per_entry.get((rows, identity))
-    if found is not None:
-        backward_cache.count_hit()
-        return key, found
-    found = backward_cache.get(key)
-    if found is None:
-        found = backward_cache.put(key, _build_batched(entry, rows, identity))
-    per_entry[(rows, identity)] = found
-    return key, found
 
 
 _LOOP = object()  # "take the looping path": a non-cacheable backward under a tape
@@ -126,14 +100,14 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
         whole_key, run = _whole_tape_runner(tape, records, expanded, target, spec, size,
                                             identity)
     if whole_key is None or run is None:
-        trace, entry = backward._trace_and_entry(
-            records, expanded, [target], [spec], tape if tape._persistent else None)
+        found = lookup.find(records, expanded, [target], [spec],
+                            tape if tape._persistent else None, None, backward.build_entry)
+        trace, entry = found
         if active and not entry.cacheable:
             return _LOOP
-        if whole_key is not None and entry.cacheable:
-            backward._remember_whole_tape(whole_key, records, trace, entry)
-            keep_reference(tape._site, whole_key[0], records)
-        key, batched = batched_entry(trace, entry, size, identity)
+        if whole_key is not None:
+            lookup.remember_whole_tape(whole_key, tape, records, found)
+        key, batched = lookup.batched_entry(trace.key, entry, size, identity, _build_batched)
         if active:
             def run(seeds: Any) -> list[Any]:
                 args = nested.residual_arguments(
@@ -174,32 +148,18 @@ def _summed(sources: list[Tensor], owner: list[int], stacked: list[Any], rows: i
 
 def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
     """``(whole-tape key, run)``: the backward's shortcut for a tape that recorded a
-    known structure (``backward``'s whole-tape key: no pruning or keying). ``run(seeds)``
-    runs the batched backward, or is ``None`` if it was not built yet for this key."""
-    key = backward._whole_tape_key(tape, expanded, [target], ((spec.shape, spec.dtype),))
-    if key is None:
-        return None, None
-    try:
-        hit = backward._whole_tape.get(key)
-    except TypeError:  # an unhashable param somewhere: take the long way
-        return None, None
-    if hit is None:
-        return key, None
-    located = hit[4].get((size, identity))
+    known structure (the lookup ladder's whole-tape rung: no pruning or keying).
+    ``run(seeds)`` runs the batched backward, or is ``None`` if it was not built yet for
+    this key."""
+    key = lookup.whole_tape_key_of(tape, expanded, [target], ((spec.shape, spec.dtype),))
+    hit = lookup.whole_tape_hit(key)
+    located = None if hit is None else lookup.located_batched(hit, size, identity)
     if located is None:
-        entry, feeds, connected = hit[:3]
-        batched = _batched_of.get(entry, {}).get((size, identity))
-        if batched is None or not connected[0]:
-            return key, None
-        position = {f: i for i, f in enumerate(entry.feeds)}
-        # Shaped like a whole-tape hit (its own dict last) for backward._run_whole_tape.
-        located = (batched, tuple(feeds[position[f]] for f in batched.feeds), connected,
-                   any(f < 0 for f in batched.feeds), {})
-        hit[4][(size, identity)] = located
+        return key, None
 
     def run(seeds: Any) -> list[Any]:
-        return backward._run_whole_tape(located, records, expanded, [seeds])
-    run.reads_seeds = located[3]  # type: ignore[attr-defined]
+        return backward.run_located(located, records, expanded, [seeds])
+    run.reads_seeds = located.reads_seeds  # type: ignore[attr-defined]
     return key, run
 
 
@@ -329,7 +289,7 @@ def _needs_persistent(method: str) -> RuntimeError:
 
 def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
     """The usual call, kept short: one tensor source, all rows at once, nothing
-    recording, on a tape whose structure was seen before (backward's whole-tape key).
+    recording, on a tape whose structure was seen before (the whole-tape rung).
     ``None``: take the general path, which also builds what this one finds."""
     if (tape._recording or not tape._live or state.recording or state.accumulators
             or state.tracer is not None or not isinstance(target, Tensor)
@@ -343,17 +303,14 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
         return None  # unwatched, not a float, or assigned since it was read
     target_value = target._value
     rows = target_value.size
-    key = signature_key(tape)
-    if key is None:
-        return None
-    hit = backward._whole_tape.get((key, (slot,), (tracked.get(target._id),),
-                                    ((target_value.shape, target_value.dtype),)))
-    located = None if hit is None else hit[4].get((rows, target_value.ndim == 1))
+    hit = lookup.whole_tape_hit(lookup.whole_tape_key(
+        tape, (slot,), (tracked.get(target._id),), ((target_value.shape, target_value.dtype),)))
+    located = None if hit is None else hit.batched.get((rows, target_value.ndim == 1))
     if not rows or located is None:
         return None
     seeds = _one_hot_rows(rows, target_value.dtype, target_value.shape)(0, rows, rows) \
-        if located[3] else None
-    g = backward._run_whole_tape(located, tape._records, [source], [seeds])[0]
+        if located.reads_seeds else None
+    g = backward.run_located(located, tape._records, [source], [seeds])[0]
     if g is None:
         return None  # unconnected: the general path knows what to return
     g = _fit(g, (rows,) + value.shape, value.dtype)
@@ -381,12 +338,17 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
     tape._begin_gradient("jacobian")
     columns: Any = [None] * len(flat_sources)
     if rows:
-        if experimental_use_pfor:
-            basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
-            columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis,
-                                         basis_is_identity=target.ndim == 1)
-        if not experimental_use_pfor or columns is _LOOP:
-            columns = _looped_columns(tape, target, flat_sources, tuple(target.shape), rows)
+        tape._computing = True  # a grad_fn calling this tape again raises, not recurses
+        try:
+            if experimental_use_pfor:
+                basis = _one_hot_rows(rows, target.dtype, tuple(target.shape))
+                columns = _batched_gradients(tape, target, flat_sources, rows, chunk, basis,
+                                             basis_is_identity=target.ndim == 1)
+            if not experimental_use_pfor or columns is _LOOP:
+                columns = _looped_columns(tape, target, flat_sources, tuple(target.shape),
+                                          rows)
+        finally:
+            tape._computing = False
     out = []
     for s, column in zip(flat_sources, columns):
         shape = tuple(target.shape) + tuple(s.shape)
@@ -428,13 +390,17 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     tape._begin_gradient("batch_jacobian")
     column: Any = None
     if np.size(target._value):
-        if experimental_use_pfor:
-            basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
-            found = _batched_gradients(tape, target, [source], rows, chunk, basis,
-                                       basis_is_identity=target.ndim == 2)
-            column = found if found is _LOOP else found[0]
-        if not experimental_use_pfor or column is _LOOP:
-            column = _looped_columns(tape, target, [source], (1,) + y_shape, rows)[0]
+        tape._computing = True  # a grad_fn calling this tape again raises, not recurses
+        try:
+            if experimental_use_pfor:
+                basis = _one_hot_per_example(batch, rows, target.dtype, tuple(target.shape))
+                found = _batched_gradients(tape, target, [source], rows, chunk, basis,
+                                           basis_is_identity=target.ndim == 2)
+                column = found if found is _LOOP else found[0]
+            if not experimental_use_pfor or column is _LOOP:
+                column = _looped_columns(tape, target, [source], (1,) + y_shape, rows)[0]
+        finally:
+            tape._computing = False
     if column is None:
         # TF returns zeros here whatever unconnected_gradients says.
         tape._end_gradient()

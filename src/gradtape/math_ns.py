@@ -1,10 +1,9 @@
 """``gt.math``: TF's ``tf.math`` names over gradtape's ops.
 
-A name that is also top-level and means the same there is the same function object
-(``gt.math.reduce_sum is gt.reduce_sum``). Four top-level names follow NumPy's defaults
-(``argmax``/``argmin`` and ``cumsum``/``cumprod`` work on the flattened tensor when
-``axis`` is None): here they have TF's (axis 0). The TF names gradtape had no op for are
-defined below from existing ops, so they differentiate through those.
+A name that is also top-level is the same function object (``gt.math.reduce_sum is
+gt.reduce_sum``, ``gt.math.argmax is gt.argmax``): the top-level TF names follow TF.
+The TF names gradtape had no op for are defined below from existing ops, so they
+differentiate through those.
 """
 
 from __future__ import annotations
@@ -21,38 +20,8 @@ from .ops import nn
 from .ops.registry import operand
 from .tensor import Tensor, _to_array, wrap
 
-__all__ = ["add_n", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "reduce_all",
-           "reduce_any", "rsqrt", "squared_difference", "namespace"]
-
-_INT64 = np.dtype(np.int64)
-
-
-def argmax(input: Any, axis: int | None = None, output_type: Any = np.int64,
-           name: str | None = None) -> Tensor:
-    """TF's ``tf.math.argmax``: index of the largest value along ``axis`` (0 when None)."""
-    del name
-    return ops.argmax(input, 0 if axis is None else axis, output_type=output_type)
-
-
-def argmin(input: Any, axis: int | None = None, output_type: Any = np.int64,
-           name: str | None = None) -> Tensor:
-    """TF's ``tf.math.argmin``: index of the smallest value along ``axis`` (0 when None)."""
-    del name
-    return ops.argmin(input, 0 if axis is None else axis, output_type=output_type)
-
-
-def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
-           name: str | None = None) -> Tensor:
-    """TF's ``tf.math.cumsum``: along ``axis`` 0 by default."""
-    del name
-    return ops.cumsum(x, axis=axis, exclusive=exclusive, reverse=reverse)
-
-
-def cumprod(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
-            name: str | None = None) -> Tensor:
-    """TF's ``tf.math.cumprod``: along ``axis`` 0 by default."""
-    del name
-    return ops.cumprod(x, axis=axis, exclusive=exclusive, reverse=reverse)
+__all__ = ["add_n", "count_nonzero", "reduce_all", "reduce_any", "rsqrt", "squared_difference",
+           "namespace"]
 
 
 def add_n(inputs: Any, name: str | None = None) -> Tensor:
@@ -118,10 +87,11 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False,
 
 # TF's tf.math name -> the function (top-level objects where they exist).
 _SAME_AS_TOP_LEVEL = [
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "conj",
-    "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "floordiv", "floormod",
-    "greater", "greater_equal", "imag", "less", "less_equal", "log", "log1p", "log_softmax",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
+    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
+    "atanh", "ceil", "conj", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "exp",
+    "expm1", "floor", "floordiv", "floormod", "greater", "greater_equal", "imag", "less",
+    "less_equal", "log", "log1p", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "maximum", "minimum",
     "mod", "multiply", "negative", "not_equal", "pow", "real", "reciprocal", "reduce_logsumexp",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum",
     "reduce_variance", "rint", "round", "sigmoid", "sign", "sin", "sinh", "softmax",
@@ -129,8 +99,7 @@ _SAME_AS_TOP_LEVEL = [
 ]
 _RENAMED = {"is_nan": ops.isnan, "is_finite": ops.isfinite, "is_inf": ops.isinf,
             "truediv": ops.divide, "log_sigmoid": nn.log_sigmoid}
-_TF_SEMANTICS = {"argmax": argmax, "argmin": argmin, "cumsum": cumsum, "cumprod": cumprod,
-                 "add_n": add_n, "rsqrt": rsqrt, "squared_difference": squared_difference,
+_DEFINED_HERE = {"add_n": add_n, "rsqrt": rsqrt, "squared_difference": squared_difference,
                  "reduce_all": reduce_all, "reduce_any": reduce_any,
                  "count_nonzero": count_nonzero}
 
@@ -139,7 +108,7 @@ def _build_namespace() -> types.ModuleType:
     ns = types.ModuleType("gradtape.math", "TF's tf.math names over gradtape's ops.")
     for name in _SAME_AS_TOP_LEVEL:
         setattr(ns, name, getattr(ops, name))
-    for name, func in {**_RENAMED, **_TF_SEMANTICS}.items():
+    for name, func in {**_RENAMED, **_DEFINED_HERE}.items():
         setattr(ns, name, func)
     ns.__all__ = sorted(n for n in vars(ns) if not n.startswith("_"))
     return ns

@@ -23,13 +23,27 @@ def _is_flat_list(structure: Any) -> bool:
     return True
 
 
+def sorted_keys(mapping: Any) -> list[Any]:
+    """A dict's keys in the order its values are flattened: sorted, as TF's nest does;
+    keys that do not compare (``"a"`` and ``1``) raise TF's ``TypeError``."""
+    try:
+        return sorted(mapping)
+    except TypeError:
+        kinds = sorted({type(k).__name__ for k in mapping})
+        raise TypeError(
+            f"nest only supports dicts with sortable keys; got keys of types "
+            f"{', '.join(kinds)}, which do not compare. Use keys of one type (e.g. all "
+            "str)."
+        ) from None
+
+
 def flatten(structure: Any) -> list[Any]:
     if not isinstance(structure, _CONTAINERS):
         return [structure]  # a single tensor
     if _is_flat_list(structure):
         return list(structure)  # the common case: a flat list of tensors
     if isinstance(structure, dict):
-        return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
+        return [leaf for k in sorted_keys(structure) for leaf in flatten(structure[k])]
     if isinstance(structure, (list, tuple)):
         return [leaf for item in structure for leaf in flatten(item)]
     return [structure]
@@ -45,7 +59,7 @@ def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
 
     def build(s):
         if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
+            built = {k: build(s[k]) for k in sorted_keys(s)}
             if type(s) is dict:
                 return {k: built[k] for k in s}  # the caller's key order
             if isinstance(s, defaultdict):

@@ -24,13 +24,13 @@ own operations, as in TensorFlow.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from .ir.autodiff import vjp_program
-from .ir.nodes import Literal, Program, Var
+from .ir.nodes import Eqn, Literal, Program, Var
+from .ir.walk import keep_literal, read_outputs, walk
+from .lookup import derived_programs
 from .ops.registry import Primitive, bind
 from .tensor import Tensor
 
@@ -80,35 +80,23 @@ class InnerBackward:
         return Program(program.inputs, program.eqns, [program.outputs[i] for i in self.outputs])
 
 
-# Programs derived from an inner backward, per entry (weakly: they go with the entry).
-_linearized: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_batched: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def inline(program: Program, args: Sequence[Any]) -> list[Any]:
     """Emit ``program``'s equations on ``args`` through ``bind`` (IR values here: the
     equations land in the program being built); its outputs, ``None`` kept."""
-    env = dict(zip(program.inputs, args))
-    for eqn in program.eqns:
-        vals = [v if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-        out = bind(eqn.prim, *vals, **eqn.params)
-        if eqn.prim.multiple_results:
-            env.update(zip(eqn.outs, out))
-        else:
-            env[eqn.outs[0]] = out
-    return [_read(env, v) for v in program.outputs]
+    env = walk(program, args, _bind_eqn, keep_literal)
+    return read_outputs(program, env, _materialize)
 
 
-def _read(env: dict, v: Any) -> Any:
-    if v is None:
-        return None
-    if isinstance(v, Literal):
-        # A constant output (an array of the literal's shape): materialize it.
-        from .ops import broadcast_to, cast
+def _bind_eqn(eqn: Eqn, ins: list) -> Any:
+    return bind(eqn.prim, *ins, **eqn.params)
 
-        value = cast(Literal(v.value), v.aval.dtype)
-        return broadcast_to(value, v.aval.shape) if v.aval.shape else value
-    return env[v]
+
+def _materialize(literal: Literal) -> Any:
+    """A constant output (an array of the literal's shape)."""
+    from .ops import broadcast_to, cast
+
+    value = cast(Literal(literal.value), literal.aval.dtype)
+    return broadcast_to(value, literal.aval.shape) if literal.aval.shape else value
 
 
 def _linearize(inner: InnerBackward) -> Program:
@@ -128,22 +116,6 @@ def _linearize(inner: InnerBackward) -> Program:
     return eliminate_dead_code(combined)
 
 
-_derived_lock = threading.RLock()
-
-
-def _derived(table: weakref.WeakKeyDictionary, inner: InnerBackward, key: Any, build) -> Any:
-    """``build()``, once per inner entry and ``key`` (these run while an outer backward
-    is built, so the lock costs nothing on the hot path)."""
-    with _derived_lock:
-        per_entry = table.get(inner.entry)
-        if per_entry is None:
-            per_entry = table[inner.entry] = {}
-        found = per_entry.get(key)
-        if found is None:
-            found = per_entry[key] = build()
-        return found
-
-
 # --- the primitive -----------------------------------------------------------------------
 
 def _impl(*args: Any, inner: InnerBackward) -> tuple:
@@ -156,7 +128,7 @@ def _shape_rule(*inputs: Any, inner: InnerBackward) -> list:
 
 
 def _vjp(g: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
-    program = _derived(_linearized, inner, "vjp", lambda: _linearize(inner))
+    program = derived_programs.get_or_build(inner.entry, "vjp", lambda: _linearize(inner))
     return tuple(inline(program, list(inputs) + list(g)))
 
 
@@ -166,15 +138,15 @@ def _jvp(ts: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
     from .forward import _fit_tangent
 
     program = inner.returned()
-    env = {v: (x, t) for v, x, t in zip(program.inputs, inputs, ts)}
-    for eqn in program.eqns:
-        pairs = [(v.value, None) if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+
+    def push(eqn: Eqn, pairs: list) -> Any:
+        """``(value, tangent)`` of each output of ``eqn`` from its inputs' pairs."""
         vals = [x for x, _ in pairs]
         tangents = tuple(t for _, t in pairs)
         out = bind(eqn.prim, *vals, **eqn.params)
         outs = out if eqn.prim.multiple_results else (out,)
-        if all(t is None for t in tangents):
-            out_ts = (None,) * len(outs)
+        if not eqn.prim.differentiable or all(t is None for t in tangents):
+            out_ts = (None,) * len(outs)  # a comparison's outputs are constants, as eagerly
         else:
             if eqn.prim.jvp is None:
                 raise NotImplementedError(
@@ -185,30 +157,36 @@ def _jvp(ts: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
             out_ts = eqn.prim.jvp(tangents, out, *vals, **eqn.params)
             out_ts = out_ts if eqn.prim.multiple_results else (out_ts,)
             out_ts = tuple(_fit_tangent(t, o) for t, o in zip(out_ts, outs))
-        env.update(zip(eqn.outs, zip(outs, out_ts)))
-    result = []
-    for v in program.outputs:
-        if isinstance(v, Literal):
-            result.append(None)
-        else:
-            result.append(env[v][1])
-    return tuple(result)
+        pairs_out = tuple(zip(outs, out_ts))
+        return pairs_out if eqn.prim.multiple_results else pairs_out[0]
+
+    env = walk(program, list(zip(inputs, ts)), push, _constant_pair)
+    # A constant output has no tangent.
+    return tuple(None if pair is None else pair[1]
+                 for pair in read_outputs(program, env, _no_pair))
+
+
+def _constant_pair(literal: Literal) -> tuple:
+    return (literal.value, None)
+
+
+def _no_pair(literal: Literal) -> None:
+    return None
 
 
 def _batch(size: int, args: list, batched: list, inner: InnerBackward) -> tuple:
     from .ir.batching import batch_program
 
     key = ("batch", size, tuple(batched))
-    program = _derived(_batched, inner, key,
-                       lambda: batch_program(inner.returned(), batched, size))
+    program = derived_programs.get_or_build(
+        inner.entry, key, lambda: batch_program(inner.returned(), batched, size))
     return tuple(inline(program, args))
 
 
 backward_call_p = Primitive(
     "backward_call", _impl, vjp=_vjp, jvp=_jvp, shape_rule=_shape_rule,
-    multiple_results=True,
+    batch=_batch, multiple_results=True,
 )
-backward_call_p.batch = _batch  # type: ignore[attr-defined]
 
 
 # --- running a backward as a call op -------------------------------------------------------

@@ -36,7 +36,9 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _USER_CODE_FILES = frozenset({"demo.py", "__main__.py"})
 
 # Code objects seen so far -> whether they belong to gradtape (saves a string test per frame).
+# Emptied when full: code made at run time (exec, lambdas in a loop) would pile up.
 _is_internal: dict = {}
+MAX_CODE_OBJECTS = 4096
 
 
 def user_location() -> tuple[str, int] | None:
@@ -56,6 +58,8 @@ def location_from(frame) -> tuple[str, int] | None:
         code = frame.f_code
         internal = _is_internal.get(code)
         if internal is None:
+            if len(_is_internal) >= MAX_CODE_OBJECTS:
+                _is_internal.clear()
             internal = _is_internal[code] = (
                 code.co_filename.startswith(_PACKAGE_DIR)
                 and os.path.basename(code.co_filename) not in _USER_CODE_FILES

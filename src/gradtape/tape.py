@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from . import backward, nest
+from . import backward, lookup, nest
+from .cache import backward_cache
 from .ops import broadcast_to, cast
-from .recording import reference_for, signature_key, site_of, state
+from .recording import reference_for, site_of, state
 from .tensor import Tensor, _next_id, wrap
 from .variable import Variable
 
@@ -73,6 +74,13 @@ _NEVER_ENTERED = (
     "`with tape:` block (watching the sources) before asking for its {}."
 )
 
+_REENTERED = (
+    "This GradientTape is computing a gradient already: {} was called on it while its "
+    "backward runs (from a custom_gradient grad_fn, say), which would recurse forever. "
+    "Inside grad_fn, differentiate with a separate GradientTape opened there (or an outer "
+    "tape, for higher-order derivatives), not with the tape differentiating through it."
+)
+
 
 class GradientTape:
     """Record operations for automatic differentiation (``tf.GradientTape``).
@@ -94,7 +102,7 @@ class GradientTape:
         self._tracked: dict[int, int] = {}
         # What was watched and recorded, in order, by structure only (no arrays, no ids):
         # with the slots above it keys the compiled backward of the whole tape, so a
-        # fresh tape per step finds its backward without pruning (backward.py). None
+        # fresh tape per step finds its backward without pruning (lookup.py). None
         # once something unkeyable happened.
         self._signature: list | None = []
         # untracked tensor id -> (first-use number, shape, dtype): how the signature shows it
@@ -108,15 +116,17 @@ class GradientTape:
         self._used_up = False
         # What was watched when the tape was used up: watched_variables() still answers.
         self._watched_when_used: dict[int, Tensor] = {}
-        # A persistent tape's last gradient call: (key, entry, arguments, mode, the
-        # compiled function once its results proved to need no fitting), so the same
-        # call again only runs the backward (see _repeat_key).
-        self._last: tuple | None = None
+        # A persistent tape's last gradient call, so the same call again only runs the
+        # backward (the lookup ladder's first rung; see _repeat_key).
+        self._last: lookup.RepeatedCall | None = None
         self._site: tuple | None = None  # where its `with` is (set on entering)
         self._reference: tuple | None = None  # (signature, locations) of an earlier tape
         # While the tape records what its reference did, its signature is the first
         # _followed items of the reference's, and _signature stays empty (_diverge).
         self._followed = 0
+        # True while gradient/jacobian runs this tape's backward: a custom_gradient
+        # grad_fn asking this same tape for a gradient then would recurse forever.
+        self._computing = False
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -254,8 +264,9 @@ class GradientTape:
     # --- gradients ------------------------------------------------------------------
     def _begin_gradient(self, what: str = "gradient") -> None:
         """TF's checks and tape handling at the start of gradient/jacobian."""
-        if not self._live:
-            raise RuntimeError(_USED_UP if self._used_up else _NEVER_ENTERED.format(what))
+        self._check_live(what)
+        if self._computing:
+            raise RuntimeError(_REENTERED.format(what))
         if self._recording:
             if not self._persistent:
                 self._pop()
@@ -269,6 +280,12 @@ class GradientTape:
                     "inside the context if you actually want to trace the gradient in "
                     "order to compute higher order derivatives.",
                 )
+
+    def _check_live(self, what: str) -> None:
+        """The error gradient, jacobian and inspect raise on a tape that holds no
+        recording: never entered, or a non-persistent tape already used."""
+        if not self._live:
+            raise RuntimeError(_USED_UP if self._used_up else _NEVER_ENTERED.format(what))
 
     def _end_gradient(self) -> None:
         if not self._persistent:
@@ -297,7 +314,7 @@ class GradientTape:
                 and not (state.recording or state.accumulators or state.tracer is not None):
             repeat_key = _repeat_key(self, target, sources, unconnected_gradients)
             if repeat_key is not None and self._last is not None and \
-                    self._last[0] == repeat_key:
+                    self._last.key == repeat_key:
                 return _repeat(self, sources)
         elif output_gradients is None:
             found = _known_gradient(self, target, sources, unconnected_gradients)
@@ -316,9 +333,13 @@ class GradientTape:
         flat_grads = _flat_output_gradients(output_gradients, flat_targets)
         mode = _unconnected_mode(unconnected_gradients)
         ran: list | None = [] if repeat_key is not None else None
-        grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
+        self._computing = True
+        try:
+            grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
+        finally:
+            self._computing = False
         if ran is not None and len(ran) == 1 and ran[0][0] is not None:
-            self._last = (repeat_key, ran[0][0], ran[0][1], mode, None)
+            self._last = lookup.RepeatedCall(repeat_key, ran[0][0], ran[0][1], mode, None)
         self._end_gradient()
         return nest.pack_sequence_as(sources, grads)
 
@@ -398,9 +419,11 @@ class GradientTape:
     def inspect(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
         """What ``gradient(target, sources)`` compiles: an ``Inspection`` with
         ``.forward_ir``, ``.backward_ir``, ``.optimized_ir`` and ``.source``. It does not
-        use up a non-persistent tape."""
+        use up a non-persistent tape. A tape ``gradient`` would refuse (never entered, or
+        used up) raises the same ``RuntimeError``."""
         from .inspection import inspect_gradient
 
+        self._check_live("gradient")
         return inspect_gradient(self, target, sources, output_gradients)
 
     # jacobian and batch_jacobian live in jacobians.py to keep this module small.
@@ -578,9 +601,9 @@ _UNKNOWN = object()  # "take the general path"
 def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) -> Any:
     """The usual call of a fresh tape per step, kept short: one target, a tensor or a
     flat list or tuple of sources, the tape's own recording over, a structure seen
-    before (backward's whole-tape key). Under outer tapes the backward runs as their
-    call op, as on the general path. ``_UNKNOWN``: take the general path (which also
-    files what this one finds)."""
+    before (the lookup ladder's whole-tape rung). Under outer tapes the backward runs as
+    their call op, as on the general path. ``_UNKNOWN``: take the general path (which
+    also files what this one finds)."""
     if (tape._persistent or tape._recording or not tape._live or state.tracer is not None
             or tape._signature is None or tape._reread or not isinstance(target, Tensor)):
         return _UNKNOWN
@@ -600,18 +623,15 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
             return _UNKNOWN  # not a float, or assigned since it was read
         slots.append(slot)
         watched.append(s)
-    signature = signature_key(tape)
-    if signature is None:
-        return _UNKNOWN
-    hit = backward._whole_tape.get((signature, tuple(slots), (tracked.get(target._id),),
-                                    (None,)))
+    hit = lookup.whole_tape_hit(lookup.whole_tape_key(
+        tape, tuple(slots), (tracked.get(target._id),), lookup.ONES))
     if hit is None:
         return _UNKNOWN
     mode = _unconnected_mode(mode)
     if state.recording or state.accumulators:  # an outer tape sees one call op
-        raw = backward._call_whole_tape(hit, tape._records, watched, [None])
+        raw = backward.call_located(hit, tape._records, watched, [None])
     else:
-        raw = backward._run_whole_tape(hit, tape._records, watched, [None])
+        raw = backward.run_located(hit, tape._records, watched, [None])
     if len(watched) != len(flat):  # unwatched sources in between: None for them
         found = dict(zip(map(id, watched), raw))
         raw = [found.get(id(s)) for s in flat]
@@ -623,11 +643,11 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
 def _repeat(tape: GradientTape, sources: Any) -> Any:
     """The last gradient call of a persistent tape again: run its backward on the same
     recorded arrays (tapes never change them) and wrap the results."""
-    key, entry, args, mode, plain_from = tape._last
-    backward.backward_cache.count_hit()
-    compiled = entry.compiled
-    raw = entry.run(args)
-    if plain_from is not None and plain_from is compiled:
+    last = tape._last
+    backward_cache.count_hit()
+    compiled = last.entry.compiled
+    raw = last.entry.run(last.args)
+    if last.plain_from is not None and last.plain_from is compiled:
         # The same generated function on the same arrays: its results have the dtypes
         # and shapes they had last time, which were the sources' own.
         return _packed(sources, list(map(wrap, raw)))
@@ -635,8 +655,8 @@ def _repeat(tape: GradientTape, sources: Any) -> Any:
     if compiled is not None and all(
             g.__class__ is np.ndarray and g.dtype is s._value.dtype and g.shape == s.shape
             for s, g in zip(flat, raw)):
-        tape._last = (key, entry, args, mode, compiled)
-    return _packed(sources, _gradient_tensors(flat, raw, mode))
+        tape._last = last._replace(plain_from=compiled)
+    return _packed(sources, _gradient_tensors(flat, raw, last.mode))
 
 
 def _flat_sources(sources: Any) -> Any:

@@ -124,12 +124,22 @@ class Tensor(OperatorMixin):
         return _read(self, "complex", complex(self._value))
 
     def __repr__(self) -> str:
+        name = _symbolic_name(self)
+        if name is not None:  # inside @gt.function: no value, as TF's graph tensors
+            return f'Tensor("{name}", shape={self.shape}, dtype={self.dtype.name})'
         return f"Tensor({format_value(self._value)}, shape={self.shape}, dtype={self.dtype.name})"
 
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
         if spec and self._value.ndim == 0:
+            if _symbolic_name(self) is not None:
+                raise TypeError(
+                    f"unsupported format string {spec!r} passed to a traced Tensor: inside "
+                    "@gt.function a tensor has no value to format (as in TF). Format "
+                    "float(t) instead (a guard: the function traces again when it "
+                    "changes), or format the result after the call."
+                )
             return format(self._value.item(), spec)
         return repr(self)
 
@@ -172,6 +182,13 @@ def _read(tensor: Tensor, kind: str, result: Any) -> Any:
     if tracer is not None:
         tracer.on_read(tensor, kind, result)
     return result
+
+
+def _symbolic_name(tensor: Tensor) -> str | None:
+    """While a ``@gt.function`` traces, the name its repr shows for ``tensor`` instead
+    of a value that later calls of the trace may not share (None: show the value)."""
+    tracer = state.tracer
+    return None if tracer is None else tracer.symbolic_name(tensor)
 
 
 def concrete_value(tensor: Tensor) -> Any:
@@ -291,6 +308,8 @@ def _check_python_conversion(value: Any, dtype: np.dtype) -> None:
 
 
 def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
+    if value is None:  # np.array(None, float32) would be nan
+        raise _unsupported(value)
     if isinstance(value, Tensor):
         value = _read(value, "array", value._value)
     if dtype is None:
@@ -303,7 +322,25 @@ def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
                                 "real part (gt.real) first.")
         _check_python_conversion(value, dtype)
     # Always a private copy: a tensor must not change when the caller's array does.
-    return np.array(value, dtype=dtype)
+    array = np.array(value, dtype=dtype)
+    if array.dtype.kind == "O":
+        raise _unsupported(value)
+    return array
+
+
+def _unsupported(value: Any) -> Exception:
+    """TF's error for values that are not numbers (``None`` above all)."""
+    if value is None or None in _leaves(value):
+        return ValueError("None values not supported: a tensor or variable needs numbers "
+                          "(a Python number, a nested list of them, an array or a tensor).")
+    return TypeError(f"Cannot convert {value!r} to a tensor: its elements are not numbers "
+                     "of one dtype. Pass numbers, a nested list of them, or an array.")
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:

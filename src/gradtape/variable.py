@@ -102,8 +102,9 @@ class Variable(Tensor):
         return self.read_value()
 
     def __repr__(self) -> str:
-        body = format_value(self._value)
-        return (f"<gt.Variable {self.name!r} shape={self.shape} dtype={self.dtype.name}, "
-                f"numpy={body}>")
+        head = f"<gt.Variable {self.name!r} shape={self.shape} dtype={self.dtype.name}"
+        if state.tracer is not None:  # read at call time: no value to show, as TF's graph
+            return head + ">"
+        return f"{head}, numpy={format_value(self._value)}>"
 
     __str__ = __repr__

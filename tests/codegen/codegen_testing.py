@@ -3,8 +3,9 @@
 import numpy as np
 
 import gradtape as gt
-from gradtape.backward import _dtype_of, build_program
+from gradtape.backward import build_program
 from gradtape.ir.lower import Trace, prune
+from gradtape.lookup import output_flags
 
 
 def gradient_both_ways(loss_fn, args, output_gradients=None):
@@ -42,7 +43,7 @@ def backward_of(tape, target, sources, output_gradients=None):
     grads = [None] * len(targets) if output_gradients is None else list(output_gradients)
     target_ids = [t._id for t in targets]
     kept = prune(tape._records, [s._id for s in sources], target_ids)
-    flags = tuple(None if g is None else (np.shape(g), _dtype_of(g)) for g in grads)
+    flags = output_flags(grads)
     trace = Trace(kept, sources, target_ids, flags)
     _, _, optimized, feeds = build_program(trace, grads)
     seeds = [np.asarray(g) for g in grads if g is not None]

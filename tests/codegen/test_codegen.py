@@ -16,7 +16,7 @@ from codegen_testing import backward_of
 from golden_programs import PROGRAMS
 
 import gradtape as gt
-from gradtape import backward
+from gradtape.cache import backward_cache
 from gradtape.codegen import compile_program, emit, generate_source
 from gradtape.codegen.literals import literal
 from gradtape.codegen.load import compile_function
@@ -254,7 +254,7 @@ def test_generated_code_that_raises_where_the_interpreter_does_not_is_dropped():
 
     with gt.config(compile_after=1):
         gradient()  # compiles
-        (entry,) = backward._cache.entries()
+        (entry,) = backward_cache.entries()
 
         def bad(*args):
             raise RuntimeError("a codegen bug")

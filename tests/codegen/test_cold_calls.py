@@ -1,6 +1,8 @@
 """The cold path of a new structure: what it shares out between its first two calls, and
 the shortcuts it takes must not change the generated code."""
 
+import sys
+
 import gast
 import numpy as np
 import pytest
@@ -8,13 +10,27 @@ import pytest
 import gradtape as gt
 from gradtape import backward
 from gradtape.codegen import primitives
+from gradtape.ir.primitive import Primitive
 from gradtape.passes import pipeline
 
 
+def _declared_primitives():
+    """Every primitive the modules declare, as a global or as an op's ``primitive``."""
+    modules = [m for name, m in sorted(sys.modules.items()) if name.startswith("gradtape.")]
+    found = [getattr(v, "primitive", v) for m in modules for v in vars(m).values()]
+    return {id(p): p for p in found if isinstance(p, Primitive)}
+
+
 def _templates():
-    found = [t for entry in primitives.TEMPLATES.values() for t in entry[1:]]
-    found += [special[2] for special in primitives.SPECIAL_ARRAY_TEMPLATES]
+    found = sorted({t for prim in _declared_primitives().values() for t in prim.templates}
+                   | {s.template for prim in _declared_primitives().values()
+                      for s in prim.array_shorthands})
     return found + ["f({0}, a=(1, -2.5), b=None, c='s')", "-{0} ** 2 % 3", "{0}.T[0]"]
+
+
+def test_the_declared_templates_are_found():
+    assert {"{0} + {1}", "{0}.T", "{0}.sum(axis={axis})", "exp(-logaddexp(0, -{0}))"} <= set(
+        _templates())
 
 
 @pytest.mark.parametrize("template", _templates())

@@ -15,7 +15,7 @@ import pytest
 from golden_programs import PROGRAMS
 
 import gradtape as gt
-from gradtape.backward import _cache
+from gradtape.cache import backward_cache
 
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parent.parent / "golden"
 UPDATE = os.environ.get("GRADTAPE_UPDATE_GOLDEN") == "1"
@@ -61,7 +61,7 @@ def test_the_running_function_is_the_inspected_source():
     with gt.config(compile_after=1):
         tape, target, sources = PROGRAMS["mlp"]()
         tape.gradient(target, sources)
-    (entry,) = _cache.entries()
+    (entry,) = backward_cache.entries()
     assert entry.compiled.source == tape.inspect(target, sources).source
 
 

@@ -122,15 +122,31 @@ def test_max_min_ties_follow_tensorflow():
     np.testing.assert_array_equal(tape.gradient(n, x).numpy(), [1.0, 1.0])
 
 
-@pytest.mark.parametrize("name", ["sign", "floor", "ceil", "round", "less", "equal",
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "less", "equal",
                                   "logical_not", "floor_divide"])
 def test_non_differentiable_ops_give_no_gradient(name):
+    # TF registers None as the gradient of Floor, Ceil, Round, Rint and FloorDiv, and
+    # none at all for comparisons and logical ops.
     op = getattr(gt, name)
     x = gt.constant([0.4, -1.6])
     with gt.GradientTape() as tape:
         tape.watch(x)
-        y = op(x) if name in ("sign", "floor", "ceil", "round", "logical_not") else op(x, x)
+        y = op(x) if name in ("floor", "ceil", "round", "logical_not") else op(x, x)
     assert tape.gradient(y, x) is None
+
+
+def test_sign_has_a_zero_gradient_like_tensorflow():
+    x = gt.constant([0.4, -1.6, 0.0], dtype="float64")
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = gt.sign(x)
+        z = gt.sign(x) * x  # the product rule sees sign's zero derivative
+    assert tape.gradient(y, x).numpy().tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(tape.gradient(z, x).numpy(), [1.0, -1.0, 0.0])
+    away_from_zero = np.array([0.4, -1.6, 2.5])
+    check_grads(lambda a: gt.sign(a) * gt.sin(a), [away_from_zero], order=2)
+    _, tangent = gt.jvp(gt.sign, [x], [gt.constant([1.0, 1.0, 1.0], dtype="float64")])
+    assert tangent.numpy().tolist() == [0.0, 0.0, 0.0]
 
 
 def test_float32_stays_float32_with_python_scalars():
@@ -181,3 +197,56 @@ def test_complex_abs_gradient_is_z_over_abs_z_like_tensorflow():
         y = gt.reduce_sum(gt.abs(z))
     expected = np.array([(1 + 2j) / np.sqrt(5), (-3 + 0.5j) / np.sqrt(9.25), 0.0])
     np.testing.assert_allclose(tape.gradient(y, z).numpy(), expected)
+
+
+def _gradient_at(f, values):
+    x = gt.constant(np.array(values, dtype=np.float64))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.gradient(y, x).numpy()
+
+
+@pytest.mark.parametrize("op, expected", [
+    (gt.sqrt, [1.0, 0.25]),
+    (gt.reciprocal, [1.0, -0.25]),
+])
+def test_masked_sqrt_and_reciprocal_have_tensorflows_gradient_at_zero(op, expected):
+    # TF's SqrtGrad and ReciprocalGrad give 0 where the incoming gradient is 0, so the
+    # where hides the branch's infinite derivative at x = 0 (not 0 * inf = nan).
+    with np.errstate(divide="ignore"):
+        grad = _gradient_at(lambda x: gt.where(x > 0, op(x), x), [0.0, 4.0 if op is gt.sqrt
+                                                                  else 2.0])
+    np.testing.assert_array_equal(grad, expected)
+    # Away from the kink (both branches finite), to second order: the guard is exact.
+    check_grads(lambda x: gt.where(x > 1, op(x), x), [np.array([0.5, 0.7, 3.0])], order=2)
+
+
+def test_masked_log_and_power_keep_nan_at_zero_like_tensorflow():
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_grad = _gradient_at(lambda x: gt.where(x > 0, gt.log(x), x), [0.0, 4.0])
+        pow_grad = _gradient_at(lambda x: gt.where(x > 0, x ** 0.5, x), [0.0, 4.0])
+    assert np.isnan(log_grad[0]) and log_grad[1] == 0.25
+    assert np.isnan(pow_grad[0]) and pow_grad[1] == 0.25
+
+
+def test_sqrt_itself_at_zero_has_an_infinite_gradient():
+    with np.errstate(divide="ignore"):
+        grad = _gradient_at(gt.sqrt, [0.0, 4.0])
+        sum_grad = _gradient_at(lambda x: gt.reduce_sum(gt.sqrt(x) * 3.0), [0.0, 4.0])
+    np.testing.assert_array_equal(grad, [np.inf, 0.25])
+    np.testing.assert_array_equal(sum_grad, [np.inf, 0.75])
+
+
+def test_sqrt_jvp_is_zero_where_the_tangent_is_zero():
+    x = gt.constant([0.0, 4.0], dtype="float64")
+    with np.errstate(divide="ignore"):
+        _, sqrt_tangent = gt.jvp(gt.sqrt, [x], [gt.constant([0.0, 1.0], dtype="float64")])
+        _, rec_tangent = gt.jvp(gt.reciprocal, [x], [gt.constant([0.0, 1.0],
+                                                                  dtype="float64")])
+    np.testing.assert_array_equal(sqrt_tangent.numpy(), [0.0, 0.25])
+    np.testing.assert_array_equal(rec_tangent.numpy(), [0.0, -1 / 16])
+
+
+def test_sqrt_and_reciprocal_batch_with_their_zero_guard(check_batching):
+    check_batching(lambda x: gt.sqrt(x) + gt.reciprocal(x), [np.array([0.5, 2.0, 3.0])])

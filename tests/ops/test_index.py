@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import backward
+from gradtape.cache import backward_cache
 from gradtape.ops.index import getitem_p, parse_index
 from gradtape.ops.registry import bind
 from gradtape.testing import check_grads
@@ -127,9 +127,9 @@ def test_new_index_values_reuse_the_compiled_backward():
         return tape.gradient(y, x).numpy()
 
     first = grad_for(np.array([0, 1, 1]))
-    size = len(backward._cache)
+    size = len(backward_cache)
     second = grad_for(np.array([3, 3, 2]))
-    assert len(backward._cache) == size
+    assert len(backward_cache) == size
     expected = np.zeros_like(X)
     np.add.at(expected, (np.array([3, 3, 2]), slice(1, 3)), 2.0)
     np.testing.assert_array_equal(second, expected)

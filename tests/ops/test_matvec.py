@@ -88,7 +88,7 @@ def test_errors_and_dtypes():
         gt.matmul(gt.constant(np.ones((2, 3))), gt.constant(np.ones(3)), transpose_b=True)
     from gradtape.ir.builder import Builder
     from gradtape.ir.nodes import Aval, Var
-    from gradtape.ops import linalg
+    from gradtape.ops.linalg import products as linalg
     from gradtape.ops.registry import bind
 
     with Builder(), pytest.raises(ValueError, match="inner dimensions differ"):

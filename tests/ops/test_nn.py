@@ -240,3 +240,32 @@ def test_bias_add():
     np.testing.assert_allclose(gt.nn.bias_add(value, last).numpy(), value + last)
     np.testing.assert_allclose(gt.nn.bias_add(value, channels, data_format="NCW").numpy(),
                                value + channels[:, None])
+
+
+# Measured in TF 2.21: the gradients of tf.nn activations at their kinks (TF's
+# ReluGrad, Relu6Grad, EluGrad, SeluGrad and LeakyReluGrad kernels).
+KINK_GRADIENTS = {
+    "relu": (gt.nn.relu, [0.0], [0.0]),
+    "relu6": (gt.nn.relu6, [0.0, 6.0, -1.0, 3.0, 7.0], [0.0, 0.0, 0.0, 1.0, 0.0]),
+    "elu": (gt.nn.elu, [0.0], [1.0]),
+    "selu": (gt.nn.selu, [0.0], [1.0507009873554805]),
+    "leaky_relu": (gt.nn.leaky_relu, [0.0], [0.2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KINK_GRADIENTS))
+def test_activation_gradients_at_kinks_follow_tensorflow(name):
+    op, points, expected = KINK_GRADIENTS[name]
+    x = gt.constant(np.array(points))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = op(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-15)
+    _, tangent = gt.jvp(op, [x], [gt.ones_like(x)])
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-15)
+
+
+def test_relu6_keeps_the_input_dtype():
+    assert gt.nn.relu6(gt.constant([-1.0, 7.0])).dtype == np.float32
+    ints = gt.nn.relu6(gt.constant([-3, 2, 9]))
+    assert ints.dtype == np.int32 and ints.numpy().tolist() == [0, 2, 6]

@@ -1,6 +1,6 @@
-"""Reductions and scans: values equal NumPy's (through gt.* and NumPy dispatch), derivatives
+"""Reductions: values equal NumPy's (through gt.* and NumPy dispatch), derivatives
 match finite differences to 2nd order (3rd for a few) in reverse and forward mode, for
-every axis form; zeros in prod/cumprod, ties in max/min, float32 and TF's aliases."""
+every axis form; ties in max/min, float32 and TF's aliases."""
 
 import numpy as np
 import pytest
@@ -123,86 +123,6 @@ def test_axis_errors():
         gt.max(t, axis=(1, -1))
 
 
-# --- prod and cumprod with zeros ---------------------------------------------------------
-
-ZEROS = {
-    "one zero": np.array([[2.0, 0.0, -1.5, 0.5], [1.0, 3.0, -2.0, 0.25]]),
-    "two zeros": np.array([[0.0, 2.0, 0.0, -1.5], [1.0, 0.0, 3.0, 0.0]]),
-    "all zero": np.zeros((2, 4)),
-}
-
-
-@pytest.mark.parametrize("case", list(ZEROS))
-@pytest.mark.parametrize("axis", [None, 1, 0, (0, 1)], ids=str)
-def test_prod_with_zeros_third_order(case, axis):
-    check_grads(lambda t: gt.prod(t, axis=axis), [ZEROS[case]], order=3)
-
-
-def test_prod_gradient_with_one_zero_is_product_of_the_others():
-    x = gt.constant(np.array([2.0, 0.0, 3.0, 4.0]))
-    with gt.GradientTape() as tape:
-        tape.watch(x)
-        y = gt.prod(x)
-    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 24.0, 0.0, 0.0])
-
-
-@pytest.mark.parametrize("case", list(ZEROS))
-@pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("reverse", [False, True])
-def test_cumprod_with_zeros_third_order(case, exclusive, reverse):
-    check_grads(lambda t: gt.cumprod(t, 1, exclusive=exclusive, reverse=reverse),
-                [ZEROS[case]], order=3)
-
-
-@pytest.mark.parametrize("op,reference", [(gt.cumsum, np.cumsum), (gt.cumprod, np.cumprod)])
-@pytest.mark.parametrize("axis", [None, 0, 1, -1], ids=str)
-def test_scans_values_and_second_order(op, reference, axis):
-    x = rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1, 1], (3, 4))
-    np.testing.assert_allclose(op(gt.constant(x), axis).numpy(), reference(x, axis), rtol=1e-12)
-    npfunc = getattr(np, reference.__name__)
-    np.testing.assert_allclose(npfunc(gt.constant(x), axis=axis).numpy(), reference(x, axis))
-    check_grads(lambda t: op(t, axis), [x], order=2)
-
-
-@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod])
-def test_scans_exclusive_and_reverse_values_match_tensorflow(op):
-    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    t = gt.constant(x)
-    if op is gt.cumsum:
-        expected = {(False, False): [[1, 3, 6], [4, 9, 15]], (True, False): [[0, 1, 3], [0, 4, 9]],
-                    (False, True): [[6, 5, 3], [15, 11, 6]], (True, True): [[5, 3, 0], [11, 6, 0]]}
-    else:
-        expected = {(False, False): [[1, 2, 6], [4, 20, 120]],
-                    (True, False): [[1, 1, 2], [1, 4, 20]],
-                    (False, True): [[6, 6, 3], [120, 30, 6]],
-                    (True, True): [[6, 3, 1], [30, 6, 1]]}
-    for (exclusive, reverse), want in expected.items():
-        out = op(t, axis=1, exclusive=exclusive, reverse=reverse)
-        np.testing.assert_array_equal(out.numpy(), want)
-
-
-@pytest.mark.parametrize("op", [gt.cumsum, gt.cumprod])
-@pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("reverse", [False, True])
-def test_scans_forward_mode(op, exclusive, reverse, check_jvp):
-    x = ZEROS["one zero"] if op is gt.cumprod else _distinct((2, 4))
-    check_jvp(lambda t: op(t, 1, exclusive=exclusive, reverse=reverse), [x])
-
-
-def test_cumprod_second_order_at_zero_is_exact():
-    # y = x0 * x1 * x2 (the last cumprod entry): d2y/dx0dx1 = x2, nonzero even at x0 = 0.
-    x = gt.constant(np.array([0.0, 0.0, 5.0]))
-    with gt.GradientTape() as outer:
-        outer.watch(x)
-        with gt.GradientTape() as inner:
-            inner.watch(x)
-            y = gt.cumprod(x)[2]
-        g = inner.gradient(y, x)
-        g1 = g[1]
-    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0])
-    np.testing.assert_array_equal(outer.gradient(g1, x).numpy(), [5.0, 0.0, 0.0])
-
-
 # --- max and min ties, logsumexp stability ----------------------------------------------
 
 def test_max_min_split_the_gradient_among_ties_like_tensorflow():
@@ -302,13 +222,16 @@ def test_argmax_argmin_are_int64_and_not_differentiable(op, func, axis):
         tape.watch(t)
         idx = op(t, axis=axis)
         as_float = gt.cast(idx, np.float64)
+    tf_axis = 0 if axis is None else axis  # TF's default axis; NumPy's flattens
     assert idx.dtype == np.int64
-    np.testing.assert_array_equal(idx.numpy(), func(x, axis=axis))
+    np.testing.assert_array_equal(idx.numpy(), func(x, axis=tf_axis))
     np.testing.assert_array_equal(func(t, axis=axis).numpy(), func(x, axis=axis))
     assert tape.gradient(as_float, t) is None
     np.testing.assert_array_equal(op(t, axis=axis, keepdims=True).numpy(),
+                                  func(x, axis=tf_axis, keepdims=True))
+    np.testing.assert_array_equal(func(t, axis=axis, keepdims=True).numpy(),
                                   func(x, axis=axis, keepdims=True))
-    assert op(t, 0, output_type=np.int32).dtype == np.int32
+    assert op(t, 0, np.int32).dtype == np.int32  # TF's positional output_type
 
 
 def test_compiled_and_interpreted_backward_agree(compile_mode):
@@ -345,17 +268,6 @@ def test_scan_and_arg_batching_rules(op, axis, check_batching):
     check_batching(lambda t: op(t, axis), [_distinct((3, 4))])
 
 
-def test_batching_rules_of_the_cumprod_derivative(check_batching):
-    # The backward of cumprod holds the shift and linear-recurrence primitives.
-    from gradtape.ops import reduce as r
-
-    x, g = _distinct((3, 4)), _distinct((3, 4))
-    check_batching(lambda t, c: r.cumprod_p.vjp(c, None, t, axis=1, exclusive=True,
-                                                reverse=False)[0], [x, g], [True, False])
-    check_batching(lambda t, c: r.cumprod_p.vjp(c, None, t, axis=0, exclusive=False,
-                                                reverse=True)[0], [x, g], [False, True])
-
-
 def test_complex_gradients_follow_tensorflow_convention():
     # TF: the gradient of a real loss is dL/dRe + i dL/dIm (zeros in prod's input too).
     z = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
@@ -385,19 +297,120 @@ def test_complex_gradients_follow_tensorflow_convention():
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
 def test_shape_rules_agree_with_the_implementations(dtype):
     from gradtape.ir.nodes import Aval, Var
+    from gradtape.ir.primitive import _eval_on_dummies
     from gradtape.ops import reduce as r
-    from gradtape.ops.registry import _eval_on_dummies
+    from gradtape.ops import scan as s
 
     x = Var(Aval((2, 3, 4), np.dtype(dtype)))
     cases = [(p, dict(axis=axis, keepdims=k))
-             for p in (r.sum_p, r.max_p, r.min_p, r.prod_p)
+             for p in (r.sum_p, r.max_p, r.min_p, s.prod_p)
              for axis in ((0,), (0, 2), (0, 1, 2)) for k in (False, True)]
     cases += [(p, dict(axis=axis, keepdims=k)) for p in (r.argmax_p, r.argmin_p)
               for axis in (None, 1) for k in (False, True)]
-    cases += [(p, dict(axis=1, exclusive=e, reverse=v)) for p in (r.cumsum_p, r.cumprod_p)
+    cases += [(p, dict(axis=1, exclusive=e, reverse=v)) for p in (s.cumsum_p, s.cumprod_p)
               for e in (False, True) for v in (False, True)]
-    cases += [(r.shift_p, dict(axis=2, offset=-1))]
+    cases += [(s.shift_p, dict(axis=2, offset=-1))]
     if dtype == np.float32:
         cases += [(r.logsumexp_p, dict(axis=(1,), keepdims=k)) for k in (False, True)]
     for prim, params in cases:
         assert prim.shape_rule(x, **params) == _eval_on_dummies(prim, (x,), params), prim
+
+
+# --- TF's names follow TF (measured in TF 2.21); NumPy's calls keep NumPy's rules ---------
+
+@pytest.mark.parametrize("op,func", [(gt.argmax, np.argmax), (gt.argmin, np.argmin)])
+def test_argmax_argmin_reduce_axis_0_by_default_like_tensorflow(op, func):
+    t = gt.constant([[4, 5], [10, 1]])
+    expected = [1, 0] if op is gt.argmax else [0, 1]
+    assert op(t).numpy().tolist() == expected and op(t).dtype == np.int64
+    assert func(t).numpy() == func(t.numpy())  # NumPy flattens
+    with pytest.raises(ValueError, match="rank >= 1"):
+        op(gt.constant(3.0))
+    with pytest.raises(TypeError, match="output_type"):
+        op(t, 0, np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint16])
+def test_tensorflow_integer_reductions_keep_the_dtype(dtype):
+    x = np.array([[1, 2, 3], [4, 5, 6]], dtype=dtype)
+    t = gt.constant(x)
+    results = {
+        "reduce_sum": (gt.reduce_sum(t), np.sum(x)),
+        "reduce_prod": (gt.reduce_prod(t, axis=1), np.prod(x, axis=1)),
+        "cumsum": (gt.cumsum(t), np.cumsum(x, axis=0)),
+        "cumprod": (gt.cumprod(t, axis=1), np.cumprod(x, axis=1)),
+        "reduce_max": (gt.reduce_max(t), np.max(x)),
+    }
+    for name, (got, want) in results.items():
+        assert got.dtype == dtype, name
+        np.testing.assert_array_equal(got.numpy(), want.astype(dtype), err_msg=name)
+    # NumPy's functions keep NumPy's widening, on tensors too.
+    assert np.sum(t).dtype == np.sum(x).dtype and gt.sum(t).dtype == np.sum(x).dtype
+    assert np.cumsum(t).dtype == np.cumsum(x).dtype
+
+
+def test_tensorflow_integer_sum_wraps_around_like_int32():
+    big = np.array([2**31 - 1, 1], dtype=np.int32)
+    assert gt.reduce_sum(gt.constant(big)).numpy() == -(2**31)
+
+
+def test_reduce_mean_of_integers_is_the_truncated_mean_like_tensorflow():
+    t = gt.constant([[1, 2], [-1, -2], [3, 5]])
+    assert gt.reduce_mean(gt.constant([1, 2])).numpy() == 1
+    out = gt.reduce_mean(t, axis=1)
+    assert out.dtype == np.int32 and out.numpy().tolist() == [1, -1, 4]  # towards zero
+    kept = gt.reduce_mean(t, axis=0, keepdims=True)
+    assert kept.numpy().tolist() == [[1, 1]]
+    assert np.mean(t).dtype == np.float64 and gt.mean(t).dtype == np.float64  # NumPy
+
+
+def test_cumsum_and_cumprod_scan_axis_0_by_default_like_tensorflow():
+    x = _distinct((3, 2))
+    t = gt.constant(x)
+    np.testing.assert_allclose(gt.cumsum(t).numpy(), np.cumsum(x, axis=0))
+    np.testing.assert_allclose(gt.cumprod(t).numpy(), np.cumprod(x, axis=0))
+    np.testing.assert_allclose(gt.cumsum(t, axis=None).numpy(), np.cumsum(x))
+    np.testing.assert_allclose(np.cumsum(t).numpy(), np.cumsum(x))  # NumPy flattens
+    check_grads(lambda a: gt.cumprod(a) * gt.cumsum(a), [x], order=2)
+
+
+@pytest.mark.parametrize("dtype,lowest,highest", [
+    (np.float32, -np.inf, np.inf), (np.float64, -np.inf, np.inf),
+    (np.int32, -(2**31), 2**31 - 1), (np.uint8, 0, 255),
+])
+def test_reduce_max_and_min_of_nothing_follow_tensorflow(dtype, lowest, highest):
+    empty = gt.constant(np.zeros((0,), dtype))
+    assert gt.reduce_max(empty).numpy() == lowest and gt.reduce_max(empty).dtype == dtype
+    assert gt.reduce_min(empty).numpy() == highest and gt.reduce_min(empty).dtype == dtype
+    rows = gt.reduce_max(gt.constant(np.zeros((3, 0), dtype)), axis=1, keepdims=True)
+    assert rows.shape == (3, 1) and np.all(rows.numpy() == lowest)
+    with pytest.raises(ValueError):
+        np.max(empty)  # NumPy's rule for NumPy's function
+
+
+def test_reduce_max_of_nothing_has_an_empty_gradient():
+    x = gt.constant(np.zeros((2, 0)))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_max(x, axis=1)
+    assert tape.gradient(y, x).shape == (2, 0)
+
+
+@pytest.mark.parametrize("op", [gt.reduce_sum, gt.reduce_mean, gt.reduce_max, gt.reduce_min,
+                                gt.reduce_prod, gt.reduce_logsumexp, gt.reduce_std])
+def test_reductions_accept_a_tensor_axis_like_tensorflow(op):
+    x = _distinct((2, 3))
+    t = gt.constant(x)
+    for axis in (gt.constant(0), gt.constant([1]), gt.constant([0, 1], dtype="int64")):
+        expected = op(t, axis=[int(a) for a in np.atleast_1d(axis.numpy())])
+        np.testing.assert_allclose(op(t, axis=axis).numpy(), expected.numpy())
+    check_grads(lambda a: op(a, axis=gt.constant(1)), [x], order=1)
+    with pytest.raises(TypeError, match="integers"):
+        op(t, axis=gt.constant(0.0))
+
+
+def test_scans_and_arg_reductions_accept_a_tensor_axis():
+    x = _distinct((2, 3))
+    t = gt.constant(x)
+    np.testing.assert_allclose(gt.cumsum(t, gt.constant(1)).numpy(), np.cumsum(x, axis=1))
+    assert gt.argmax(t, gt.constant(1)).numpy().tolist() == np.argmax(x, axis=1).tolist()

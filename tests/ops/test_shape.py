@@ -264,3 +264,12 @@ def test_batching_rules(name, check_batching):
 def test_concatenate_batching_with_unbatched_inputs(check_batching):
     check_batching(lambda a, b: gt.concatenate([a, b], axis=0), _args([(2, 3), (1, 3)]),
                    [False, True])
+
+
+def test_reshape_with_two_unknown_sizes_raises_tensorflows_message():
+    x = gt.constant(np.arange(6.0))
+    with pytest.raises(ValueError, match="Only one input size may be -1, not both 0 and 1"):
+        gt.reshape(x, (-1, -1))
+    with pytest.raises(ValueError, match="not both 1 and 2"):
+        gt.reshape(x, (2, -1, -1))
+    assert gt.reshape(x, (2, -1)).shape == (2, 3)

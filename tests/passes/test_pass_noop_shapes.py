@@ -119,3 +119,11 @@ def test_reshape_of_sum_is_one_sum():
 def test_reshape_that_moves_summed_data_stays():
     check(lambda g: gt.reshape(gt.sum(g, axis=0), (6, 1)), var((4, 2, 3)),
           expect=["sum", "reshape"])
+
+
+def test_broadcast_keeps_a_reshape_that_drops_leading_ones_it_cannot_restore():
+    # reshape((1, 1) -> (1,)) then broadcast_to((2,)): broadcasting the (1, 1) source to
+    # a rank-1 shape is an error, so the reshape stays (it came from a @gt.function's
+    # backward through tensordot of an expand_dims'd sum).
+    check(lambda x: gt.broadcast_to(gt.reshape(gt.sin(x), (1,)), (2,)), var((1, 1)),
+          expect=["sin", "reshape", "broadcast_to"])

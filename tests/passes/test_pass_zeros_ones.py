@@ -172,3 +172,37 @@ def test_a_materialized_zero_gradient_absorbs_even_infinities():
     assert prims(after) == []
     out = interpreter.run(after, [np.zeros(2, np.float32), np.ones(2, np.float32)])[0]
     assert (out == 1).all()
+
+
+@pytest.mark.parametrize("condition, kept", [(True, "sin"), (False, "cos")])
+def test_where_with_a_known_condition_is_the_branch_it_selects(condition, kept):
+    # sqrt's VJP is where(equal(g, 0), 0, g * d): the ones seed makes it just g * d.
+    def make(x):
+        mask = raw(sh.broadcast_to_p, np.bool_(condition), shape=(2, 3))
+        return gt.where(mask, gt.sin(x), gt.cos(x))
+
+    before = build(make, var((2, 3)))
+    after = simplify(before)
+    assert prims(after) == [kept]
+    assert_same_results(before, after, args_for(before))
+
+
+def test_where_with_a_known_condition_selecting_a_literal_is_a_fill():
+    def make(x):
+        mask = raw(sh.broadcast_to_p, np.bool_(True), shape=(3,))
+        return gt.where(mask, 0, gt.sin(x))
+
+    before = build(make, var((3,)))
+    after = simplify(before)
+    assert "sin" not in prims(after) and "where" not in prims(after)
+    assert_same_results(before, after, args_for(before))
+
+
+def test_sqrt_backward_from_the_seed_has_no_zero_test():
+    x = gt.constant(np.array([1.0, 4.0]))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.sqrt(x)
+    source = tape.inspect(y, x).source
+    assert "where" not in source and "equal" not in source
+    assert tape.gradient(y, x).numpy().tolist() == [0.5, 0.25]

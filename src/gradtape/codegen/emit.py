@@ -15,6 +15,7 @@ import warnings
 
 import gast
 
+from .naming import comment_text
 from .to_gast import COMMENT_MARKER
 
 try:
@@ -39,15 +40,18 @@ def _astor_print(tree: ast.Module) -> str:
         return astor.to_source(tree, pretty_source="".join)
 
 
-def _comments(source: str, texts: list[str]) -> str:
-    """Replace each marker line by the comment it stands for (same line count)."""
+def _comments(source: str, texts: list[str]) -> tuple[str, int]:
+    """Replace each marker line by the comment it stands for (same line count); also
+    how many lines were replaced. Every comment goes through ``comment_text``: user
+    text (file and op names) must never end the comment line."""
     lines = source.splitlines()
+    replaced = 0
     for i, line in enumerate(lines):
         match = _MARKER_LINE.match(line)
         if match:
-            text = texts[int(match.group(2))].replace("\n", " ")
-            lines[i] = f"{match.group(1)}# {text}"
-    return "\n".join(lines) + "\n"
+            lines[i] = f"{match.group(1)}# {comment_text(texts[int(match.group(2))])}"
+            replaced += 1
+    return "\n".join(lines) + "\n", replaced
 
 
 def _convert(value):
@@ -121,9 +125,13 @@ def to_source(module: gast.Module, comments: list[str],
         raise ValueError(f"Unknown printer {printer!r}; use one of {PRINTERS}.")
     if source is None:
         source = ast.unparse(ast.fix_missing_locations(tree))
-    source = _blank_line_before_def(_comments(source.strip("\n"), comments))
-    if COMMENT_MARKER in source:
+    source, replaced = _comments(source.strip("\n"), comments)
+    source = _blank_line_before_def(source)
+    # A marker astor wrapped onto a line with other code, or a line of a string constant
+    # astor printed across lines that looks like a marker: print with the stdlib, which
+    # writes each marker on its own line and strings on one.
+    if replaced != len(comments):
         if used == "unparse":
             raise ValueError("a comment marker survived printing")
-        return to_source(module, comments, "unparse")  # astor wrapped a marker line: fall back
+        return to_source(module, comments, "unparse")
     return source, used

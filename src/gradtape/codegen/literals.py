@@ -7,14 +7,13 @@ Python scalars. Anything without a faithful literal form is bound as a global co
 
 from __future__ import annotations
 
-import keyword
 import math
 from typing import Any
 
 import gast
 import numpy as np
 
-from .naming import GlobalNames
+from .naming import GlobalNames, plain_identifier
 
 _new = gast.AST.__new__
 
@@ -44,7 +43,7 @@ def constant(value: Any) -> gast.Constant:
 def call(func: str, args: list, keywords: dict | None = None) -> gast.Call:
     if not keywords:
         kws = []
-    elif all(k.isidentifier() and not keyword.iskeyword(k) for k in keywords):
+    elif all(plain_identifier(k) for k in keywords):
         kws = [make(gast.keyword, arg=k, value=v) for k, v in keywords.items()]
     else:  # a param named like a keyword (``lambda``): pass them as ``**{...}``
         mapping = make(gast.Dict, keys=[constant(k) for k in keywords],
@@ -74,9 +73,7 @@ def literal(value: Any, globs: GlobalNames) -> gast.expr:
     if value is None or value is Ellipsis or isinstance(value, (bool, str, bytes)):
         return constant(value)
     if _plain_numpy_scalar(value):
-        ctor = globs.bind(type(value), type(value).__name__,
-                          ("from", "numpy", type(value).__name__))
-        return call(ctor, [literal(value.item(), globs)])
+        return name(_typed_constant(value, globs))
     if isinstance(value, int):
         node = constant(abs(value))
         return make(gast.UnaryOp, op=USUB, operand=node) if value < 0 else node
@@ -95,6 +92,25 @@ def literal(value: Any, globs: GlobalNames) -> gast.expr:
         return call(numpy_global(globs, "dtype"), [constant(value.name)])
     return name(globs.bind(value, f"const_{type(value).__name__}",
                            ("unavailable", f"a constant {type(value).__name__}")))
+
+
+def _typed_constant(value: Any, globs: GlobalNames) -> str:
+    """The module-level name of a NumPy scalar (``float32_0p25 = float32(0.25)``)."""
+    ctor_name = type(value).__name__
+    ctor = globs.bind(type(value), ctor_name, ("from", "numpy", ctor_name))
+    definition = call(ctor, [literal(value.item(), globs)])
+    return globs.constant(value, f"{ctor_name}_{_value_token(value)}", definition)
+
+
+def _value_token(value: Any) -> str:
+    """A value as name characters: ``0p25``, ``neg1em05``, ``n3`` (an int: a name must
+    not end in ``_<digits>``, the form of locals), ``nan``, ``True``."""
+    text = str(value)
+    sign = "neg" if text.startswith("-") else ""
+    token = text.lstrip("-").replace("e+", "e").replace("e-", "em").replace(".", "p")
+    if token.isdigit():
+        token = "n" + token
+    return sign + token
 
 
 def _plain_numpy_scalar(value: Any) -> bool:

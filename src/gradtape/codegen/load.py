@@ -5,6 +5,10 @@ the same program gets the same name in every process. Registered in ``linecache`
 tracebacks, ``pdb`` and ``inspect.getsource`` show the generated lines. Only the
 function's code runs here: its globals are the objects the generator bound, not the
 result of executing the import header (which is there for readers and for dumps).
+
+A dump never follows a link planted in the dump directory: the source goes to a new file
+created exclusively (``O_EXCL | O_NOFOLLOW``) under a random name, then renamed onto
+``backward_<hash>.py``, which replaces a link there instead of writing through it.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ import builtins
 import hashlib
 import linecache
 import os
+import secrets
 import threading
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -69,12 +75,58 @@ def release(filename: str) -> None:
 
 
 def dump(source: str, directory: str) -> str:
-    """Write ``source`` as ``<directory>/backward_<hash>.py``; return the path."""
+    """Write ``source`` as ``<directory>/backward_<hash>.py``; return the path.
+
+    Raises ``OSError`` if the directory cannot be created or written."""
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, module_name(source) + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+    stem = module_name(source)
+    path = os.path.join(directory, stem + ".py")
+    fd, tmp = _create_new_file(directory, stem)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(source)
-        os.replace(tmp, path)  # atomic: a concurrent reader never sees half a file
+        os.replace(tmp, path)  # atomic, and replaces a link at ``path``, not its target
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     return path
+
+
+_NEW_FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                   | getattr(os, "O_CLOEXEC", 0))
+
+
+def _create_new_file(directory: str, stem: str) -> tuple[int, str]:
+    """A file descriptor of a file this call created (never an existing file or link
+    someone planted), and its path."""
+    for _ in range(16):
+        tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, _NEW_FILE_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a new temporary file in {directory!r}")
+
+
+_warned_directories: set[str] = set()
+_MAX_WARNED_DIRECTORIES = 64
+
+
+def dump_or_warn(source: str, directory: str) -> str | None:
+    """``dump``, or ``None`` with a warning (once per directory) if it cannot be
+    written: a dump is for reading the code, and must never cost a gradient."""
+    try:
+        return dump(source, directory)
+    except OSError as exc:
+        if directory not in _warned_directories:
+            if len(_warned_directories) < _MAX_WARNED_DIRECTORIES:
+                _warned_directories.add(directory)
+            warnings.warn(
+                f"gradtape cannot write generated code to the dump directory {directory!r} "
+                f"({exc.strerror or exc}); gradients are computed as usual, without dumps. "
+                "Set gt.config(dump_dir=...) or GRADTAPE_DUMP_DIR to a writable directory, "
+                "or to None (unset) to stop dumping.", RuntimeWarning, stacklevel=2)
+        return None

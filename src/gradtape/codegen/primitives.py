@@ -2,10 +2,12 @@
 
 In order of preference:
 
-1. a template: the primitive's ``codegen_template`` attribute if it has one, else an entry
-   of ``TEMPLATES`` below, used only while the primitive's implementation is still the
-   function the template was written for. ``{0}``, ``{1}`` are the inputs, ``{name}``
-   the params; other names are NumPy attributes, bound as globals;
+1. a template, declared with the primitive (``Primitive(..., template=...,
+   array_template=..., array_shorthands=...)``): ``{0}``, ``{1}`` are the inputs,
+   ``{name}`` the params; other names are NumPy attributes, bound as globals. The array
+   template, ndarray methods (cheaper than NumPy's Python-level wrappers that call
+   them), serves when input 0 is an array of rank >= 1: a NumPy function returns those
+   as ndarrays, never as Python or NumPy scalars;
 2. a NumPy ufunc or function implementation: called under its NumPy name;
 3. anything else: its implementation bound as a global ``<primitive>_impl``, called with
    the params as keyword literals: exactly what the interpreter does.
@@ -25,69 +27,14 @@ import gast
 import numpy as np
 
 from ..ir.nodes import Eqn, Var
+from .indexing import getitem_expression, writes_out
 from .literals import call, literal, make, name, numpy_global
 from .naming import GlobalNames
-
-# primitive name -> (the implementation it was written for, template[, array template]).
-# The array template, ndarray methods (cheaper than NumPy's Python-level wrappers that
-# call them), serves when input 0 is an array of rank >= 1: a NumPy function returns
-# those as ndarrays, never as Python or NumPy scalars.
-TEMPLATES: dict[str, tuple] = {
-    "add": ("numpy.add", "{0} + {1}"),
-    "subtract": ("numpy.subtract", "{0} - {1}"),
-    "multiply": ("numpy.multiply", "{0} * {1}"),
-    "divide": ("numpy.divide", "{0} / {1}"),
-    "power": ("numpy.power", "{0} ** {1}"),
-    "mod": ("numpy.remainder", "{0} % {1}"),
-    "negative": ("numpy.negative", "-{0}"),
-    "matmul": ("numpy.matmul", "{0} @ {1}"),
-    "matvec": ("numpy.matmul", "{0} @ {1}"),
-    "vecmat": ("numpy.matmul", "{0} @ {1}"),
-    "reshape": ("gradtape.ops.shape._reshape_impl", "reshape({0}, {shape})",
-                "{0}.reshape({shape})"),
-    "transpose": ("gradtape.ops.shape._transpose_impl", "transpose({0}, {axes})",
-                  "{0}.transpose({axes})"),
-    "broadcast_to": ("gradtape.ops.shape._broadcast_to_impl", "broadcast_to({0}, {shape})"),
-    "unbroadcast": ("gradtape.ops.shape._unbroadcast_impl",
-                    "reshape(sum({0}, axis={axes}), {shape})",
-                    "{0}.sum(axis={axes}).reshape({shape})"),
-    "identity": ("gradtape.ops.shape._identity_impl", "{0}"),
-    "sum": ("gradtape.ops.reduce._sum_impl", "sum({0}, axis={axis}, keepdims={keepdims})",
-            "{0}.sum(axis={axis}, keepdims={keepdims})"),
-    "cast": ("gradtape.ops.elementwise._cast_impl", "asarray({0}).astype({dtype})",
-             "{0}.astype({dtype})"),
-    "sigmoid": ("gradtape.ops.elementwise._sigmoid_impl", "exp(-logaddexp(0, -{0}))"),
-    "relu": ("gradtape.ops.elementwise._relu_impl", "maximum({0}, 0)"),
-    "softplus": ("gradtape.ops.elementwise._softplus_impl", "logaddexp(0, {0})"),
-}
 
 # Templates built from Python operators: on two Python scalars an operator gives a Python
 # scalar where the ufunc gives a NumPy one, so they need at least one array input.
 _OPERATOR_TEMPLATE = re.compile(r"^[-{}0-9 +*/%@]+$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-def impl_id(impl: Any) -> str:
-    """``module.qualname`` of an implementation (``numpy.<name>`` for a ufunc)."""
-    if isinstance(impl, np.ufunc):
-        return f"numpy.{impl.__name__}"
-    module = getattr(impl, "__module__", None) or "?"
-    return f"{module}.{getattr(impl, '__qualname__', '?')}"
-
-
-_impl_ids: dict[Any, str] = {}
-
-
-def _cached_impl_id(impl: Any) -> str:
-    try:
-        known = _impl_ids.get(impl)
-    except TypeError:  # an unhashable callable object
-        return impl_id(impl)
-    if known is None:
-        known = impl_id(impl)
-        if len(_impl_ids) < 4096:
-            _impl_ids[impl] = known
-    return known
 
 
 def numpy_name(impl: Any) -> str | None:
@@ -124,8 +71,10 @@ def _parse(template: str) -> _Parsed:
         tree = expression_tree(source)
         build = _compile(tree) or (lambda args, params, globs: tree)
         inputs = len(positional) if positional == frozenset(range(len(positional))) else -1
-        hit = _parsed[template] = _Parsed(build, positional, params, inputs,
-                                          bool(_OPERATOR_TEMPLATE.match(template)))
+        hit = _Parsed(build, positional, params, inputs,
+                      bool(_OPERATOR_TEMPLATE.match(template)))
+        if len(_parsed) < 4096:  # templates of primitives: a few dozen
+            _parsed[template] = hit
     return hit
 
 
@@ -181,41 +130,13 @@ def _compile(node: Any) -> Build | None:
     return build
 
 
-# Shorter array templates for common param values, each leaving out params whose value
-# is then implied: (primitive name, test of the params, template, params left out).
-SPECIAL_ARRAY_TEMPLATES: list[tuple[str, Any, str, frozenset]] = [
-    ("sum", lambda p: p["keepdims"] is False, "{0}.sum(axis={axis})",
-     frozenset({"keepdims"})),
-    ("transpose", lambda p: tuple(p["axes"]) == (1, 0), "{0}.T", frozenset({"axes"})),
-]
-
-
 _NOTHING_IMPLIED: frozenset = frozenset()
-
-# primitive -> (its impl, its codegen_template attribute, the templates they give: ``()``
-# for none, else the template and possibly the array template). Checked against the
-# primitive's current impl and attribute on each use.
-_by_primitive: dict[Any, tuple[Any, Any, tuple]] = {}
-
-
-def _templates_of(prim: Any) -> tuple:
-    impl, own = prim.impl, getattr(prim, "codegen_template", None)
-    hit = _by_primitive.get(prim)
-    if hit is not None and hit[0] is impl and hit[1] is own:
-        return hit[2]
-    if own is not None:
-        found: tuple = (own,)
-    else:
-        entry = TEMPLATES.get(prim.name)
-        found = () if entry is None or entry[0] != _cached_impl_id(impl) else entry[1:]
-    if len(_by_primitive) < 4096:
-        _by_primitive[prim] = (impl, own, found)
-    return found
 
 
 def _template_of(eqn: Eqn) -> _Parsed | None:
     """The template ``eqn`` is written with, or ``None`` for a call."""
-    templates = _templates_of(eqn.prim)
+    prim = eqn.prim
+    templates = prim.templates
     if not templates:
         return None
     template = templates[0]
@@ -224,10 +145,9 @@ def _template_of(eqn: Eqn) -> _Parsed | None:
     if len(templates) > 1 and inputs and isinstance(inputs[0], Var) and (
             inputs[0].aval.shape != ()):
         template = templates[1]
-        name_ = eqn.prim.name
-        for prim_name, applies, special, left_out in SPECIAL_ARRAY_TEMPLATES:
-            if prim_name == name_ and applies(eqn.params):
-                template, implied = special, left_out
+        for shorthand in prim.array_shorthands:
+            if shorthand.applies(eqn.params):
+                template, implied = shorthand.template, shorthand.implied
                 break
     parsed = _parse(template)
     if parsed.operators_only:
@@ -259,6 +179,8 @@ def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> 
     With ``out``, the result is written into that local (``eqn`` must be a ufunc).
     """
     if out is None:
+        if eqn.prim.name == "getitem" and writes_out(eqn):
+            return getitem_expression(eqn, args, globs)
         template = _template_of(eqn)
         if template is not None:
             return template.build(args, eqn.params, globs)

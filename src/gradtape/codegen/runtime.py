@@ -1,7 +1,9 @@
-"""Helpers the import header of a dumped backward module calls.
+"""The public runtime of generated code: the only gradtape module it imports.
 
-A primitive implementation that cannot be imported by name (a lambda, a closure) is
-found through the primitive that owns it: ``primitive_impl("gradtape.ops.nn", "relu")``.
+A generated module imports NumPy and this module, nothing else. gradtape's own
+implementations are private, so the import header finds each one through the primitive
+that owns it: ``cumsum_impl = _runtime.primitive_impl("gradtape.ops.reduce", "cumsum")``
+(so do implementations that cannot be imported by name: a lambda, a closure).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 def primitive_impl(module: str, primitive_name: str) -> Callable[..., Any]:
     """The implementation of the primitive ``primitive_name`` defined in ``module``."""
-    from ..ops.registry import Primitive
+    from ..ir.primitive import Primitive
 
     mod = importlib.import_module(module)
     for value in vars(mod).values():

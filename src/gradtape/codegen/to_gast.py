@@ -19,8 +19,9 @@ import gast
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..passes.buffers import Reuse, plan_reuse
 from ..passes.fusion import inline_vars
+from .indexing import scatter_add_statements, writes_out
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
-from .naming import GlobalNames, LocalNames
+from .naming import GlobalNames, LocalNames, plain_identifier
 from .primitives import render
 
 FUNCTION_NAME = "backward"
@@ -114,6 +115,14 @@ class _Writer:
         locs.append(eqn.loc)
         return locs
 
+    def statements(self, index: int, eqn: Eqn) -> list[gast.stmt]:
+        """The statements computing ``eqn``: one, or an array and its filling."""
+        if eqn.prim.name == "scatter_add" and writes_out(eqn):
+            target = self.locals.define(eqn.outs[0], self._hint(eqn, eqn.outs[0]))
+            return scatter_add_statements(eqn, [self.expr(v) for v in eqn.inputs], target,
+                                          self.globs)
+        return [self.statement(index, eqn)]
+
     def statement(self, index: int, eqn: Eqn) -> gast.stmt:
         reuse = self.plan.get(index)
         if reuse is not None and reuse.kind == "iadd":
@@ -160,7 +169,7 @@ class _Writer:
                         if loc == current or loc not in described]
                 described.update(locs)
                 body.append(comment(self.comments, describe(locs)))
-            body.append(self.statement(index, eqn))
+            body.extend(self.statements(index, eqn))
         outputs = [self._output(v) for v in self.program.outputs]
         body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
         arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
@@ -185,25 +194,44 @@ def _title_lines(title: str, kind: str = FUNCTION_NAME) -> list[str]:
     return lines
 
 
+def _internal(module: str | None) -> bool:
+    return isinstance(module, str) and (module == "gradtape" or module.startswith("gradtape."))
+
+
 def _resolve(module: str | None, qualname: str | None, obj: Any) -> bool:
     """Whether ``from module import qualname`` gives ``obj`` back."""
-    if not module or not qualname or "." in qualname or "<" in qualname:
+    if not isinstance(module, str) or not isinstance(qualname, str) or not _importable(
+            module, qualname):
         return False
     return getattr(sys.modules.get(module), qualname, None) is obj
+
+
+def _importable(module: str, attr: str) -> bool:
+    """Whether ``from module import attr`` can be written with these names as they are
+    (both come from objects' ``__module__`` and ``__qualname__``: any text at all)."""
+    return all(plain_identifier(part) for part in module.split(".")) and plain_identifier(
+        attr)
 
 
 def import_statements(globs: GlobalNames) -> list[gast.stmt]:
     """The header that binds every global, so the source works as a standalone module."""
     from_imports: dict[str, list[tuple[str, str]]] = {}
     assignments: list[tuple[str, str, list]] = []
+    constants: list[tuple[str, gast.expr]] = []
     for gname in sorted(globs.objects):
         spec = globs.imports[gname]
+        if spec[0] == "value":  # a typed constant, defined after the imports
+            constants.append((gname, spec[1]))
+            continue
         if spec[0] == "impl":
             _, module, qualname, prim_name = spec
-            if _resolve(module, qualname, globs.objects[gname]):
+            # gradtape's own implementations are private: found through their primitive.
+            if not _internal(module) and _resolve(module, qualname, globs.objects[gname]):
                 spec = ("from", module, qualname)
             else:
                 spec = ("primitive", module or "?", prim_name)
+        if spec[0] == "from" and not _importable(spec[1], spec[2]):
+            spec = ("unavailable", f"{spec[1]}.{spec[2]}")
         if spec[0] == "from":
             from_imports.setdefault(spec[1], []).append((spec[2], gname))
         elif spec[0] == "primitive":
@@ -223,5 +251,8 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
         func = gast.Attribute(value=name(RUNTIME_ALIAS), attr=helper, ctx=gast.Load())
         value = gast.Call(func=func, args=[constant(a) for a in args], keywords=[])
         statements.append(gast.Assign(targets=[name(gname, store=True)], value=value,
+                                      type_comment=None))
+    for gname, definition in constants:
+        statements.append(gast.Assign(targets=[name(gname, store=True)], value=definition,
                                       type_comment=None))
     return statements

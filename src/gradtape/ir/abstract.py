@@ -19,7 +19,7 @@ import numpy as np
 from .nodes import Aval, Literal, Var
 
 if TYPE_CHECKING:
-    from ..ops.registry import Primitive
+    from .primitive import Primitive
 
 # Enough for every shape question of many structures; dropped whole when full (a
 # process that keeps meeting new shapes recomputes, it never grows without bound).

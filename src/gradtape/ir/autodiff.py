@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
 from .builder import Builder
+from .dce import eliminate_dead_code
 from .lower import is_differentiable_dtype
 from .nodes import IRValue, Literal, Program, Var
 
@@ -74,8 +75,6 @@ def vjp_program(
         outputs = [grads[v] for v in wrt]
         program = b.program([], outputs)
     seed_vars = [s for s in seeds if isinstance(s, Var)]
-    from ..passes.dce import eliminate_dead_code
-
     program = eliminate_dead_code(program)
     residuals = free_vars(program, exclude=set(seed_vars))
     program.inputs = residuals + seed_vars

@@ -20,6 +20,7 @@ import numpy as np
 
 from .builder import Builder
 from .nodes import Aval, Literal, Program, Var
+from .walk import keep_literal, read_outputs, walk
 
 
 def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -> Program:
@@ -31,49 +32,48 @@ def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -
     from ..ops import shape as shape_ops
     from ..ops.registry import bind
 
-    env: dict[Var, tuple] = {}
     inputs = []
     for var, is_batched in zip(program.inputs, batched_inputs):
         aval = Aval((size,) + tuple(var.shape), var.dtype) if is_batched else var.aval
-        new = Var(aval, var.hint)
-        env[var] = (new, is_batched)
-        inputs.append(new)
+        inputs.append((Var(aval, var.hint), is_batched))
+
+    def batch_eqn(eqn, pairs: list):
+        """``(new value, batched?)`` of each output of ``eqn``."""
+        args = [new for new, _ in pairs]
+        flags = [is_batched for _, is_batched in pairs]
+        b.loc = eqn.loc
+        if any(flags):
+            outs = rule_for(eqn.prim)(size, args, flags, **eqn.params)
+        else:
+            outs = bind(eqn.prim, *args, **eqn.params)
+        batched = any(flags)
+        if eqn.prim.multiple_results:
+            return [(new, batched) for new in outs]
+        return (outs, batched)
+
     with Builder() as b:
-        for eqn in program.eqns:
-            args, flags = [], []
-            for x in eqn.inputs:
-                if isinstance(x, Literal):
-                    args.append(x)
-                    flags.append(False)
-                else:
-                    new, is_batched = env[x]
-                    args.append(new)
-                    flags.append(is_batched)
-            b.loc = eqn.loc
-            if any(flags):
-                outs = rule_for(eqn.prim)(size, args, flags, **eqn.params)
-            else:
-                outs = bind(eqn.prim, *args, **eqn.params)
-            outs = outs if eqn.prim.multiple_results else (outs,)
-            for old, new in zip(eqn.outs, outs):
-                env[old] = (new, any(flags))
+        env = walk(program, inputs, batch_eqn, _unbatched)
         outputs = []
         for out in program.outputs:
             if out is None:
                 outputs.append(None)
                 continue
-            if isinstance(out, Literal):
-                new, is_batched = out, False
-            else:
-                new, is_batched = env[out]
+            new, is_batched = _unbatched(out) if isinstance(out, Literal) else env[out]
             if not is_batched:
                 new = shape_ops.broadcast_to(new, (size,) + tuple(out.shape))
             outputs.append(new)
-    return Program(inputs, b.eqns, outputs)
+    return Program([new for new, _ in inputs], b.eqns, outputs)
+
+
+def _unbatched(literal: Literal) -> tuple:
+    return (literal, False)
 
 
 def rule_for(prim):
-    rule = getattr(prim, "batch", None)
+    """``prim``'s declared batching rule, else the elementwise one or the loop."""
+    from ..ops.batch_rules import batch_by_loop, batch_elementwise
+
+    rule = prim.batch
     if rule is not None:
         return rule
     if prim.elementwise:
@@ -83,47 +83,6 @@ def rule_for(prim):
     return lambda size, args, batched, **params: batch_by_loop(
         prim, size, args, batched, **params
     )
-
-
-def batch_elementwise(prim, size, args, batched, **params):
-    """Elementwise ops broadcast: give batched inputs the full rank so that the batch
-    axis lines up in front of every other input's axes."""
-    from ..ops import shape as shape_ops
-    from ..ops.registry import bind
-
-    rank = max(len(a.shape) - int(f) for a, f in zip(args, batched))
-    aligned = []
-    for a, f in zip(args, batched):
-        if f and len(a.shape) - 1 < rank:
-            logical = tuple(a.shape[1:])
-            a = shape_ops.reshape(a, (size,) + (1,) * (rank - len(logical)) + logical)
-        aligned.append(a)
-    return bind(prim, *aligned, **params)
-
-
-def move_batch_axis_to_front(x, axis: int):
-    """``x`` with its axis ``axis`` moved to 0 (for rules whose op put the batch elsewhere)."""
-    from ..ops import shape as shape_ops
-
-    if axis == 0:
-        return x
-    perm = (axis,) + tuple(i for i in range(len(x.shape)) if i != axis)
-    return shape_ops.transpose(x, perm)
-
-
-def batch_by_loop(prim, size, args, batched, **params):
-    """Fallback: apply ``prim`` to each batch element and stack the results."""
-    from .. import ops
-    from ..ops.registry import bind
-
-    per_element = []
-    for i in range(size):
-        sliced = [ops.getitem(a, i) if f else a for a, f in zip(args, batched)]
-        per_element.append(bind(prim, *sliced, **params))
-    if prim.multiple_results:
-        count = len(per_element[0])
-        return tuple(ops.stack([outs[k] for outs in per_element]) for k in range(count))
-    return ops.stack(per_element)
 
 
 # --- the identity basis ---------------------------------------------------------------------
@@ -152,7 +111,6 @@ def specialize_identity(program: Program, identity: Var) -> Program:
     # var -> (v, merged): the var is the basis scaled by v (None: by ones; v broadcasts
     # to (*mid, n)), in shape `full`, or with its leading axes merged (`merged_shape`).
     facts: dict = {identity: (None, False)}
-    env: dict = {v: v for v in program.inputs}
 
     def scale_of(w):
         """The scale ``w`` multiplies the basis by, as a value over (*mid, n), if it
@@ -223,21 +181,20 @@ def specialize_identity(program: Program, identity: Var) -> Program:
             elif mid and shape == (full if merged else merged_shape):
                 facts[out] = (v, not merged)
 
+    def apply(eqn, ins: list):
+        b.loc = eqn.loc
+        replacement = rewrite(eqn.prim.name, ins)
+        if replacement is not None:
+            out = eqn.outs[0]
+            if replacement.dtype != out.dtype:
+                replacement = ew.cast(replacement, out.dtype)
+            return replacement
+        outs = bind(eqn.prim, *ins, **eqn.params)
+        learn(eqn.prim.name, ins, outs[0] if eqn.prim.multiple_results else outs,
+              eqn.params)
+        return outs
+
     with Builder() as b:
-        for eqn in program.eqns:
-            ins = [x if isinstance(x, Literal) else env[x] for x in eqn.inputs]
-            b.loc = eqn.loc
-            replacement = rewrite(eqn.prim.name, ins)
-            if replacement is not None:
-                out = eqn.outs[0]
-                if replacement.dtype != out.dtype:
-                    replacement = ew.cast(replacement, out.dtype)
-                env[out] = replacement
-                continue
-            outs = bind(eqn.prim, *ins, **eqn.params)
-            outs = outs if eqn.prim.multiple_results else (outs,)
-            env.update(zip(eqn.outs, outs))
-            learn(eqn.prim.name, ins, outs[0], eqn.params)
-        outputs = [o if o is None or isinstance(o, Literal) else env[o]
-                   for o in program.outputs]
+        env = walk(program, program.inputs, apply, keep_literal)
+        outputs = read_outputs(program, env, keep_literal)
     return Program(program.inputs, b.eqns, outputs)

@@ -12,13 +12,16 @@ import numpy as np
 
 _inexact: dict[np.dtype, bool] = {}
 _floating: dict[np.dtype, bool] = {}
+_MAX_DTYPES = 256  # a handful in practice; structured dtypes can be made without end
 
 
 def is_inexact(dtype: np.dtype) -> bool:
     """``np.issubdtype(dtype, np.inexact)``: floating point or complex."""
     known = _inexact.get(dtype)
     if known is None:
-        known = _inexact[dtype] = bool(np.issubdtype(dtype, np.inexact))
+        known = bool(np.issubdtype(dtype, np.inexact))
+        if len(_inexact) < _MAX_DTYPES:
+            _inexact[dtype] = known
     return known
 
 
@@ -26,7 +29,9 @@ def is_floating(dtype: np.dtype) -> bool:
     """``np.issubdtype(dtype, np.floating)``: real floating point."""
     known = _floating.get(dtype)
     if known is None:
-        known = _floating[dtype] = bool(np.issubdtype(dtype, np.floating))
+        known = bool(np.issubdtype(dtype, np.floating))
+        if len(_floating) < _MAX_DTYPES:
+            _floating[dtype] = known
     return known
 
 

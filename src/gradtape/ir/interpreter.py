@@ -12,46 +12,30 @@ from typing import Any
 
 import numpy as np
 
-from .nodes import Literal, Program
+from .nodes import Eqn, Literal, Program
+from .walk import read_outputs, walk
 
 
 def run(program: Program, args: Sequence[Any]) -> list[Any]:
     """Evaluate ``program`` on arrays. A ``None`` output stays ``None`` (a zero)."""
-    env = dict(zip(program.inputs, args))
-    for eqn in program.eqns:
-        vals = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-        out = eqn.prim.impl(*vals, **eqn.params)
-        if eqn.prim.multiple_results:
-            env.update(zip(eqn.outs, out))
-        else:
-            env[eqn.outs[0]] = out
-    return [_read(env, v) for v in program.outputs]
+    return read_outputs(program, walk(program, args), full_array)
 
 
 def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
     """Evaluate ``program`` on tensors via ``bind``, so active tapes record each step."""
     from ..ops.registry import bind
 
-    env = dict(zip(program.inputs, args))
-    for eqn in program.eqns:
-        vals = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
+    def apply_recorded(eqn: Eqn, ins: list) -> Any:
         # A primitive that runs user code on tensors (custom_gradient's grad_fn) does so
         # itself, so that the recording tapes see that code's own operations.
-        run_on_tensors = getattr(eqn.prim, "run_on_tensors", None)
+        run_on_tensors = eqn.prim.run_on_tensors
         if run_on_tensors is not None:
-            out = run_on_tensors(*vals, **eqn.params)
-        else:
-            out = bind(eqn.prim, *vals, **eqn.params)
-        if eqn.prim.multiple_results:
-            env.update(zip(eqn.outs, out))
-        else:
-            env[eqn.outs[0]] = out
-    return [_read(env, v) for v in program.outputs]
+            return run_on_tensors(*ins, **eqn.params)
+        return bind(eqn.prim, *ins, **eqn.params)
+
+    return read_outputs(program, walk(program, args, apply_recorded), full_array)
 
 
-def _read(env, v):
-    if v is None:
-        return None
-    if isinstance(v, Literal):
-        return np.full(v.aval.shape, v.value, dtype=v.aval.dtype)
-    return env[v]
+def full_array(literal: Literal) -> np.ndarray:
+    """A constant output as the array it stands for."""
+    return np.full(literal.aval.shape, literal.value, dtype=literal.aval.dtype)

@@ -7,15 +7,19 @@ differentiate, and gives tensors their operators.
 import sys
 
 from .. import operators as _operators
-from . import elementwise, index, linalg, nn, reduce, shape
+from . import arrange, elementwise, index, linalg, nn, reduce, scan, shape, sorting, stacking
+from .arrange import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .nn import *  # noqa: F403
 from .reduce import *  # noqa: F403
+from .scan import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .sorting import *  # noqa: F403
+from .stacking import *  # noqa: F403
 
 _operators.install_ops(sys.modules[__name__])
 
-__all__ = [*elementwise.__all__, *reduce.__all__, *shape.__all__, *index.__all__, *nn.__all__,
-           *linalg.__all__]
+__all__ = [*elementwise.__all__, *reduce.__all__, *scan.__all__, *shape.__all__, *stacking.__all__,
+           *arrange.__all__, *index.__all__, *sorting.__all__, *nn.__all__, *linalg.__all__]

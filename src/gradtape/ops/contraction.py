@@ -90,8 +90,20 @@ def _einsum_jvp(ts, y, *operands, subscripts):
     return total
 
 
+def _einsum_batch(size, args, batched, subscripts):
+    """The batch axis gets a letter of its own."""
+    free = [c for c in _LETTERS if c not in subscripts]
+    if not free:
+        from . import batch_rules
+
+        return batch_rules.batch_by_loop(einsum_p, size, args, batched, subscripts=subscripts)
+    terms, out = _split_spec(subscripts)
+    terms = [free[0] + t if f else t for t, f in zip(terms, batched)]
+    return bind(einsum_p, *args, subscripts=",".join(terms) + "->" + free[0] + out)
+
+
 einsum_p = Primitive("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp,
-                     shape_rule=_einsum_shape)
+                     shape_rule=_einsum_shape, batch=_einsum_batch)
 
 
 def _embed_impl(x, subscripts, shape):
@@ -107,11 +119,24 @@ def _embed_vjp(g, y, x, subscripts, shape):
     return (_contract([dst], src, [g]),)
 
 
+def _embed_batch(size, args, batched, subscripts, shape):
+    free = [c for c in _LETTERS if c not in subscripts]
+    if not free:
+        from . import batch_rules
+
+        return batch_rules.batch_by_loop(einsum_embed_p, size, args, batched,
+                                      subscripts=subscripts, shape=shape)
+    src, dst = subscripts.split("->")
+    return bind(einsum_embed_p, args[0], subscripts=f"{free[0]}{src}->{free[0]}{dst}",
+                shape=(size,) + tuple(shape))
+
+
 einsum_embed_p = Primitive(
     "einsum_embed", _embed_impl, vjp=_embed_vjp,
     jvp=lambda ts, y, x, subscripts, shape: bind(
         einsum_embed_p, ts[0], subscripts=subscripts, shape=shape),
     shape_rule=lambda x, subscripts, shape: Aval(tuple(shape), x.dtype),
+    batch=_embed_batch,
 )
 
 
@@ -251,32 +276,3 @@ def einsum(*args, optimize=None, dtype=None, out=None, order="K", casting="safe"
 
 
 implements(np.einsum)(einsum)
-
-
-# --- batching rules: the batch axis gets a letter of its own ---------------------------
-
-def _einsum_batch(size, args, batched, subscripts):
-    free = [c for c in _LETTERS if c not in subscripts]
-    if not free:
-        from ..ir import batching
-
-        return batching.batch_by_loop(einsum_p, size, args, batched, subscripts=subscripts)
-    terms, out = _split_spec(subscripts)
-    terms = [free[0] + t if f else t for t, f in zip(terms, batched)]
-    return bind(einsum_p, *args, subscripts=",".join(terms) + "->" + free[0] + out)
-
-
-def _embed_batch(size, args, batched, subscripts, shape):
-    free = [c for c in _LETTERS if c not in subscripts]
-    if not free:
-        from ..ir import batching
-
-        return batching.batch_by_loop(einsum_embed_p, size, args, batched,
-                                      subscripts=subscripts, shape=shape)
-    src, dst = subscripts.split("->")
-    return bind(einsum_embed_p, args[0], subscripts=f"{free[0]}{src}->{free[0]}{dst}",
-                shape=(size,) + tuple(shape))
-
-
-einsum_p.batch = _einsum_batch
-einsum_embed_p.batch = _embed_batch

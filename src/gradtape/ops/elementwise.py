@@ -13,39 +13,17 @@ import operator
 
 import numpy as np
 
-from ..ir.nodes import IRValue, Literal, Var
-from ..tensor import Tensor
-from ..variable import Variable
+from ..ir.nodes import Literal
 from . import shape as _shape
 from .numpy_dispatch import implements, register_ufunc
-from .registry import Primitive, bind, holds_tensor, operand, unchanged
-
-_OPERAND_TYPES = (Tensor, IRValue)
-_NUMPY1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
-_KINDS_FOR = {bool: "b", int: "iufc", float: "fc", complex: "c"}
-
-
-def _weak(scalar, dtype: np.dtype):
-    kinds = _KINDS_FOR.get(scalar.__class__)
-    if kinds is None or dtype.kind not in kinds:
-        return scalar
-    try:
-        return dtype.type(scalar)
-    except OverflowError:  # NEP 50 raises here too; NumPy 1 would widen the dtype
-        return scalar
-
-
-def weak_scalars(*args):
-    """NumPy 2's rule (NEP 50) under NumPy 1, for eager 0-d tensors: a Python scalar
-    takes the dtype of the tensor beside it when that dtype can hold its kind, so
-    ``float32 * 2.0`` stays float32 (NumPy 1's value-based casting made it float64).
-    Arrays of rank >= 1 already keep their dtype in NumPy 1, and IR programs are left
-    as they are (their avals follow the installed NumPy)."""
-    dtype = next((a._value.dtype for a in args
-                  if isinstance(a, Tensor) and not a._value.ndim), None)
-    if dtype is None:
-        return args
-    return tuple(_weak(a, dtype) if a.__class__ in _KINDS_FOR else a for a in args)
+from .operands import (
+    _NUMPY1,
+    _OPERAND_TYPES,
+    _PLAIN_OPERANDS,
+    _checked_operand,
+    weak_scalars,
+)
+from .registry import Primitive, bind, operand, unchanged
 
 __all__: list[str] = []
 
@@ -75,14 +53,17 @@ def conj(x):
 
 # --- unary ops ---------------------------------------------------------------------
 
-def _unary(name, impl, deriv, ufunc=None):
-    prim = Primitive(
-        name,
-        impl,
-        vjp=lambda g, y, x: (g * conj(deriv(x, y)),),
-        jvp=lambda ts, y, x: ts[0] * deriv(x, y),
-        elementwise=True,
-    )
+def _unary(name, impl, deriv, ufunc=None, *, guard_zero=False, vjp=None, jvp=None,
+           template=None):
+    """A differentiable elementwise op of one input: its rules come from ``deriv(x, y)``
+    (the derivative from the input and the output) unless ``vjp`` and ``jvp`` are given;
+    ``guard_zero`` wraps them in ``_zero_where_zero``."""
+    if vjp is None:
+        vjp = lambda g, y, x: (g * conj(deriv(x, y)),)  # noqa: E731
+        jvp = lambda ts, y, x: ts[0] * deriv(x, y)  # noqa: E731
+    if guard_zero:
+        vjp, jvp = _zero_guarded(vjp, jvp)
+    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, template=template)
 
     def op(x):
         return bind(prim, operand(x))
@@ -106,6 +87,20 @@ def _softplus_impl(x):
     return np.logaddexp(0, x)
 
 
+def _zero_guarded(vjp, jvp):
+    """Unary rules with ``_zero_where_zero`` around them (TF's SqrtGrad, RsqrtGrad and
+    ReciprocalGrad kernels: 0 where the incoming gradient is 0)."""
+    return (lambda g, y, x: (_zero_where_zero(g, vjp(g, y, x)[0]),),
+            lambda ts, y, x: _zero_where_zero(ts[0], jvp(ts, y, x)))
+
+
+def _zero_where_zero(incoming, scaled):
+    """``scaled`` (the incoming (co)tangent times a derivative), but 0 wherever
+    ``incoming`` is exactly 0: TF's sqrt and reciprocal gradients, so a ``where`` that
+    masks the branch at ``sqrt(0)`` or ``1/0`` hides its infinite derivative."""
+    return where(equal(incoming, 0), 0, scaled)
+
+
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
@@ -116,10 +111,13 @@ log = _unary("log", np.log, lambda x, y: reciprocal(x), np.log)
 log2 = _unary("log2", np.log2, lambda x, y: reciprocal(x * _LN2), np.log2)
 log10 = _unary("log10", np.log10, lambda x, y: reciprocal(x * _LN10), np.log10)
 log1p = _unary("log1p", np.log1p, lambda x, y: reciprocal(x + 1.0), np.log1p)
-sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt)
+sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt, guard_zero=True)
 cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt)
 square = _unary("square", np.square, lambda x, y: x * 2.0, np.square)
-reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal)
+reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal,
+                    guard_zero=True)
+
+
 # NumPy's SIMD float32 sin/cos may be one unit in the last place away from TF's (the
 # seed Jacobian prints cos(2) as -0.4161468, TF as -0.41614684). Computing them in
 # float64 would match, but would cost the ufunc (fusion, out= buffers): documented in
@@ -136,9 +134,10 @@ tanh = _unary("tanh", np.tanh, lambda x, y: 1.0 - square(y), np.tanh)
 arcsinh = _unary("arcsinh", np.arcsinh, lambda x, y: reciprocal(sqrt(square(x) + 1.0)), np.arcsinh)
 arccosh = _unary("arccosh", np.arccosh, lambda x, y: reciprocal(sqrt(square(x) - 1.0)), np.arccosh)
 arctanh = _unary("arctanh", np.arctanh, lambda x, y: reciprocal(1.0 - square(x)), np.arctanh)
-sigmoid = _unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1.0 - y))
-softplus = _unary("softplus", _softplus_impl, lambda x, y: sigmoid(x))
-abs = _unary("abs", np.abs, lambda x, y: sign(x), np.absolute)  # noqa: A001
+sigmoid = _unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1.0 - y),
+                 template="exp(-logaddexp(0, -{0}))")
+softplus = _unary("softplus", _softplus_impl, lambda x, y: sigmoid(x),
+                  template="logaddexp(0, {0})")
 
 
 def _abs_vjp(g, y, x):
@@ -156,9 +155,9 @@ def _abs_jvp(ts, y, x):
     return real(conj(x) * ts[0]) / safe
 
 
-abs.primitive.vjp = _abs_vjp
-abs.primitive.jvp = _abs_jvp
-relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype))
+abs = _unary("abs", np.abs, None, np.absolute, vjp=_abs_vjp, jvp=_abs_jvp)  # noqa: A001
+relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype),
+              template="maximum({0}, 0)")
 
 # Aliases under TF's and NumPy's other names.
 absolute = abs
@@ -170,7 +169,7 @@ del arcsin_
 
 negative_p = Primitive(
     "negative", np.negative, vjp=lambda g, y, x: (-g,), jvp=lambda ts, y, x: -ts[0],
-    elementwise=True,
+    elementwise=True, template="-{0}",
 )
 
 
@@ -241,6 +240,7 @@ def _cast_vjp(g, y, x, dtype):
 cast_p = Primitive(
     "cast", _cast_impl, vjp=_cast_vjp,
     jvp=lambda ts, y, x, dtype: cast(ts[0], dtype), elementwise=True,
+    template="asarray({0}).astype({dtype})", array_template="{0}.astype({dtype})",
 )
 
 
@@ -261,33 +261,9 @@ __all__.append("cast")
 
 # --- binary ops ----------------------------------------------------------------------
 
-# Operand classes binary ops take as they are, tested first (the hot path); any other
-# operand beside a tensor goes through _checked_operand.
-_PLAIN_OPERANDS = frozenset((Tensor, Variable, Var, Literal, bool, int, float, complex,
-                             np.ndarray, np.float64, np.float32, np.int64, np.int32, np.bool_))
-_NUMBER_KINDS = "biufc"
-
-
-def _checked_operand(value):
-    """A non-tensor operand beside a tensor, as NumPy will use it, or TF's error for a
-    value that is not numbers (``Fraction``, ``Decimal``, ``None``, a string, a list of
-    them): NumPy would compute with Python objects, and a tensor of that is broken."""
-    if isinstance(value, _OPERAND_TYPES):
-        return value
-    if isinstance(value, (list, tuple)) and holds_tensor(value):
-        return operand(value)  # TF packs a list holding tensors: differentiable
-    if isinstance(value, (bool, int, float, complex)):
-        return value
-    array_like = isinstance(value, (list, tuple, np.generic)) or hasattr(value, "__array__")
-    if not array_like or np.asarray(value).dtype.kind not in _NUMBER_KINDS:
-        raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type "
-                         f"({type(value)}) to a Tensor. Use a Python or NumPy number, a "
-                         "NumPy array or a tensor (float(value) for a Fraction or Decimal).")
-    return value
-
-
-def _binary(name, impl, vjp, jvp, ufunc=None, eager=None):
-    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager)
+def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None):
+    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
+                     template=template)
 
     def op(x, y):
         if not isinstance(x, _OPERAND_TYPES):
@@ -324,13 +300,13 @@ add = _binary(
     "add", np.add,
     lambda g, y, a, b: (_ub(g, a), _ub(g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], ts[1]),
-    np.add, operator.add,
+    np.add, operator.add, "{0} + {1}",
 )
 subtract = _binary(
     "subtract", np.subtract,
     lambda g, y, a, b: (_ub(g, a), _ub(-g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], _scaled(ts[1], -1.0)),
-    np.subtract, operator.sub,
+    np.subtract, operator.sub, "{0} - {1}",
 )
 def _multiply_vjp(g, y, a, b):
     if a is b:  # x * x: one product, counted twice (not two equal products)
@@ -342,7 +318,7 @@ multiply = _binary(
     "multiply", np.multiply,
     _multiply_vjp,
     lambda ts, y, a, b: _tangent_sum(_scaled(ts[0], b), _scaled(ts[1], a)),
-    np.multiply, operator.mul,
+    np.multiply, operator.mul, "{0} * {1}",
 )
 divide = _binary(
     "divide", np.true_divide,
@@ -350,7 +326,7 @@ divide = _binary(
     lambda ts, y, a, b: _tangent_sum(
         None if ts[0] is None else ts[0] / b, _scaled(ts[1], -y / b)
     ),
-    np.true_divide, operator.truediv,
+    np.true_divide, operator.truediv, "{0} / {1}",
 )
 
 
@@ -380,7 +356,7 @@ power = _binary(
         _scaled(ts[0], _pow_dx(x, y, out)),
         None if ts[1] is None else ts[1] * _pow_dy(x, y, out),  # no log(x) unless needed
     ),
-    np.power,
+    np.power, template="{0} ** {1}",
 )
 pow = power  # noqa: A001
 __all__.append("pow")
@@ -453,7 +429,7 @@ mod = _binary(
     "mod", np.mod,
     lambda g, out, a, b: (_ub(g, a), _ub(-g * floor_divide(a, b), b)),
     lambda ts, out, a, b: _tangent_sum(ts[0], _scaled(ts[1], -floor_divide(a, b))),
-    np.remainder,
+    np.remainder, template="{0} % {1}",
 )
 floormod = remainder = mod
 __all__ += ["atan2", "floormod", "remainder", "fmax", "fmin"]
@@ -547,7 +523,21 @@ def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
     return _export(op, *([ufunc] if ufunc is not None else []))
 
 
-sign = _constant_op("sign", np.sign, 1, np.sign)
+# sign is piecewise constant like floor, ceil and round, but TF registers a zero
+# gradient for it (zeros, not None), whatever the incoming gradient holds.
+sign_p = Primitive(
+    "sign", np.sign, vjp=lambda g, y, x: (zeros_like(x),),
+    jvp=lambda ts, y, x: zeros_like(y), elementwise=True,
+)
+
+
+def sign(x):
+    """Elementwise sign; its gradient is zeros (TF's convention), never ``None``."""
+    return bind(sign_p, x)
+
+
+sign.primitive = sign_p
+_export(sign, np.sign)
 floor = _constant_op("floor", np.floor, 1, np.floor)
 ceil = _constant_op("ceil", np.ceil, 1, np.ceil)
 round = _constant_op("round", np.round, 1, np.rint)  # noqa: A001

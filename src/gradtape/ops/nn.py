@@ -22,7 +22,7 @@ from .elementwise import relu as relu
 from .elementwise import sigmoid as sigmoid
 from .elementwise import softplus as softplus
 from .elementwise import tanh as tanh
-from .registry import Primitive, bind, operand
+from .registry import Primitive, bind, operand, per_primitive
 
 __all__ = ["softmax", "log_softmax", "one_hot"]
 
@@ -46,22 +46,6 @@ def _sum_keep(v, axis):
     return _reduce.sum(v, axis=axis, keepdims=True)
 
 
-# d softmax: J^T g = y * (g - <g, y>);  d log_softmax: J^T g = g - softmax * sum(g).
-softmax_p = Primitive(
-    "softmax", _softmax_impl,
-    vjp=lambda g, y, x, axis: (y * (g - _sum_keep(g * y, axis)),),
-    jvp=lambda ts, y, x, axis: y * (ts[0] - _sum_keep(ts[0] * y, axis)),
-    shape_rule=_same_aval,
-)
-log_softmax_p = Primitive(
-    "log_softmax", _log_softmax_impl,
-    vjp=lambda g, y, x, axis: (g - exp(y) * _sum_keep(g, axis),),
-    jvp=lambda ts, y, x, axis: ts[0] - _sum_keep(exp(y) * ts[0], axis),
-    shape_rule=_same_aval,
-)
-
-
-
 def _shifted_axis_batch(prim):
     def rule(size, args, batched, axis):
         return bind(prim, args[0], axis=tuple(a + 1 for a in axis))
@@ -69,8 +53,21 @@ def _shifted_axis_batch(prim):
     return rule
 
 
-softmax_p.batch = _shifted_axis_batch(softmax_p)
-log_softmax_p.batch = _shifted_axis_batch(log_softmax_p)
+# d softmax: J^T g = y * (g - <g, y>);  d log_softmax: J^T g = g - softmax * sum(g).
+softmax_p = Primitive(
+    "softmax", _softmax_impl,
+    vjp=lambda g, y, x, axis: (y * (g - _sum_keep(g * y, axis)),),
+    jvp=lambda ts, y, x, axis: y * (ts[0] - _sum_keep(ts[0] * y, axis)),
+    shape_rule=_same_aval,
+    batch=per_primitive(_shifted_axis_batch),
+)
+log_softmax_p = Primitive(
+    "log_softmax", _log_softmax_impl,
+    vjp=lambda g, y, x, axis: (g - exp(y) * _sum_keep(g, axis),),
+    jvp=lambda ts, y, x, axis: ts[0] - _sum_keep(exp(y) * ts[0], axis),
+    shape_rule=_same_aval,
+    batch=per_primitive(_shifted_axis_batch),
+)
 
 
 def _softmax_like(prim: Primitive, logits: Any, axis: Any) -> Any:
@@ -105,11 +102,13 @@ def _one_hot_impl(indices, depth, on_value, off_value, axis, dtype):
     return np.moveaxis(out, -1, axis) if axis != -1 else out
 
 
-one_hot_p = Primitive("one_hot", _one_hot_impl)  # no vjp: its output is a constant
-# Batched indices: the new axis moves one place right (the last axis stays last).
-one_hot_p.batch = lambda size, args, batched, depth, on_value, off_value, axis, dtype: bind(
-    one_hot_p, args[0], depth=depth, on_value=on_value, off_value=off_value,
-    axis=axis if axis == -1 else axis + 1, dtype=dtype)
+one_hot_p = Primitive(  # no vjp: its output is a constant
+    "one_hot", _one_hot_impl,
+    # Batched indices: the new axis moves one place right (the last axis stays last).
+    batch=lambda size, args, batched, depth, on_value, off_value, axis, dtype: bind(
+        one_hot_p, args[0], depth=depth, on_value=on_value, off_value=off_value,
+        axis=axis if axis == -1 else axis + 1, dtype=dtype),
+)
 
 
 def _scalar(v: Any) -> Any:
@@ -222,11 +221,14 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> An
 
 
 def relu6(features: Any, name: str | None = None) -> Any:
-    """TF's ``tf.nn.relu6``: ``min(max(x, 0), 6)``."""
+    """TF's ``tf.nn.relu6``: ``min(max(x, 0), 6)``, with TF's gradient 0 at 0 and at 6."""
     del name
     from .elementwise import maximum, minimum
 
-    return minimum(maximum(operand(features), 0.0), 6.0)
+    # A tie sends maximum's and minimum's gradient to their first operand: the
+    # constants come first, so x gets none at the kinks (TF's Relu6Grad). Python ints
+    # keep x's dtype, int32 included.
+    return minimum(6, maximum(0, operand(features)))
 
 
 def elu(features: Any, name: str | None = None) -> Any:
@@ -246,11 +248,12 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(features: Any, name: str | None = None) -> Any:
     """TF's ``tf.nn.selu``: ``scale * elu(x, alpha)`` with the self-normalizing constants."""
     del name
-    from .elementwise import expm1, greater, minimum, where
+    from .elementwise import expm1, greater_equal, minimum, where
 
     x = operand(features)
     negative = expm1(minimum(x, 0.0)) * _SELU_ALPHA
-    return where(greater(x, 0.0), x, negative) * _SELU_SCALE
+    # x = 0 takes the linear branch: TF's SeluGrad gives the slope scale there.
+    return where(greater_equal(x, 0.0), x, negative) * _SELU_SCALE
 
 
 def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:

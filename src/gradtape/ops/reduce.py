@@ -1,4 +1,5 @@
-"""Reductions over axes (with keepdims), cumulative sums and products, and their rules.
+"""Reductions over axes (with keepdims) and their rules (``prod`` and the cumulative
+sums and products are in ``scan.py``: their derivatives are scans).
 
 Every reduction takes ``axis`` as None (all axes), an int or a tuple, negative axes
 counted from the end, and ``keepdims``; wrappers normalize ``axis`` to a sorted tuple of
@@ -6,19 +7,19 @@ non-negative ints before binding, so equal calls give equal params (and cache ke
 
 Derivatives that are easy to get wrong:
 
-- ``prod`` never divides by the input: the product of the *other* elements comes from an
-  exclusive cumulative product from each side (TensorFlow's method), so zeros in the
-  input give exact gradients, to any order.
-- ``cumprod`` does not divide either: its VJP is a first-order linear recurrence
-  (``linear_recurrence``, a primitive whose rules are again recurrences), exact with zeros
-  to any order. Its NumPy implementation loops over the scanned axis in Python, which
-  only the derivative pays for.
 - ``max``/``min`` split the cotangent evenly among tied maxima, like ``tf.reduce_max``.
 - ``std`` at zero spread and ``logsumexp`` of an all ``-inf`` slice have NaN gradients,
   as in JAX and TensorFlow.
 
 ``mean``, ``var`` and ``std`` are composites of ``sum``; integer inputs are averaged in
 float64, as NumPy does. ``argmax``/``argmin`` are not differentiable and return int64.
+
+TF's names follow TF where its numbers differ from NumPy's (``np.sum(t)`` and the
+NumPy-named ``gt.sum`` keep NumPy's): ``reduce_sum``, ``reduce_prod``, ``cumsum`` and
+``cumprod`` keep an integer input's dtype, ``reduce_mean`` of integers is their truncated
+integer mean, ``reduce_max``/``reduce_min`` of nothing is the dtype's lowest/highest
+value (``-inf``/``inf``), and ``argmax``/``argmin``/``cumsum``/``cumprod`` default to
+axis 0. Every axis may be given as a tensor, as TF allows.
 """
 
 from __future__ import annotations
@@ -28,16 +29,18 @@ import builtins
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..ir.nodes import Aval
+from ..tensor import Tensor, concrete_value
 from . import elementwise as _ew
 from . import shape as _shape
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand, unchanged
+from .registry import ArrayShorthand, Primitive, bind, operand, per_primitive, unchanged
 
 __all__ = [
-    "sum", "reduce_sum", "mean", "reduce_mean", "prod", "reduce_prod",
+    "sum", "reduce_sum", "mean", "reduce_mean",
     "max", "amax", "reduce_max", "min", "amin", "reduce_min",
     "var", "reduce_variance", "std", "reduce_std", "logsumexp", "reduce_logsumexp",
-    "cumsum", "cumprod", "argmax", "argmin",
+    "argmax", "argmin",
 ]
 
 
@@ -49,6 +52,10 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)):
         axis = (int(axis),)
+    elif isinstance(axis, (Tensor, np.ndarray)):
+        axis = _axis_values(axis)
+        if isinstance(axis, int):
+            axis = (axis,)
     out = []
     for a in axis:
         a = int(a)
@@ -58,6 +65,15 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise ValueError(f"Repeated axis in {tuple(axis)}.")
     return tuple(sorted(out))
+
+
+def _axis_values(axis):
+    """A tensor or array ``axis`` (TF accepts tensors) as an int or a list of ints."""
+    value = np.asarray(concrete_value(axis) if isinstance(axis, Tensor) else axis)
+    if value.dtype.kind not in "iu":
+        raise TypeError(f"axis must hold integers, got a tensor of dtype {value.dtype.name}; "
+                        "pass Python ints or an int32 tensor.")
+    return int(value) if value.ndim == 0 else [int(a) for a in value.reshape(-1)]
 
 
 def keepdims_shape(shape, axes) -> tuple[int, ...]:
@@ -81,6 +97,8 @@ def _reduced_size(shape, axes) -> int:
 
 
 def _single_axis(axis, ndim: int) -> int:
+    if isinstance(axis, (Tensor, np.ndarray)):
+        axis = _axis_values(axis)
     if not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis must be an int here, got {axis!r}.")
     return normalize_axes(int(axis), ndim)[0]
@@ -96,6 +114,15 @@ def _cast_for(x, dtype):
     return x if dtype is None else _ew.cast(x, dtype)
 
 
+def _keep_integer_dtype(out, dtype: np.dtype):
+    """TF's rule for its reductions and scans: an integer input's dtype is the result's
+    (NumPy widens int32 to int64). The wider result cast back wraps around exactly
+    as TF's int32 arithmetic does."""
+    if dtype.kind in "iu" and out.dtype != dtype:
+        return _ew.cast(out, dtype)
+    return out
+
+
 def _numpy_extras(name: str, **given) -> None:
     """NumPy reduction arguments gradtape does not support: say so instead of ignoring."""
     bad = sorted(k for k, v in given.items() if v is not None and v is not np._NoValue
@@ -103,6 +130,63 @@ def _numpy_extras(name: str, **given) -> None:
     if bad:
         raise TypeError(f"numpy.{name} on tensors does not support {', '.join(bad)}=; "
                         "tensors are immutable and reductions cover whole axes.")
+
+
+# --- shape rules: computed from the shapes, the dtype from a one-element run -------------
+# (the default runs the implementation on arrays of ones of the full shape)
+
+def _aval(shape, dtype) -> Aval:
+    return Aval(tuple(shape), np.dtype(dtype))
+
+
+def _tiny(x):
+    return np.ones((1,) * len(x.shape), x.dtype)
+
+
+def _reduction_shape(impl):
+    def rule(x, axis, keepdims, **params):
+        axes = tuple(range(len(x.shape))) if axis is None else (
+            (axis,) if isinstance(axis, int) else axis)
+        dtype = np.asarray(impl(_tiny(x), axis=axis, keepdims=keepdims, **params)).dtype
+        if keepdims:
+            return _aval(keepdims_shape(x.shape, axes), dtype)
+        return _aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype)
+
+    return rule
+
+
+def _same_shape(impl):
+    def rule(x, **params):
+        return _aval(x.shape, np.asarray(impl(_tiny(x), **params)).dtype)
+
+    return rule
+
+
+# --- batching rules: the batch axis is a new leading axis, so axes move up by one ----------
+
+def _axes_up(prim):
+    def rule(size, args, batched, axis, **params):
+        return bind(prim, args[0], axis=tuple(a + 1 for a in axis), **params)
+
+    return rule
+
+
+def _axis_up(prim):
+    def rule(size, args, batched, axis, **params):
+        return bind(prim, args[0], axis=axis + 1, **params)
+
+    return rule
+
+
+def _arg_extremum_batch(prim):
+    def rule(size, args, batched, axis, keepdims):
+        x = args[0]
+        if axis is not None:
+            return bind(prim, x, axis=axis + 1, keepdims=keepdims)
+        out = bind(prim, _shape.reshape(x, (size, -1)), axis=1, keepdims=False)
+        return _shape.reshape(out, (size,) + (1,) * (len(x.shape) - 1)) if keepdims else out
+
+    return rule
 
 
 # --- sum -------------------------------------------------------------------------------
@@ -117,6 +201,12 @@ sum_p = Primitive(
     "sum", _sum_impl,
     vjp=lambda g, y, x, axis, keepdims: (expand_reduced(g, x.shape, axis, keepdims),),
     jvp=lambda ts, y, x, axis, keepdims: sum(ts[0], axis, keepdims),
+    shape_rule=_reduction_shape(_sum_impl),
+    batch=per_primitive(_axes_up),
+    template="sum({0}, axis={axis}, keepdims={keepdims})",
+    array_template="{0}.sum(axis={axis}, keepdims={keepdims})",
+    array_shorthands=(ArrayShorthand(lambda p: p["keepdims"] is False,
+                                     "{0}.sum(axis={axis})", frozenset({"keepdims"})),),
 )
 
 
@@ -136,9 +226,10 @@ def _np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`sum`."""
+    """TF's ``tf.reduce_sum``: :func:`sum`, keeping an integer input's dtype."""
     del name
-    return sum(input_tensor, axis=axis, keepdims=keepdims)
+    x = operand(input_tensor)
+    return _keep_integer_dtype(sum(x, axis=axis, keepdims=keepdims), x.dtype)
 
 
 # --- mean, var, std (composites of sum) ------------------------------------------------
@@ -189,9 +280,17 @@ def _np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`mean` (integer inputs give float64 here, as in NumPy)."""
+    """TF's ``tf.reduce_mean``: :func:`mean`, but integers give their dtype's truncated
+    mean (``reduce_mean([1, 2])`` is 1), as in TF."""
     del name
-    return mean(input_tensor, axis=axis, keepdims=keepdims)
+    x = operand(input_tensor)
+    if x.dtype.kind not in "iu":
+        return mean(x, axis=axis, keepdims=keepdims)
+    axes = normalize_axes(axis, len(x.shape))
+    total = reduce_sum(x, axes, keepdims)
+    count = builtins.max(_reduced_size(x.shape, axes), 1)  # an empty mean is 0, no error
+    # C's integer division (TF's) rounds towards zero; floor_divide rounds down.
+    return _ew.sign(total) * _ew.floor_divide(_ew.abs(total), x.dtype.type(count))
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -223,6 +322,8 @@ def _extremum_primitive(name, impl):
         jvp=lambda ts, y, x, axis, keepdims: sum(
             ts[0] * _share_among_ties(x, y, axis, keepdims), axis, keepdims
         ),
+        shape_rule=_reduction_shape(impl),
+        batch=per_primitive(_axes_up),
     )
 
 
@@ -272,15 +373,44 @@ def _np_min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`max`."""
+    """TF's ``tf.reduce_max``: :func:`max`; the max of nothing is ``-inf`` (an integer
+    dtype's smallest value), where NumPy raises."""
     del name
-    return max(input_tensor, axis=axis, keepdims=keepdims)
+    return _tf_extremum(max_p, input_tensor, axis, keepdims)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`min`."""
+    """TF's ``tf.reduce_min``: :func:`min`; the min of nothing is ``inf`` (an integer
+    dtype's largest value), where NumPy raises."""
     del name
-    return min(input_tensor, axis=axis, keepdims=keepdims)
+    return _tf_extremum(min_p, input_tensor, axis, keepdims)
+
+
+def _tf_extremum(prim, x, axis, keepdims):
+    x = operand(x)
+    axes = normalize_axes(axis, len(x.shape))
+    if axes and _reduced_size(x.shape, axes) == 0:
+        identity = _identity_of(prim, x.dtype)
+        if identity is not None:
+            return _empty_reduction(x, axes, keepdims, identity)
+    return _reduce(prim, x, axes, keepdims)
+
+
+def _identity_of(prim, dtype: np.dtype):
+    """TF's result for an empty max (min): the lowest (highest) value of ``dtype``."""
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if prim is max_p else np.inf)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if prim is max_p else info.max)
+    return None
+
+
+def _empty_reduction(x, axes, keepdims, identity):
+    """``identity`` in the shape of a reduction of ``x`` over empty ``axes``. Built on the
+    (zero) sum of ``x``, so the result stays connected to ``x`` on tapes."""
+    zeros = _ew.cast(sum(x, axes, keepdims), x.dtype)
+    return zeros + identity
 
 
 # --- logsumexp -------------------------------------------------------------------------
@@ -305,6 +435,8 @@ logsumexp_p = Primitive(
     jvp=lambda ts, y, x, axis, keepdims: sum(
         ts[0] * _softmax_weights(x, y, axis, keepdims), axis, keepdims
     ),
+    shape_rule=_reduction_shape(_logsumexp_impl),
+    batch=per_primitive(_axes_up),
 )
 
 
@@ -324,235 +456,6 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     return logsumexp(input_tensor, axis=axis, keepdims=keepdims)
 
 
-# --- shift and linear recurrences (the exact derivative of cumprod) --------------------
-
-def _axis_slice(ndim: int, axis: int, sl: slice) -> tuple:
-    index = [slice(None)] * ndim
-    index[axis] = sl
-    return tuple(index)
-
-
-def _shift_impl(x, axis, offset, fill=0):
-    """``out[i] = x[i - offset]`` along ``axis``, ``fill`` where that falls outside."""
-    x = np.asarray(x)
-    out = np.full_like(x, fill)
-    n, nd = x.shape[axis], x.ndim
-    k = builtins.min(abs(offset), n)
-    if offset > 0:
-        out[_axis_slice(nd, axis, slice(k, None))] = x[_axis_slice(nd, axis, slice(0, n - k))]
-    else:
-        out[_axis_slice(nd, axis, slice(0, n - k))] = x[_axis_slice(nd, axis, slice(k, None))]
-    return out
-
-
-shift_p = Primitive(
-    "shift", _shift_impl,
-    vjp=lambda g, y, x, axis, offset: (_shift(g, axis, -offset),),
-    jvp=lambda ts, y, x, axis, offset: _shift(ts[0], axis, offset),
-)
-
-
-def _shift(x, axis: int, offset: int):
-    """``x`` moved ``offset`` places along ``axis`` with zeros shifted in (linear)."""
-    return bind(shift_p, x, axis=axis, offset=offset)
-
-
-def _linrec_impl(a, b, axis, reverse):
-    a, b = np.broadcast_arrays(a, b)
-    out = np.empty(a.shape, np.result_type(a, b))
-    a_k, b_k, out_k = (np.moveaxis(v, axis, 0) for v in (a, b, out))
-    n = out_k.shape[0]
-    prev = None
-    for k in (range(n - 1, -1, -1) if reverse else range(n)):
-        prev = b_k[k] if prev is None else a_k[k] * prev + b_k[k]
-        out_k[k] = prev
-    return out
-
-
-def _previous(reverse: bool) -> int:
-    """The shift that puts each element's predecessor in scan order at its place."""
-    return -1 if reverse else 1
-
-
-def _linrec_vjp(g, s, a, b, axis, reverse):
-    # The adjoint runs the same recurrence the other way, its coefficients moved by one.
-    back = _previous(reverse)
-    lam = _linrec(_shift(_ew.conj(a), axis, -back), g, axis, not reverse)
-    return (lam * _ew.conj(_shift(s, axis, back)), lam)
-
-
-def _linrec_jvp(ts, s, a, b, axis, reverse):
-    ta, tb = ts
-    drive = tb
-    if ta is not None:
-        term = ta * _shift(s, axis, _previous(reverse))
-        drive = term if drive is None else drive + term
-    return _linrec(a, drive, axis, reverse)
-
-
-linrec_p = Primitive(
-    "linear_recurrence", _linrec_impl, vjp=_linrec_vjp, jvp=_linrec_jvp,
-    shape_rule=lambda a, b, axis, reverse: _aval(np.broadcast_shapes(a.shape, b.shape),
-                                                 np.result_type(a.dtype, b.dtype)),
-)
-
-
-def _aval(shape, dtype):
-    from ..ir.nodes import Aval
-
-    return Aval(tuple(shape), np.dtype(dtype))
-
-
-def _linrec(a, b, axis: int, reverse: bool):
-    """``s[k] = a[k] * s[k-1] + b[k]`` along ``axis`` (``s[k+1]`` when ``reverse``)."""
-    return bind(linrec_p, a, b, axis=axis, reverse=reverse)
-
-
-# --- cumsum and cumprod ----------------------------------------------------------------
-
-def _accumulate(accumulate, fill, x, axis, exclusive, reverse):
-    x = np.asarray(x)
-    if reverse:
-        x = np.flip(x, axis)
-    out = accumulate(x, axis=axis)
-    if exclusive:
-        out = _shift_impl(out, axis, 1, fill)
-    return np.flip(out, axis) if reverse else out
-
-
-def _cumsum_impl(x, axis, exclusive, reverse):
-    return _accumulate(np.cumsum, 0, x, axis, exclusive, reverse)
-
-
-def _cumprod_impl(x, axis, exclusive, reverse):
-    return _accumulate(np.cumprod, 1, x, axis, exclusive, reverse)
-
-
-cumsum_p = Primitive(
-    "cumsum", _cumsum_impl,
-    vjp=lambda g, y, x, axis, exclusive, reverse: (
-        _cumsum(g, axis, exclusive, not reverse),
-    ),
-    jvp=lambda ts, y, x, axis, exclusive, reverse: _cumsum(ts[0], axis, exclusive, reverse),
-)
-
-
-def _cumprod_vjp(g, y, x, axis, exclusive, reverse):
-    # d y[k] / d x[i] = (product of the elements before i) * (those from i+1 to k): the
-    # second factor, summed against g, is a reverse linear recurrence. No division.
-    xc = _ew.conj(x)
-    before = _cumprod(xc, axis, True, reverse)
-    ahead = -_previous(reverse)
-    drive = _shift(g, axis, ahead) if exclusive else g
-    return (before * _linrec(_shift(xc, axis, ahead), drive, axis, not reverse),)
-
-
-def _cumprod_jvp(ts, y, x, axis, exclusive, reverse):
-    before = _cumprod(x, axis, True, reverse)
-    inclusive = _linrec(x, before * ts[0], axis, reverse)
-    return _shift(inclusive, axis, _previous(reverse)) if exclusive else inclusive
-
-
-cumprod_p = Primitive(
-    "cumprod", _cumprod_impl, vjp=_cumprod_vjp, jvp=_cumprod_jvp,
-)
-
-
-def _cumsum(x, axis, exclusive, reverse):
-    return bind(cumsum_p, x, axis=axis, exclusive=exclusive, reverse=reverse)
-
-
-def _cumprod(x, axis, exclusive, reverse):
-    return bind(cumprod_p, x, axis=axis, exclusive=exclusive, reverse=reverse)
-
-
-def _scan_op(prim, x, axis, exclusive, reverse, dtype):
-    x = _cast_for(x, dtype)
-    if axis is None:  # NumPy's rule: scan the flattened tensor
-        x = _shape.reshape(x, (-1,))
-        axis = 0
-    axis = _single_axis(axis, len(x.shape))
-    return bind(prim, x, axis=axis, exclusive=bool(exclusive), reverse=bool(reverse))
-
-
-def cumsum(x, axis=None, exclusive=False, reverse=False, dtype=None):
-    """Cumulative sum along ``axis`` (the flattened tensor when None, like NumPy).
-    ``exclusive`` and ``reverse`` are TF's: leave out each element itself, scan from
-    the end."""
-    return _scan_op(cumsum_p, x, axis, exclusive, reverse, dtype)
-
-
-def cumprod(x, axis=None, exclusive=False, reverse=False, dtype=None):
-    """Cumulative product along ``axis`` (flattened when None), with TF's ``exclusive``
-    and ``reverse``. Exact derivatives with zeros in ``x`` (no division by ``x``)."""
-    return _scan_op(cumprod_p, x, axis, exclusive, reverse, dtype)
-
-
-@implements(np.cumsum)
-def _np_cumsum(a, axis=None, dtype=None, out=None):
-    _numpy_extras("cumsum", out=out)
-    return cumsum(a, axis, dtype=dtype)
-
-
-@implements(np.cumprod)
-def _np_cumprod(a, axis=None, dtype=None, out=None):
-    _numpy_extras("cumprod", out=out)
-    return cumprod(a, axis, dtype=dtype)
-
-
-# --- prod ------------------------------------------------------------------------------
-
-def _others_product(x, axes):
-    """For each element, the product of the other elements of its reduced slice."""
-    nd = len(x.shape)
-    if len(axes) == 1:
-        (a,) = axes
-        return _cumprod(x, a, True, False) * _cumprod(x, a, True, True)
-    kept = tuple(i for i in range(nd) if i not in axes)
-    perm = kept + tuple(axes)
-    moved = _shape.transpose(x, perm)
-    flat_shape = tuple(x.shape[i] for i in kept) + (_reduced_size(x.shape, axes),)
-    flat = _shape.reshape(moved, flat_shape)
-    last = len(flat_shape) - 1
-    others = _cumprod(flat, last, True, False) * _cumprod(flat, last, True, True)
-    others = _shape.reshape(others, tuple(moved.shape))
-    return _shape.transpose(others, tuple(np.argsort(perm).tolist()))
-
-
-def _prod_impl(x, axis, keepdims):
-    return np.multiply.reduce(x, axis=axis, keepdims=keepdims)
-
-
-prod_p = Primitive(
-    "prod", _prod_impl,
-    vjp=lambda g, y, x, axis, keepdims: (
-        _kept(g, x.shape, axis, keepdims) * _ew.conj(_others_product(x, axis)),
-    ),
-    jvp=lambda ts, y, x, axis, keepdims: sum(ts[0] * _others_product(x, axis), axis, keepdims),
-)
-
-
-def prod(x, axis=None, keepdims=False, dtype=None):
-    """Product over ``axis``; exact gradients when the input holds zeros."""
-    x = _cast_for(x, dtype)
-    axes = normalize_axes(axis, len(x.shape))
-    if not axes and not keepdims:
-        return unchanged(x)
-    return bind(prod_p, x, axis=axes, keepdims=bool(keepdims))
-
-
-@implements(np.prod)
-def _np_prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _numpy_extras("prod", out=out, initial=initial, where=where)
-    return prod(a, axis, keepdims, dtype)
-
-
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    """TF's name for :func:`prod`."""
-    del name
-    return prod(input_tensor, axis=axis, keepdims=keepdims)
-
-
 # --- argmax and argmin (not differentiable) --------------------------------------------
 
 def _argmax_impl(x, axis, keepdims):
@@ -563,113 +466,60 @@ def _argmin_impl(x, axis, keepdims):
     return np.asarray(np.argmin(x, axis=axis, keepdims=keepdims), np.int64)
 
 
-argmax_p = Primitive("argmax", _argmax_impl)  # no rules: never recorded
-argmin_p = Primitive("argmin", _argmin_impl)
+# No derivative rules: never recorded.
+argmax_p = Primitive("argmax", _argmax_impl, shape_rule=_reduction_shape(_argmax_impl),
+                     batch=per_primitive(_arg_extremum_batch))
+argmin_p = Primitive("argmin", _argmin_impl, shape_rule=_reduction_shape(_argmin_impl),
+                     batch=per_primitive(_arg_extremum_batch))
 
 
 def _arg_extremum(prim, x, axis, keepdims):
+    """NumPy's argmax/argmin: the flattened tensor when ``axis`` is None."""
     x = operand(x)
     if axis is not None:
         axis = _single_axis(axis, len(x.shape))
     return bind(prim, x, axis=axis, keepdims=bool(keepdims))
 
 
-def argmax(x, axis=None, keepdims=False, output_type=None, name=None):
-    """Index (int64) of the largest element along ``axis``; of the flattened tensor when
-    ``axis`` is None (NumPy's default; TF's is axis 0). Not differentiable."""
-    del name
-    out = _arg_extremum(argmax_p, x, axis, keepdims)
-    return out if output_type is None else _ew.cast(out, output_type)
+def _tf_arg_extremum(prim, x, axis, output_type, keepdims):
+    """TF's argmax/argmin: axis 0 when ``axis`` is None, ``output_type`` an int dtype."""
+    x = operand(x)
+    output_type = np.dtype(output_type)
+    if output_type.kind not in "iu":
+        raise TypeError(f"{prim.name}'s output_type must be an integer dtype (int32 or "
+                        f"int64), got {output_type.name}.")
+    if not x.shape:
+        raise ValueError(f"{prim.name} needs a tensor of rank >= 1 (it reduces an axis), "
+                         "got a scalar.")
+    out = _arg_extremum(prim, x, 0 if axis is None else axis, keepdims)
+    return out if out.dtype == output_type else _ew.cast(out, output_type)
 
 
-def argmin(x, axis=None, keepdims=False, output_type=None, name=None):
-    """Index (int64) of the smallest element along ``axis`` (flattened when None)."""
+def argmax(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
+           keepdims=False):
+    """TF's ``tf.argmax``: index of the largest element along ``axis`` (axis 0 when
+    None, as in TF; ``np.argmax(t)`` flattens, as in NumPy). Not differentiable."""
     del name
-    out = _arg_extremum(argmin_p, x, axis, keepdims)
-    return out if output_type is None else _ew.cast(out, output_type)
+    return _tf_arg_extremum(argmax_p, input, axis, output_type, keepdims)
+
+
+def argmin(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
+           keepdims=False):
+    """TF's ``tf.argmin``: index of the smallest element along ``axis`` (axis 0 when
+    None; ``np.argmin(t)`` flattens). Not differentiable."""
+    del name
+    return _tf_arg_extremum(argmin_p, input, axis, output_type, keepdims)
 
 
 @implements(np.argmax)
 def _np_argmax(a, axis=None, out=None, *, keepdims=False):
     _numpy_extras("argmax", out=out)
-    return argmax(a, axis, keepdims)
+    return _arg_extremum(argmax_p, a, axis, keepdims)
 
 
 @implements(np.argmin)
 def _np_argmin(a, axis=None, out=None, *, keepdims=False):
     _numpy_extras("argmin", out=out)
-    return argmin(a, axis, keepdims)
+    return _arg_extremum(argmin_p, a, axis, keepdims)
 
 
-# --- shape rules: computed from the shapes, the dtype from a one-element run -------------
-# (the default runs the implementation on arrays of ones of the full shape)
-
-def _tiny(x):
-    return np.ones((1,) * len(x.shape), x.dtype)
-
-
-def _reduction_shape(impl):
-    def rule(x, axis, keepdims, **params):
-        axes = tuple(range(len(x.shape))) if axis is None else (
-            (axis,) if isinstance(axis, int) else axis)
-        dtype = np.asarray(impl(_tiny(x), axis=axis, keepdims=keepdims, **params)).dtype
-        if keepdims:
-            return _aval(keepdims_shape(x.shape, axes), dtype)
-        return _aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype)
-
-    return rule
-
-
-def _same_shape(impl):
-    def rule(x, **params):
-        return _aval(x.shape, np.asarray(impl(_tiny(x), **params)).dtype)
-
-    return rule
-
-
-for _prim in (sum_p, max_p, min_p, prod_p, logsumexp_p, argmax_p, argmin_p):
-    _prim.shape_rule = _reduction_shape(_prim.impl)
-for _prim in (cumsum_p, cumprod_p, shift_p):
-    _prim.shape_rule = _same_shape(_prim.impl)
-
-# --- batching rules: the batch axis is a new leading axis, so axes move up by one ----------
-
-def _axes_up(prim):
-    def rule(size, args, batched, axis, **params):
-        return bind(prim, args[0], axis=tuple(a + 1 for a in axis), **params)
-
-    return rule
-
-
-def _axis_up(prim):
-    def rule(size, args, batched, axis, **params):
-        return bind(prim, args[0], axis=axis + 1, **params)
-
-    return rule
-
-
-def _linrec_batch(size, args, batched, axis, reverse):
-    a, b = (x if f else _shape.broadcast_to(x, (size,) + tuple(x.shape))
-            for x, f in zip(args, batched))
-    return bind(linrec_p, a, b, axis=axis + 1, reverse=reverse)
-
-
-def _arg_extremum_batch(prim):
-    def rule(size, args, batched, axis, keepdims):
-        x = args[0]
-        if axis is not None:
-            return bind(prim, x, axis=axis + 1, keepdims=keepdims)
-        out = bind(prim, _shape.reshape(x, (size, -1)), axis=1, keepdims=False)
-        return _shape.reshape(out, (size,) + (1,) * (len(x.shape) - 1)) if keepdims else out
-
-    return rule
-
-
-for _prim in (sum_p, max_p, min_p, prod_p, logsumexp_p):
-    _prim.batch = _axes_up(_prim)
-for _prim in (cumsum_p, cumprod_p, shift_p):
-    _prim.batch = _axis_up(_prim)
-linrec_p.batch = _linrec_batch
-argmax_p.batch = _arg_extremum_batch(argmax_p)
-argmin_p.batch = _arg_extremum_batch(argmin_p)
-del _prim

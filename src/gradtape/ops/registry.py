@@ -1,126 +1,23 @@
-"""Primitives and the one dispatch point every op goes through.
+"""The one dispatch point every op goes through.
 
-A primitive is declared once: its NumPy implementation, how to compute its output
-shape and dtype, and its derivative rules. The rules are written with the library's own
-ops, so evaluating them on IR values *emits IR*: the backward of a program is another
-program of the same primitives.
+``Primitive`` itself lives in ``ir/primitive.py`` (the IR knows what a primitive is
+without knowing any op); it is re-exported here, where ops import it from.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..ir import builder
-from ..ir.nodes import Aval, IRValue
+from ..ir.nodes import IRValue
+from ..ir.primitive import ArrayShorthand as ArrayShorthand
+from ..ir.primitive import Primitive as Primitive
+from ..ir.primitive import per_primitive as per_primitive
 from ..recording import _is_internal, location_from, state
 from ..tensor import Tensor, _new_object, _next_id, wrap
-
-# A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
-VJPRule = Callable[..., "tuple[Any, ...]"]
-
-
-class Primitive:
-    """One operation the tape records and the compiler understands."""
-
-    def __init__(
-        self,
-        name: str,
-        impl: Callable[..., Any],
-        *,
-        vjp: VJPRule | None = None,
-        jvp: Callable[..., Any] | None = None,
-        shape_rule: Callable[..., Any] | None = None,
-        elementwise: bool = False,
-        multiple_results: bool = False,
-        differentiable: bool = True,
-        cacheable: bool = True,
-        eager: Callable[..., Any] | None = None,
-    ):
-        self.name = name
-        self.impl = impl
-        # What eager ops run, when it differs from impl: Python's operators give NumPy
-        # scalars NumPy's fast scalar math (a ufunc call on two float64 scalars costs ten
-        # times ``a * b``); arrays go to the same ufunc either way.
-        self.eager = impl if eager is None else eager
-        self.vjp = vjp
-        self.jvp = jvp
-        self.shape_rule = shape_rule
-        # Elementwise primitives broadcast their inputs; the fusion pass merges them.
-        self.elementwise = elementwise
-        self.multiple_results = multiple_results
-        # Non-differentiable primitives are never recorded: their outputs are constants.
-        self.differentiable = differentiable and vjp is not None
-        # False when params hold a Python callable (custom_gradient): never cached.
-        self.cacheable = cacheable
-
-    def __repr__(self) -> str:
-        return f"Primitive({self.name})"
-
-    def abstract_eval(self, inputs: tuple[IRValue, ...], params: dict) -> list[Aval]:
-        """Output avals for IR inputs, without any real data."""
-        if self.shape_rule is not None:
-            out = self.shape_rule(*inputs, **params)
-        else:
-            out = _eval_on_dummies(self, inputs, params)
-        return list(out) if self.multiple_results else [out]
-
-
-def _dummy(value: IRValue, elementwise: bool) -> Any:
-    from ..ir.nodes import Literal
-
-    if isinstance(value, Literal):
-        return value.value
-    shape, dtype = value.aval
-    if elementwise and shape:
-        # Same rank keeps NumPy's promotion rules; size 1 keeps it cheap.
-        return np.ones((1,) * len(shape), dtype)
-    return np.ones(shape, dtype)
-
-
-# (primitive, what the dtype depends on) -> result dtype of an elementwise primitive:
-# autodiff asks this for every equation it emits, and running NumPy each time showed.
-_elementwise_dtypes: dict = {}
-
-
-def _dtype_key(v: IRValue) -> tuple:
-    from ..ir.nodes import Literal
-
-    if isinstance(v, Literal):  # a Python scalar's type and value, a NumPy scalar's dtype
-        value = v.value
-        if value != value:
-            return None  # NaN
-        return (value.__class__, value) if value.__class__ in _SCALARS else (v.aval.dtype,)
-    return (v.aval.dtype, not v.aval.shape)  # 0-d or not: NumPy 1 promotes by value
-
-
-def _eval_on_dummies(prim: Primitive, inputs, params):
-    """Default shape rule: run the NumPy implementation on arrays of ones."""
-    if prim.elementwise:
-        shape = np.broadcast_shapes(*(v.aval.shape for v in inputs))
-        try:
-            key = (prim, tuple(_dtype_key(v) for v in inputs), tuple(params.items()))
-            dtype = _elementwise_dtypes.get(key)
-        except TypeError:  # an unhashable param: no caching
-            key = dtype = None
-        if key is not None and None in key[1]:
-            key = dtype = None  # a NaN literal never equals another: don't cache it
-        if dtype is None:
-            dummies = [_dummy(v, True) for v in inputs]
-            with np.errstate(all="ignore"):
-                dtype = np.asarray(prim.impl(*dummies, **params)).dtype
-            if key is not None:
-                _elementwise_dtypes[key] = dtype
-        return Aval(shape, dtype)
-    dummies = [_dummy(v, prim.elementwise) for v in inputs]
-    with np.errstate(all="ignore"):
-        out = prim.impl(*dummies, **params)
-    if prim.multiple_results:
-        return [Aval(tuple(np.shape(o)), np.asarray(o).dtype) for o in out]
-    return Aval(tuple(np.shape(out)), np.asarray(out).dtype)
 
 
 def operand(x: Any) -> Any:
@@ -129,7 +26,7 @@ def operand(x: Any) -> Any:
     if isinstance(x, (Tensor, IRValue)):
         return x
     if isinstance(x, (list, tuple)) and holds_tensor(x):
-        from .shape import stack  # TF packs a list holding tensors: differentiable
+        from .stacking import stack  # TF packs a list holding tensors: differentiable
 
         return stack(x)
     from ..tensor import constant

@@ -15,10 +15,10 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
-from ..tensor import Tensor, concrete_value
+from ..tensor import concrete_value
 from . import index as _index
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand, unchanged
+from .registry import ArrayShorthand, Primitive, bind, operand, unchanged
 
 __all__ = ["reshape", "transpose", "broadcast_to", "unbroadcast", "expand_dims"]
 
@@ -44,6 +44,8 @@ reshape_p = Primitive(
     vjp=lambda g, y, x, shape: (reshape(g, x.shape),),
     jvp=lambda ts, y, x, shape: reshape(ts[0], shape),
     shape_rule=lambda x, shape: Aval(shape, x.dtype),
+    batch=lambda size, args, batched, shape: reshape(args[0], (size,) + shape),
+    template="reshape({0}, {shape})", array_template="{0}.reshape({shape})",
 )
 
 
@@ -58,6 +60,7 @@ def reshape(x, shape, order="C"):
     shape = tuple(int(d) for d in shape)
     size = math.prod(x.shape)  # Python ints: no overflow, and cheaper than np.prod here
     if -1 in shape:
+        _check_one_unknown(shape)
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or size % known:
             raise InvalidArgumentError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
@@ -67,6 +70,15 @@ def reshape(x, shape, order="C"):
     if math.prod(shape) != size:
         raise InvalidArgumentError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
     return bind(reshape_p, x, shape=shape)
+
+
+def _check_one_unknown(shape: tuple[int, ...]) -> None:
+    """TF's error for a shape with several -1 (which size each takes is ambiguous)."""
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise InvalidArgumentError(
+            f"Only one input size may be -1, not both {unknown[0]} and {unknown[1]}: "
+            f"reshape to {shape} leaves the sizes ambiguous; give all but one of them.")
 
 
 # --- transpose ----------------------------------------------------------------------
@@ -83,6 +95,12 @@ transpose_p = Primitive(
     vjp=lambda g, y, x, axes: (transpose(g, tuple(np.argsort(axes).tolist())),),
     jvp=lambda ts, y, x, axes: transpose(ts[0], axes),
     shape_rule=lambda x, axes: Aval(tuple(x.shape[a] for a in axes), x.dtype),
+    batch=lambda size, args, batched, axes: transpose(
+        args[0], (0,) + tuple(a + 1 for a in axes)
+    ),
+    template="transpose({0}, {axes})", array_template="{0}.transpose({axes})",
+    array_shorthands=(ArrayShorthand(lambda p: tuple(p["axes"]) == (1, 0), "{0}.T",
+                                     frozenset({"axes"})),),
 )
 
 
@@ -110,11 +128,21 @@ def _broadcast_to_impl(x, shape):
     return np.broadcast_to(x, shape)
 
 
+def _batch_broadcast_to(size, args, batched, shape):
+    """The batch axis is a leading axis the op leaves alone."""
+    x = args[0]
+    logical = tuple(x.shape[1:])
+    x = reshape(x, (size,) + (1,) * (len(shape) - len(logical)) + logical)
+    return broadcast_to(x, (size,) + shape)
+
+
 broadcast_to_p = Primitive(
     "broadcast_to", _broadcast_to_impl,
     vjp=lambda g, y, x, shape: (unbroadcast(g, x.shape),),
     jvp=lambda ts, y, x, shape: broadcast_to(ts[0], shape),
     shape_rule=lambda x, shape: Aval(shape, x.dtype),
+    batch=_batch_broadcast_to,
+    template="broadcast_to({0}, {shape})",
 )
 
 
@@ -133,11 +161,33 @@ def _unbroadcast_impl(g, axes, shape):
     return np.add.reduce(g, axis=axes).reshape(shape)
 
 
+def _unbroadcast_vjp(g, y, x, axes, shape):
+    """Spread ``g`` back over the summed ``axes``. They are the equation's own: a
+    batched unbroadcast keeps its leading batch axis and sums axis 1, which
+    ``broadcast_to`` alone would align wrongly."""
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return (broadcast_to(reshape(g, kept), x.shape),)
+
+
+def _unbroadcast_jvp(ts, y, x, axes, shape):
+    """Linear: the same sum of the tangent, over the equation's ``axes`` (recomputing
+    them from the shapes, as ``unbroadcast`` does, takes a batch axis for a leading one)."""
+    t = ts[0]
+    if tuple(t.shape) != tuple(x.shape):
+        t = broadcast_to(t, x.shape)
+    return bind(unbroadcast_p, t, axes=axes, shape=shape)
+
+
 unbroadcast_p = Primitive(
     "unbroadcast", _unbroadcast_impl,
-    vjp=lambda g, y, x, axes, shape: (broadcast_to(g, x.shape),),
-    jvp=lambda ts, y, x, axes, shape: unbroadcast(ts[0], shape),
+    vjp=_unbroadcast_vjp,
+    jvp=_unbroadcast_jvp,
     shape_rule=lambda g, axes, shape: Aval(shape, g.dtype),
+    batch=lambda size, args, batched, axes, shape: bind(
+        unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
+    ),
+    template="reshape(sum({0}, axis={axes}), {shape})",
+    array_template="{0}.sum(axis={axes}).reshape({shape})",
 )
 
 
@@ -180,6 +230,8 @@ identity_p = Primitive(
     vjp=lambda g, y, x: (g,),
     jvp=lambda ts, y, x: ts[0],
     shape_rule=lambda x: x.aval,
+    batch=lambda size, args, batched: identity(args[0]),
+    template="{0}",
 )
 
 
@@ -197,26 +249,6 @@ def _np_copy(a: Any, order: str = "K", subok: bool = False) -> Any:
 
 
 __all__.append("identity")
-
-
-# --- batching rules: the batch axis is a leading axis the op leaves alone -------------------
-
-def _batch_broadcast_to(size, args, batched, shape):
-    x = args[0]
-    logical = tuple(x.shape[1:])
-    x = reshape(x, (size,) + (1,) * (len(shape) - len(logical)) + logical)
-    return broadcast_to(x, (size,) + shape)
-
-
-reshape_p.batch = lambda size, args, batched, shape: reshape(args[0], (size,) + shape)
-transpose_p.batch = lambda size, args, batched, axes: transpose(
-    args[0], (0,) + tuple(a + 1 for a in axes)
-)
-broadcast_to_p.batch = _batch_broadcast_to
-unbroadcast_p.batch = lambda size, args, batched, axes, shape: bind(
-    unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
-)
-identity_p.batch = lambda size, args, batched: identity(args[0])
 
 
 # --- axis helpers --------------------------------------------------------------------
@@ -296,300 +328,6 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 __all__ += ["squeeze", "ravel", "flatten", "swapaxes", "moveaxis"]
 
 
-# --- concatenate and the stacks built on it ------------------------------------------
-
-def _concatenate_impl(*xs, axis):
-    return np.concatenate(xs, axis=axis)
-
-
-def _concatenate_shape(*xs, axis):
-    shape = list(xs[0].shape)
-    shape[axis] = sum(x.shape[axis] for x in xs)
-    return Aval(tuple(shape), np.result_type(*(x.dtype for x in xs)))
-
-
-def _concatenate_vjp(g, y, *xs, axis):
-    cts, start = [], 0
-    for x in xs:
-        stop = start + x.shape[axis]
-        cts.append(_index.index_axis(g, axis, ("slice", start, stop, None)))
-        start = stop
-    return tuple(cts)
-
-
-def _concatenate_jvp(ts, y, *xs, axis):
-    from .elementwise import zeros_like
-
-    return bind(concatenate_p, *(zeros_like(x) if t is None else t for t, x in zip(ts, xs)),
-                axis=axis)
-
-
-concatenate_p = Primitive(
-    "concatenate", _concatenate_impl, vjp=_concatenate_vjp, jvp=_concatenate_jvp,
-    shape_rule=_concatenate_shape,
-)
-
-
-def _concatenate_batch(size, args, batched, *, axis):
-    xs = [x if b else broadcast_to(x, (size,) + tuple(x.shape)) for x, b in zip(args, batched)]
-    return bind(concatenate_p, *xs, axis=axis + 1)
-
-
-concatenate_p.batch = _concatenate_batch
-
-
-@implements(np.concatenate)
-def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
-                casting: Any = None) -> Any:
-    """Join tensors along an existing axis (all of them flattened if ``axis`` is None)."""
-    if out is not None:
-        raise TypeError("concatenate(..., out=) cannot write into a tensor: tensors are "
-                        "immutable.")
-    xs = [operand(a) for a in arrays]
-    if not xs:
-        raise ValueError("need at least one array to concatenate.")
-    if axis is None:
-        xs, axis = [ravel(x) for x in xs], 0
-    if dtype is not None:
-        from .elementwise import cast
-
-        xs = [cast(x, dtype) for x in xs]
-    ndim = len(xs[0].shape)
-    if ndim == 0:
-        raise ValueError("zero-dimensional tensors cannot be concatenated.")
-    axis = _normalize_axis(int(axis), ndim)
-    for x in xs[1:]:
-        same = len(x.shape) == ndim and all(
-            d == e for i, (d, e) in enumerate(zip(x.shape, xs[0].shape)) if i != axis
-        )
-        if not same:
-            raise InvalidArgumentError(
-                f"All tensors must have the same shape except along axis {axis}; got "
-                f"{tuple(xs[0].shape)} and {tuple(x.shape)}."
-            )
-    if len(xs) == 1:
-        return xs[0]
-    return bind(concatenate_p, *xs, axis=axis)
-
-
-def concat(values: Any, axis: int, name: str | None = None) -> Any:
-    """TF's name for :func:`concatenate`."""
-    del name
-    return concatenate(values, axis=axis)
-
-
-@implements(np.stack)
-def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
-          casting: Any = None, name: str | None = None) -> Any:
-    """Join same-shaped tensors along a new axis (TF's ``tf.stack`` and NumPy's)."""
-    del name
-    if out is not None:
-        raise TypeError("stack(..., out=) cannot write into a tensor: tensors are immutable.")
-    xs = [operand(a) for a in arrays]
-    if not xs:
-        raise ValueError("need at least one array to stack.")
-    shape = tuple(xs[0].shape)
-    for x in xs[1:]:
-        if tuple(x.shape) != shape:
-            raise InvalidArgumentError(f"All tensors to stack must have the same shape; got "
-                                       f"{shape} and {tuple(x.shape)}.")
-    axis = _normalize_axis(int(axis), len(shape) + 1)
-    return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
-
-
-def unstack(value: Any, num: int | None = None, axis: int = 0,
-            name: str | None = None) -> list:
-    """TF's ``tf.unstack``: the slices of ``value`` along ``axis``, as a list."""
-    del name
-    value = operand(value)
-    axis = _normalize_axis(int(axis), len(value.shape))
-    n = value.shape[axis]
-    if num is not None and num != n:
-        raise ValueError(f"num={num} does not match the size {n} of axis {axis}.")
-    return [_index.index_axis(value, axis, i) for i in range(n)]
-
-
-def _atleast(arys, shape_of):
-    out = []
-    for a in arys:
-        a = operand(a)
-        out.append(reshape(a, shape_of(tuple(a.shape))))
-    return out[0] if len(out) == 1 else out
-
-
-@implements(np.atleast_1d)
-def atleast_1d(*arys: Any) -> Any:
-    """Each input viewed with at least one dimension."""
-    return _atleast(arys, lambda s: s if len(s) >= 1 else (1,))
-
-
-@implements(np.atleast_2d)
-def atleast_2d(*arys: Any) -> Any:
-    """Each input viewed with at least two dimensions (a row for 1-d inputs)."""
-    return _atleast(arys, lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s)
-
-
-def _shape_3d(s):
-    if len(s) == 0:
-        return (1, 1, 1)
-    if len(s) == 1:
-        return (1, s[0], 1)
-    if len(s) == 2:
-        return s + (1,)
-    return s
-
-
-@implements(np.atleast_3d)
-def atleast_3d(*arys: Any) -> Any:
-    """Each input viewed with at least three dimensions (NumPy's placement of new axes)."""
-    return _atleast(arys, _shape_3d)
-
-
-def _as_list(x):
-    return x if isinstance(x, list) else [x]
-
-
-@implements(np.hstack)
-def hstack(tup: Any, *, dtype: Any = None, casting: Any = None) -> Any:
-    """Join along the second axis (the first for 1-d inputs)."""
-    xs = _as_list(atleast_1d(*tup))
-    return concatenate(xs, axis=0 if len(xs[0].shape) == 1 else 1, dtype=dtype)
-
-
-@implements(np.vstack)
-def vstack(tup: Any, *, dtype: Any = None, casting: Any = None) -> Any:
-    """Join along the first axis, 1-d inputs becoming rows."""
-    return concatenate(_as_list(atleast_2d(*tup)), axis=0, dtype=dtype)
-
-
-@implements(np.dstack)
-def dstack(tup: Any) -> Any:
-    """Join along the third axis."""
-    return concatenate(_as_list(atleast_3d(*tup)), axis=2)
-
-
-def _as_column(a: Any) -> Any:
-    """NumPy's column_stack piece: a 1-d array as a column, a scalar as a 1x1 array."""
-    a = operand(a)
-    if len(a.shape) >= 2:
-        return a
-    return reshape(a, (a.shape[0], 1) if a.shape else (1, 1))
-
-
-def _column_stack_rows(t: Any) -> Any:
-    """``np.column_stack(t)`` of one tensor: NumPy iterates it, so its rows are the
-    pieces (a 1-d tensor gives one row, (1, n)); built from the whole tensor at once."""
-    shape = tuple(t.shape)
-    if not shape:
-        raise TypeError("iteration over a 0-d tensor: np.column_stack needs a sequence.")
-    if len(shape) == 1:
-        return reshape(t, (1, shape[0]))
-    rows_side_by_side = moveaxis(t, 0, 1)  # (d1, n, d2, ...): row i at [:, i]
-    return reshape(rows_side_by_side, (shape[1], -1) + shape[3:])
-
-
-@implements(np.column_stack)
-def column_stack(tup: Any) -> Any:
-    """1-d inputs as columns, joined along the second axis (NumPy's rule)."""
-    if isinstance(tup, Tensor):
-        return _column_stack_rows(tup)
-    return concatenate([_as_column(a) for a in tup], axis=1)
-
-
-__all__ += ["concatenate", "concat", "stack", "unstack", "atleast_1d", "atleast_2d",
-            "atleast_3d", "hstack", "vstack", "dstack", "column_stack"]
-
-
-# --- split: slices, so every piece is a single-output op -------------------------------
-
-def _pieces(x, axis: int, bounds) -> list:
-    return [_index.index_axis(x, axis, ("slice", start, stop, None)) for start, stop in bounds]
-
-
-def _np_split_bounds(n: int, indices_or_sections, equal: bool) -> list[tuple]:
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
-        if sections <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        each, extra = divmod(n, sections)
-        if equal and extra:
-            raise ValueError("array split does not result in an equal division.")
-        sizes = [each + 1] * extra + [each] * (sections - extra)
-        points = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    else:
-        points = [0] + [int(i) for i in indices_or_sections] + [n]
-    return list(zip(points[:-1], points[1:]))
-
-
-def _np_split(ary, indices_or_sections, axis=0, *, equal=True):
-    ary = operand(ary)
-    axis = _normalize_axis(int(axis), len(ary.shape))
-    bounds = _np_split_bounds(ary.shape[axis], indices_or_sections, equal)
-    return _pieces(ary, axis, bounds)
-
-
-@implements(np.split)
-def _numpy_split(ary, indices_or_sections, axis=0):
-    """NumPy's ``split``: an int (equal sections) or the indices where pieces start."""
-    return _np_split(ary, indices_or_sections, axis)
-
-
-@implements(np.array_split)
-def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
-    """NumPy's ``array_split``: like NumPy's split, sections may be unequal."""
-    return _np_split(ary, indices_or_sections, axis, equal=False)
-
-
-@implements(np.hsplit)
-def hsplit(ary: Any, indices_or_sections: Any) -> list:
-    """NumPy's ``hsplit``: split along the second axis (the first for 1-d)."""
-    ary = operand(ary)
-    if len(ary.shape) == 0:
-        raise ValueError("hsplit only works on tensors of 1 or more dimensions.")
-    return _np_split(ary, indices_or_sections, 1 if len(ary.shape) > 1 else 0)
-
-
-@implements(np.vsplit)
-def vsplit(ary: Any, indices_or_sections: Any) -> list:
-    """NumPy's ``vsplit``: split along the first axis of a tensor of rank >= 2."""
-    ary = operand(ary)
-    if len(ary.shape) < 2:
-        raise ValueError("vsplit only works on tensors of 2 or more dimensions.")
-    return _np_split(ary, indices_or_sections, 0)
-
-
-def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None,
-          name: str | None = None) -> list:
-    """TF's ``tf.split``: an int gives that many equal pieces; a list gives the pieces'
-    SIZES (one may be -1). ``np.split(t, ...)`` keeps NumPy's meaning (split indices)."""
-    del name
-    value = operand(value)
-    axis = _normalize_axis(int(axis), len(value.shape))
-    n = value.shape[axis]
-    if isinstance(num_or_size_splits, (int, np.integer)):
-        pieces = int(num_or_size_splits)
-        if pieces <= 0 or n % pieces:
-            raise InvalidArgumentError(f"Cannot split axis {axis} of size {n} into {pieces} "
-                                       "equal pieces; pass a list of sizes instead.")
-        sizes = [n // pieces] * pieces
-    else:
-        sizes = [int(s) for s in np.asarray(num_or_size_splits).reshape(-1)]
-        if sizes.count(-1) > 1:
-            raise InvalidArgumentError("At most one size in num_or_size_splits may be -1.")
-        if -1 in sizes:
-            sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
-        if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise InvalidArgumentError(f"The sizes {sizes} do not add up to the size {n} of "
-                                       f"axis {axis}.")
-    if num is not None and num != len(sizes):
-        raise ValueError(f"num={num} does not match the {len(sizes)} pieces.")
-    points = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
-    return _pieces(value, axis, list(zip(points[:-1], points[1:])))
-
-
-__all__ += ["split", "array_split", "hsplit", "vsplit"]
-
-
 # --- tile and repeat: broadcasting in disguise -----------------------------------------
 
 @implements(np.tile)
@@ -641,202 +379,3 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, name: str | None = Non
 
 
 __all__ += ["tile", "repeat"]
-
-
-# --- flip and roll: slices ---------------------------------------------------------------
-
-@implements(np.flip)
-def flip(m: Any, axis: Any = None) -> Any:
-    """``m`` with the order of elements reversed along ``axis`` (all axes if None)."""
-    m = operand(m)
-    ndim = len(m.shape)
-    axes = tuple(range(ndim)) if axis is None else _normalize_axes(axis, ndim)
-    if not axes:
-        return m
-    template = tuple(("slice", None, None, -1) if i in axes else _index._FULL
-                     for i in range(ndim))
-    return bind(_index.getitem_p, m, index=template)
-
-
-def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
-    """TF's ``tf.reverse``: :func:`flip` along the given axes."""
-    del name
-    return flip(tensor, axis=tuple(int(a) for a in np.asarray(axis).reshape(-1)))
-
-
-@implements(np.fliplr)
-def fliplr(m: Any) -> Any:
-    """Reverse the second axis."""
-    m = operand(m)
-    if len(m.shape) < 2:
-        raise ValueError("fliplr needs a tensor of rank >= 2.")
-    return flip(m, 1)
-
-
-@implements(np.flipud)
-def flipud(m: Any) -> Any:
-    """Reverse the first axis."""
-    m = operand(m)
-    if len(m.shape) < 1:
-        raise ValueError("flipud needs a tensor of rank >= 1.")
-    return flip(m, 0)
-
-
-@implements(np.roll)
-def roll(a: Any, shift: Any, axis: Any = None, name: str | None = None) -> Any:
-    """Elements shifted cyclically by ``shift`` along ``axis`` (NumPy's and TF's)."""
-    del name
-    a = operand(a)
-    if axis is None:
-        return reshape(roll(ravel(a), shift, 0), tuple(a.shape))
-    ndim = len(a.shape)
-    total: dict[int, int] = {}
-    for s, ax in np.broadcast(np.asarray(shift), np.asarray(axis)):
-        ax = _normalize_axis(int(ax), ndim)
-        total[ax] = total.get(ax, 0) + int(s)
-    for ax, s in sorted(total.items()):
-        n = a.shape[ax]
-        if n == 0 or s % n == 0:
-            continue
-        cut = n - s % n
-        tail = _index.index_axis(a, ax, ("slice", cut, None, None))
-        head = _index.index_axis(a, ax, ("slice", None, cut, None))
-        a = concatenate([tail, head], axis=ax)
-    return unchanged(a)
-
-
-__all__ += ["flip", "reverse", "fliplr", "flipud", "roll"]
-
-
-# --- pad ------------------------------------------------------------------------------
-
-def _pad_impl(x, pad_width, value):
-    return np.pad(x, pad_width, mode="constant", constant_values=value)
-
-
-def _pad_shape(x, pad_width, value):
-    shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pad_width))
-    return Aval(shape, x.dtype)
-
-
-def _pad_vjp(g, y, x, pad_width, value):
-    template = tuple(("slice", b, b + d, None) for d, (b, _) in zip(x.shape, pad_width))
-    return (bind(_index.getitem_p, g, index=template),)
-
-
-pad_p = Primitive(
-    "pad", _pad_impl, vjp=_pad_vjp,
-    jvp=lambda ts, y, x, pad_width, value: bind(pad_p, ts[0], pad_width=pad_width, value=0),
-    shape_rule=_pad_shape,
-)
-
-pad_p.batch = lambda size, args, batched, pad_width, value: bind(
-    pad_p, args[0], pad_width=((0, 0),) + pad_width, value=value
-)
-
-_GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
-
-
-@implements(np.pad)
-def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_values: Any = 0,
-        *, paddings: Any = None, name: str | None = None, **kwargs: Any) -> Any:
-    """NumPy's ``pad`` and TF's ``tf.pad(tensor, paddings, mode, constant_values)``.
-
-    Modes: constant (a scalar value), edge, reflect, symmetric, wrap (TF's CONSTANT,
-    REFLECT, SYMMETRIC). The padding value gets no gradient, as in TF.
-    """
-    del name
-    if paddings is not None:
-        pad_width = paddings
-    if kwargs:
-        raise TypeError(f"gradtape pad does not support the arguments {sorted(kwargs)}.")
-    array = operand(array)
-    ndim = len(array.shape)
-    widths = np.asarray(concrete_value(pad_width) if hasattr(pad_width, "_value") else pad_width)
-    if not np.issubdtype(widths.dtype, np.integer):
-        raise TypeError(f"pad widths must be integers, got {widths.dtype}.")
-    if widths.ndim == 2 and widths.shape[0] != ndim:
-        raise ValueError(f"paddings has {widths.shape[0]} rows for a tensor of rank {ndim}.")
-    widths = np.broadcast_to(widths, (ndim, 2))
-    if (widths < 0).any():
-        raise InvalidArgumentError("pad widths must be non-negative.")
-    pad_width = tuple((int(b), int(a)) for b, a in widths)
-    mode = str(mode).lower()
-    if all(b == 0 and a == 0 for b, a in pad_width):
-        return array
-    if mode == "constant":
-        if np.ndim(constant_values) != 0:
-            raise NotImplementedError("gradtape pad takes one scalar constant value.")
-        value = np.asarray(constant_values).item()
-        return bind(pad_p, array, pad_width=pad_width, value=value)
-    if mode not in _GATHER_PAD_MODES:
-        raise NotImplementedError(
-            f"pad mode {mode!r} is not supported; use one of constant, "
-            f"{', '.join(_GATHER_PAD_MODES)}."
-        )
-    # These modes copy existing elements: gather them along each axis.
-    for ax, (b, a) in enumerate(pad_width):
-        if b or a:
-            index = np.pad(np.arange(array.shape[ax]), (b, a), mode=mode)
-            array = _index.take_static(array, index, axis=ax)
-    return array
-
-
-__all__ += ["pad"]
-
-
-# --- triu and tril -----------------------------------------------------------------------
-
-def _triu_impl(x, k):
-    return np.triu(x, k)
-
-
-def _tril_impl(x, k):
-    return np.tril(x, k)
-
-
-def _same_aval(x, k):
-    return Aval(tuple(x.shape), x.dtype)
-
-
-triu_p = Primitive(
-    "triu", _triu_impl,
-    vjp=lambda g, y, x, k: (bind(triu_p, g, k=k),),
-    jvp=lambda ts, y, x, k: bind(triu_p, ts[0], k=k),
-    shape_rule=_same_aval,
-)
-tril_p = Primitive(
-    "tril", _tril_impl,
-    vjp=lambda g, y, x, k: (bind(tril_p, g, k=k),),
-    jvp=lambda ts, y, x, k: bind(tril_p, ts[0], k=k),
-    shape_rule=_same_aval,
-)
-
-
-# Both act on the last two axes: a leading batch axis changes nothing.
-triu_p.batch = lambda size, args, batched, k: bind(triu_p, args[0], k=k)
-tril_p.batch = lambda size, args, batched, k: bind(tril_p, args[0], k=k)
-
-
-def _triangle(prim, m, k):
-    m = operand(m)
-    if len(m.shape) == 0:
-        raise ValueError(f"{prim.name} needs a tensor of rank >= 1.")
-    if len(m.shape) == 1:  # NumPy's rule: a 1-d input is repeated into rows
-        m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return bind(prim, m, k=int(k))
-
-
-@implements(np.triu)
-def triu(m: Any, k: int = 0) -> Any:
-    """The upper triangle of the last two axes (zero below the ``k``-th diagonal)."""
-    return _triangle(triu_p, m, k)
-
-
-@implements(np.tril)
-def tril(m: Any, k: int = 0) -> Any:
-    """The lower triangle of the last two axes (zero above the ``k``-th diagonal)."""
-    return _triangle(tril_p, m, k)
-
-
-__all__ += ["triu", "tril"]

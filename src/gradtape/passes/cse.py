@@ -56,7 +56,7 @@ def _commuted(key: Any) -> tuple:
 def eqn_key(eqn: Eqn, rank: dict[Var, int]) -> tuple | None:
     """The key two equations share exactly when they compute the same values."""
     prim = eqn.prim
-    if not getattr(prim, "pure", True) or not prim.cacheable:
+    if not prim.pure or not prim.cacheable:
         return None
     params: tuple = ()
     if eqn.params:

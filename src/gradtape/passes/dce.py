@@ -1,33 +1,8 @@
-"""Dead-code elimination, and pruning a program to the outputs someone asked for.
-
-An equation is live when one of its outputs is read by a live equation or is a program
-output; everything else goes, in one backward sweep. A ``None`` output is a zero: it
-needs no work. ``prune_outputs`` turns outputs nobody asked for (gradients of sources
-not requested) into ``None`` first, keeping positions, so their work disappears too.
-"""
+"""Dead-code elimination, as a pass: the transform lives in ``ir/dce.py`` (autodiff
+runs it on every backward it builds, and ``ir`` imports nothing from ``passes``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from ..ir.dce import eliminate_dead_code, prune_outputs
 
-from ..ir.nodes import Program, Var
-
-
-def eliminate_dead_code(program: Program) -> Program:
-    """``program`` without the equations no output depends on (inputs unchanged)."""
-    live = {v for v in program.outputs if isinstance(v, Var)}
-    kept = []
-    for eqn in reversed(program.eqns):
-        outs = eqn.outs
-        if outs[0] in live if len(outs) == 1 else any(o in live for o in outs):
-            kept.append(eqn)
-            live.update(eqn.inputs)  # literals too: harmless, no equation defines one
-    kept.reverse()
-    return Program(program.inputs, kept, program.outputs)
-
-
-def prune_outputs(program: Program, wanted: Iterable[int]) -> Program:
-    """Only the outputs at positions ``wanted`` computed; the others become ``None``."""
-    wanted = set(wanted)
-    outputs = [v if i in wanted else None for i, v in enumerate(program.outputs)]
-    return eliminate_dead_code(Program(program.inputs, program.eqns, outputs))
+__all__ = ["eliminate_dead_code", "prune_outputs"]

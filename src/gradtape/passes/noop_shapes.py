@@ -6,7 +6,8 @@
 - ``reshape(reshape(x))`` -> one reshape; ``transpose(transpose(x))`` -> one transpose
   (or none); ``broadcast_to(broadcast_to(x))`` -> one broadcast;
   ``broadcast_to(reshape(x))`` -> ``broadcast_to(x)`` when the reshape only added or
-  dropped leading size-1 axes (broadcasting adds those itself);
+  dropped leading size-1 axes (broadcasting adds those itself) and ``x`` has no more
+  axes than the broadcast's result;
   ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` and
   ``reshape(sum(g))`` -> one ``sum`` when the reshape only adds or drops the summed
   size-1 axes (``unbroadcast`` is ``reshape(sum(g))`` already).
@@ -95,11 +96,18 @@ def broadcast_to_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     src = inner.inputs[0] if inner.inputs else None
     if inner.prim is _shape.broadcast_to_p:
         return rw.emit(_shape.broadcast_to_p, (src,), eqn.params)
-    if inner.prim is _shape.reshape_p and (
-        _strip_leading_ones(tuple(src.shape)) == _strip_leading_ones(tuple(inner.outs[0].shape))
-    ):
+    if inner.prim is _shape.reshape_p and _broadcasts_like(src, inner.outs[0], eqn.outs[0]):
         return rw.emit(_shape.broadcast_to_p, (src,), eqn.params)
     return None
+
+
+def _broadcasts_like(src: IRValue, reshaped: IRValue, out: IRValue) -> bool:
+    """Whether broadcasting ``src`` to ``out`` gives what broadcasting ``reshaped`` (a
+    reshape of it) does: they differ only in leading size-1 axes, and ``src`` has no
+    more axes than ``out`` (a (1, 1) source cannot broadcast to a rank-1 shape)."""
+    return (len(src.shape) <= len(out.shape)
+            and _strip_leading_ones(tuple(src.shape))
+            == _strip_leading_ones(tuple(reshaped.shape)))
 
 
 def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:

@@ -1,5 +1,6 @@
 """Zeros and ones propagated: no ``g * 1``, ``g / 1``, ``g + 0``, ``-(-g)``, and no
-materialized zero gradients feeding adds and multiplies.
+materialized zero gradients feeding adds and multiplies, and no ``where`` whose
+condition is known.
 
 A materialized zero gradient (``zeros_like``, a broadcast zero: a zero-filled *var*)
 is a zero cotangent, and stays one: ``0 * x``, ``0 / x`` become zeros, as if the
@@ -19,7 +20,7 @@ import numpy as np
 from ..ir.nodes import Aval, Eqn, IRValue, Literal, Program
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
-from .fills import is_one, is_zero
+from .fills import as_dtype, is_one, is_zero
 from .fold import fill_value
 from .rewrite import Rewriter, applies_when, rewrite
 
@@ -116,10 +117,22 @@ def negative_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 
 @applies_when(fill=True)
 def where_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
-    _, a, b = eqn.inputs
+    cond, a, b = eqn.inputs
     if is_zero(rw.fill(a)) and is_zero(rw.fill(b)):
         return _zeros(eqn, rw)
-    return None
+    return _known_branch(rw.fill(cond), a, b, eqn, rw)
+
+
+def _known_branch(c, a: IRValue, b: IRValue, eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    """The branch a uniform condition ``c`` selects: the ones seed reaching sqrt's VJP
+    makes its zero test ``where(equal(1, 0), 0, g * d)`` just ``g * d``."""
+    if c is None:
+        return None
+    chosen, out = (a if bool(c) else b), eqn.outs[0]
+    if isinstance(chosen, Literal):  # a uniform result: the fill it is
+        value = as_dtype(rw.fill(chosen), out.dtype)
+        return None if value is None else fill_value(out.aval, value, rw)
+    return coerce(chosen, out.aval, rw)
 
 
 RULES = {

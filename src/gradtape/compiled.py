@@ -1,0 +1,130 @@
+"""The compiled runner: a Program, its generated function, and the interpreter behind it.
+
+Every generated function (a tape's backward, a ``@gt.function``'s forward) is compiled,
+dumped, announced to listeners, run, and given up on in one place:
+
+- ``compile(program)`` generates and compiles code (``codegen.compile_program``), writes
+  it to ``gt.config(dump_dir=...)``, keeps its source in ``linecache`` until the runner
+  goes (or ``release()``), and calls the class's ``listeners``. A code generator failure
+  warns once and leaves the runner on the interpreter: never a wrong result.
+- ``run(args)`` runs the generated function, or ``self.program`` in the interpreter while
+  there is none. If the generated function raises where the interpreter does not, it is
+  disabled (with a warning) and the interpreter's result is returned; if the interpreter
+  raises too, the error is the user's and the generated function's traceback is shown.
+
+Subclasses say *when* to compile (``_maybe_compile``): a backward after a few calls of
+its structure, a traced function at once.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from .config import options
+from .ir import interpreter
+from .ir.nodes import Program
+
+
+class CompiledRunner:
+    """Runs ``program``: generated code once compiled, the interpreter until then."""
+
+    __slots__ = ("program", "compiled", "failed", "compile_time", "_registration",
+                 "__weakref__")
+
+    # What the warnings call the generated code, and the function it defines.
+    what: ClassVar[str] = "a generated function"
+    kind: ClassVar[str] = "backward"
+    # Called with every CompiledBackward right after it is compiled.
+    listeners: ClassVar[list[Callable[[Any], None]]] = []
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.compiled = None  # a codegen.CompiledBackward once generated
+        self.failed = False
+        self.compile_time = 0.0
+        self._registration: weakref.finalize | None = None
+
+    # --- running ------------------------------------------------------------------------
+    def run(self, args: Sequence[Any]) -> Sequence[Any]:
+        """Run on arrays: compiled code if enabled and built, else the interpreter."""
+        if not options.compile:
+            return interpreter.run(self.program, args)
+        compiled = self.compiled
+        if compiled is None:
+            compiled = self._maybe_compile()
+            if compiled is None:
+                return interpreter.run(self.program, args)
+        try:
+            return compiled.function(*args)
+        except Exception as error:
+            return self._fall_back(error, compiled, args)
+
+    def _maybe_compile(self) -> Any:
+        """The compiled code to run now, compiling it if it is time; ``None``: interpret."""
+        if self.failed:
+            return None
+        return self.compile(self.program)
+
+    def _fall_back(self, error: Exception, compiled: Any, args: Sequence[Any]) -> Sequence[Any]:
+        # If the interpreter raises too, the error is the user's: show it in the
+        # generated lines. Otherwise the generated code is wrong: stop using it.
+        try:
+            result = interpreter.run(self.program, args)
+        except Exception:
+            raise error from None
+        self.disable(compiled)
+        return result
+
+    # --- compiling ----------------------------------------------------------------------
+    def compile(self, program: Program, title: str = "") -> Any:
+        """Generate and compile ``program`` (the one to run: it may be an optimized copy
+        of ``self.program`` with the same inputs); the result, or ``None`` if it failed."""
+        from .codegen import compile_program
+        from .codegen.load import dump_or_warn, release
+
+        start = time.perf_counter()
+        try:
+            compiled = compile_program(program, kind=self.kind, title=title)
+        except Exception as exc:  # never a wrong result: interpret this program
+            self.failed = True
+            warnings.warn(
+                f"gradtape could not generate code for {self.what} ({type(exc).__name__}: "
+                f"{exc}); it runs in the interpreter instead. Please report this with the "
+                "script that triggers it.", RuntimeWarning, stacklevel=6,
+            )
+            return None
+        self.compile_time = time.perf_counter() - start
+        if options.dump_dir:
+            dump_or_warn(compiled.source, options.dump_dir)
+        self.compiled = compiled
+        # Its source stays in linecache (tracebacks show it) until the runner goes.
+        self._registration = weakref.finalize(self, release, compiled.filename)
+        for listener in list(self.listeners):
+            listener(compiled)
+        return compiled
+
+    def disable(self, compiled: Any) -> None:
+        """The generated code raised where the interpreter does not: interpret from now on."""
+        self.failed = True
+        self.compiled = None
+        self.release()
+        warnings.warn(
+            f"gradtape's generated code {compiled.filename} for {self.what} raised where "
+            "the interpreter does not; it runs in the interpreter from now on. Please "
+            "report this.", RuntimeWarning, stacklevel=5,
+        )
+
+    def release(self) -> None:
+        """Drop the generated source from ``linecache`` (once; the code still runs)."""
+        if self._registration is not None:
+            self._registration()
+
+    @property
+    def function(self) -> Callable[..., Sequence[Any]] | None:
+        """The generated function, or ``None`` while the interpreter runs."""
+        compiled = self.compiled
+        return None if compiled is None else compiled.function

@@ -1,0 +1,187 @@
+"""The ``Primitive`` type: one operation, declared in one block.
+
+A primitive is declared once, in one constructor call: its NumPy implementation, how
+to compute its output shape and dtype, its derivative rules (VJP and JVP), its batching
+rule, the template the code generator writes it with, and its flags. The rules are
+written with the library's own ops, so evaluating them on IR values *emits IR*: the
+backward of a program is another program of the same primitives.
+
+This module depends only on ``ir.nodes``: the IR knows what a primitive is without
+knowing any op (``docs/adding-a-primitive.md`` shows a declaration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .nodes import Aval, IRValue, Literal
+
+# A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
+VJPRule = Callable[..., "tuple[Any, ...]"]
+# A batching rule: (size, args, batched, **params) -> the output(s), batched at axis 0
+# (``ir/batching.py`` describes the convention).
+BatchRule = Callable[..., Any]
+
+
+class PerPrimitive(NamedTuple):
+    """A rule that needs the primitive it belongs to (most batching rules re-apply
+    their own primitive with shifted params): ``make(prim)`` builds it once the
+    primitive exists, so it can still be declared inside the constructor call."""
+
+    make: Callable[[Primitive], Callable[..., Any]]
+
+
+def per_primitive(make: Callable[[Primitive], Callable[..., Any]]) -> PerPrimitive:
+    """Declare ``batch=per_primitive(make)``: the rule is ``make(the primitive)``."""
+    return PerPrimitive(make)
+
+
+class ArrayShorthand(NamedTuple):
+    """A shorter array template for some param values (``x.T`` for a transpose with
+    axes ``(1, 0)``): used when ``applies(params)``; ``implied`` names the params the
+    shorthand leaves out because their value is then known."""
+
+    applies: Callable[[dict], bool]
+    template: str
+    implied: frozenset
+
+
+class Primitive:
+    """One operation the tape records and the compiler understands."""
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        *,
+        vjp: VJPRule | None = None,
+        jvp: Callable[..., Any] | None = None,
+        shape_rule: Callable[..., Any] | None = None,
+        batch: BatchRule | PerPrimitive | None = None,
+        template: str | None = None,
+        array_template: str | None = None,
+        array_shorthands: tuple[ArrayShorthand, ...] = (),
+        elementwise: bool = False,
+        multiple_results: bool = False,
+        differentiable: bool = True,
+        cacheable: bool = True,
+        pure: bool = True,
+        eager: Callable[..., Any] | None = None,
+        run_on_tensors: Callable[..., Any] | None = None,
+    ):
+        self.name = name
+        self.impl = impl
+        # What eager ops run, when it differs from impl: Python's operators give NumPy
+        # scalars NumPy's fast scalar math (a ufunc call on two float64 scalars costs ten
+        # times ``a * b``); arrays go to the same ufunc either way.
+        self.eager = impl if eager is None else eager
+        self.vjp = vjp
+        self.jvp = jvp
+        self.shape_rule = shape_rule
+        # None: ir/batching falls back to the elementwise rule or one call per element.
+        self.batch = batch.make(self) if isinstance(batch, PerPrimitive) else batch
+        # How generated code writes an equation: ``{0}``, ``{1}`` are the inputs,
+        # ``{name}`` the params; the array template serves when input 0 is an array of
+        # rank >= 1 (codegen/primitives.py). ``()`` means a call of the implementation.
+        if array_template is not None and template is None:
+            raise ValueError(f"{name}: an array_template needs a template beside it")
+        self.templates: tuple[str, ...] = tuple(
+            t for t in (template, array_template) if t is not None)
+        self.array_shorthands = array_shorthands
+        # Elementwise primitives broadcast their inputs; the fusion pass merges them.
+        self.elementwise = elementwise
+        self.multiple_results = multiple_results
+        # Non-differentiable primitives are never recorded: their outputs are constants.
+        self.differentiable = differentiable and vjp is not None
+        # False when params hold a Python callable (custom_gradient): never cached.
+        self.cacheable = cacheable
+        # False when two equal equations may give different results: CSE keeps both.
+        self.pure = pure
+        # Set when running a backward on tensors must call this instead of binding
+        # (custom_gradient's grad_fn runs user code the recording tapes must see).
+        self.run_on_tensors = run_on_tensors
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name})"
+
+    def abstract_eval(self, inputs: tuple[IRValue, ...], params: dict) -> list[Aval]:
+        """Output avals for IR inputs, without any real data."""
+        if self.shape_rule is not None:
+            out = self.shape_rule(*inputs, **params)
+        else:
+            out = _eval_on_dummies(self, inputs, params)
+        return list(out) if self.multiple_results else [out]
+
+
+def _dummy(value: IRValue, elementwise: bool) -> Any:
+    if isinstance(value, Literal):
+        return value.value
+    shape, dtype = value.aval
+    if elementwise and shape:
+        # Same rank keeps NumPy's promotion rules; size 1 keeps it cheap.
+        return np.ones((1,) * len(shape), dtype)
+    return np.ones(shape, dtype)
+
+
+# (primitive, what the dtype depends on) -> result dtype of an elementwise primitive:
+# autodiff asks this for every equation it emits, and running NumPy each time showed.
+# A Python scalar enters the key by its type and the range class of its value (never the
+# value: a learning rate that changes every step would add a key per step), and the
+# memo is dropped whole when full (params can hold any value).
+_elementwise_dtypes: dict = {}
+MAX_ELEMENTWISE_DTYPES = 4096
+
+
+def _dtype_key(v: IRValue) -> tuple:
+    if isinstance(v, Literal):  # a Python scalar's type and range, a NumPy scalar's dtype
+        value = v.value
+        cls = value.__class__
+        return (cls, _value_class(value)) if cls in _SCALAR_TYPES else (v.aval.dtype,)
+    return (v.aval.dtype, not v.aval.shape)  # 0-d or not: NumPy 1 promotes by value
+
+
+def _value_class(value: bool | int | float | complex) -> Any:
+    """What of a Python scalar's value NumPy's result dtype can depend on: for an int,
+    the integer types that hold it (its sign and bit length: NumPy 2 raises when one
+    does not fit, NumPy 1 picks the smallest that holds it); for a float or complex,
+    NumPy 1's smallest type that holds it (``np.min_scalar_type``, also NaN and inf).
+    NumPy 2 (NEP 50) ignores the value otherwise. A few dozen classes in all."""
+    cls = value.__class__
+    if cls is bool:
+        return value
+    if cls is int:
+        return (value < 0, min((value if value >= 0 else ~value).bit_length(), 65))
+    return np.min_scalar_type(value)
+
+
+def _eval_on_dummies(prim: Primitive, inputs, params):
+    """Default shape rule: run the NumPy implementation on arrays of ones."""
+    if prim.elementwise:
+        shape = np.broadcast_shapes(*(v.aval.shape for v in inputs))
+        try:
+            key = (prim, tuple(_dtype_key(v) for v in inputs), tuple(params.items()))
+            dtype = _elementwise_dtypes.get(key)
+        except TypeError:  # an unhashable param: no caching
+            key = dtype = None
+        if dtype is None:
+            dummies = [_dummy(v, True) for v in inputs]
+            with np.errstate(all="ignore"):
+                dtype = np.asarray(prim.impl(*dummies, **params)).dtype
+            if key is not None:
+                if len(_elementwise_dtypes) >= MAX_ELEMENTWISE_DTYPES:
+                    _elementwise_dtypes.clear()
+                _elementwise_dtypes[key] = dtype
+        return Aval(shape, dtype)
+    dummies = [_dummy(v, prim.elementwise) for v in inputs]
+    with np.errstate(all="ignore"):
+        out = prim.impl(*dummies, **params)
+    if prim.multiple_results:
+        return [Aval(tuple(np.shape(o)), np.asarray(o).dtype) for o in out]
+    return Aval(tuple(np.shape(out)), np.asarray(out).dtype)
+
+
+
+_SCALAR_TYPES = frozenset((bool, int, float, complex))

@@ -1,0 +1,389 @@
+"""The lookup ladder: from what a tape recorded to the backward that differentiates it.
+
+Every ``gradient``/``jacobian`` call climbs the same rungs, cheapest first, and stops at
+the first one that knows the answer (``find``):
+
+1. **Persistent repeat.** A persistent tape asked for the gradient it gave last, nothing
+   recorded since: ``RepeatedCall`` (kept on the tape, ``tape.py``) runs the same entry
+   on the same arguments; ``TapeRepeat`` (here, per tape) reuses the pruned trace.
+2. **Whole-tape key.** A tape whose signature (what it watched and recorded, by
+   structure) was seen before: ``WholeTapeHit``, the entry with its arguments located
+   in the tape's own records. A fresh tape per step ends here, without pruning.
+3. **Trace key.** The pruned trace's structural key in the compile cache
+   (``cache.backward_cache``, LRU).
+4. **Build.** Lower and differentiate (``backward.build_entry``), then file the result
+   on rungs 3, 2 and 1.
+
+Jacobians climb the same rungs for the unbatched entry, then find its batched backward
+per number of rows (``batched_entry``), located on the whole-tape hit like the entry
+(``LocatedBackward``). Nested gradients run an entry as a call op (``nested.py``), whose
+derived programs are kept per entry here too (``derived_programs``).
+
+This module owns every one of these tables, holds no arrays in any of them, and
+``clear_cache()`` (``gt.clear_cache()``) empties them all. Their bounds: ``docs/memory.md``.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .cache import backward_cache, remember
+from .config import options
+from .ir.lower import Trace, prune
+from .recording import forget_references, keep_reference, signature_key
+
+# --- named results ------------------------------------------------------------------------
+
+
+class TraceHit(NamedTuple):
+    """Rungs 1, 3 and 4: a pruned trace and the entry built for its key."""
+
+    trace: Trace
+    entry: Any  # backward.BackwardEntry
+
+
+class TapeRepeat(NamedTuple):
+    """Rung 1, per persistent tape: the trace of its last general-path call."""
+
+    records: list
+    signature: tuple  # record count, source and target ids, output gradient flags
+    trace: Trace
+    entry: Any
+
+
+class RepeatedCall(NamedTuple):
+    """Rung 1 on the tape (``tape._last``): a persistent tape's last gradient call."""
+
+    key: tuple  # tape._repeat_key: target, sources, record count, unconnected mode
+    entry: Any
+    args: list  # the backward's arguments: the tape's recorded arrays, never changed
+    mode: Any
+    plain_from: Any  # the compiled function once its results proved to need no fitting
+
+
+# Where a located backward reads argument i: ``Feed(kind, index, position)``.
+RECORDED_INPUT = 1  # records[index].in_values[position]
+RECORDED_OUTPUT = 2  # records[index].out_values[position]
+SOURCE = 0  # sources[index]._value
+SEED = 3  # seeds[index]: an output gradient
+# Record fields (B's ``Record``: prim, in_ids, in_values, params, out_ids, out_values, location).
+_IDS = {RECORDED_INPUT: 1, RECORDED_OUTPUT: 4}
+_VALUES = {RECORDED_INPUT: 2, RECORDED_OUTPUT: 5}
+
+
+class Feed(NamedTuple):
+    kind: int
+    index: int
+    position: int = 0
+
+
+Gatherer = Callable[[list, Sequence[Any], list], list]
+
+
+def _gatherer(feeds: tuple[Feed, ...]) -> Gatherer:
+    """Every feed's argument in one call (built once per located backward)."""
+    recorded = tuple((f.index, _VALUES[f.kind], f.position) for f in feeds if f.kind in _VALUES)
+    if len(recorded) == len(feeds):  # the usual case: every argument was recorded
+        def gather_recorded(records: list, sources: Sequence[Any], seeds: list) -> list:
+            return [records[i][field][j] for i, field, j in recorded]
+        return gather_recorded
+    from_sources = tuple(f.index for f in feeds if f.kind == SOURCE)
+    from_seeds = tuple(f.index for f in feeds if f.kind == SEED)
+    # Values come recorded, then sources, then seeds: ``order`` puts them back in feed order.
+    start = {RECORDED_INPUT: 0, RECORDED_OUTPUT: 0, SOURCE: len(recorded),
+             SEED: len(recorded) + len(from_sources)}
+    order = []
+    for f in feeds:
+        group = RECORDED_INPUT if f.kind in _VALUES else f.kind
+        order.append(start[group])
+        start[group] += 1
+    order = tuple(order)
+
+    def gather(records: list, sources: Sequence[Any], seeds: list) -> list:
+        values = [records[i][field][j] for i, field, j in recorded]
+        values += [sources[k]._value for k in from_sources]
+        values += [seeds[k] for k in from_seeds]
+        return [values[p] for p in order]
+    return gather
+
+
+class LocatedBackward:
+    """A built backward whose arguments are located in a tape's own records (no
+    pruning needed to feed it): ``connected[k]`` says whether target ``k`` reaches it."""
+
+    __slots__ = ("entry", "feeds", "connected", "reads_seeds", "gather")
+
+    def __init__(self, entry: Any, feeds: tuple[Feed, ...], connected: tuple[bool, ...]):
+        self.entry = entry
+        self.feeds = feeds
+        self.connected = connected
+        self.reads_seeds = any(f.kind == SEED for f in feeds)
+        self.gather = _gatherer(feeds)
+
+    def arguments(self, records: list, sources: Sequence[Any], seeds: list) -> list:
+        return self.gather(records, sources, seeds)
+
+    def tensor_id(self, feed: Feed, records: list, sources: Sequence[Any]) -> int | None:
+        """The id the argument of ``feed`` was recorded with (``None``: a raw constant)."""
+        if feed.kind == SOURCE:
+            return sources[feed.index]._id
+        return records[feed.index][_IDS[feed.kind]][feed.position]
+
+
+class WholeTapeHit(LocatedBackward):
+    """Rung 2: the entry of a known tape structure. ``trace_key`` names the structure in
+    a nested call op (``call``, built by the first call under an outer tape);
+    ``batched`` holds its jacobians' batched backwards by (rows, identity seeds)."""
+
+    __slots__ = ("trace_key", "call", "batched")
+
+    def __init__(self, entry: Any, feeds: tuple[Feed, ...], connected: tuple[bool, ...],
+                 trace_key: tuple):
+        super().__init__(entry, feeds, connected)
+        self.trace_key = trace_key
+        self.call = None  # nested.InnerBackward
+        self.batched: dict = {}
+
+
+# --- keys ---------------------------------------------------------------------------------
+
+ONES = (None,)  # the flags of one target seeded with ones
+
+
+def output_flags(output_grads: Sequence[Any]) -> tuple:
+    """The output gradients by structure: ``None`` for ones, else (shape, dtype)."""
+    return tuple(None if g is None else (np.shape(g), dtype_of(g)) for g in output_grads)
+
+
+def dtype_of(value: Any) -> np.dtype:
+    dtype = getattr(value, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.asarray(value).dtype
+
+
+def whole_tape_key(tape: Any, source_slots: tuple, target_slots: tuple, flags: tuple
+                   ) -> tuple | None:
+    """The key of rung 2: ``(signature, source slots, target slots, flags)``, where the
+    slots are the tape's numbers for what it watched or computed; ``None`` if the tape
+    has no signature (something unkeyable was recorded)."""
+    signature = signature_key(tape)
+    if signature is None:
+        return None
+    return (signature, source_slots, target_slots, flags)
+
+
+def whole_tape_key_of(tape: Any, sources: Sequence[Any], targets: Sequence[Any],
+                      flags: tuple) -> tuple | None:
+    tracked = tape._tracked
+    return whole_tape_key(tape, tuple([tracked.get(s._id) for s in sources]),
+                          tuple([tracked.get(t._id) for t in targets]), flags)
+
+
+# --- the tables ---------------------------------------------------------------------------
+
+# Rung 1: persistent tape -> TapeRepeat (weakly: it goes with the tape).
+_repeats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Rung 2: whole-tape key -> WholeTapeHit, ``options.cache_size`` at most, oldest out first.
+_whole_tapes: OrderedDict = OrderedDict()
+_whole_tapes_lock = threading.Lock()
+
+
+class EntryMemo:
+    """What is derived from a built backward, per entry and key: weakly keyed (it goes
+    with the entry), at most ``limit`` keys per entry (emptied when full)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._table: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # Reentrant: building one derived program may derive another (nested.py).
+        self._lock = threading.RLock()
+
+    def get(self, entry: Any, key: Any) -> Any:
+        per_entry = self._table.get(entry)
+        return None if per_entry is None else per_entry.get(key)
+
+    def put(self, entry: Any, key: Any, value: Any) -> Any:
+        with self._lock:
+            per_entry = self._table.get(entry)
+            if per_entry is None:
+                per_entry = self._table[entry] = {}
+            return remember(per_entry, key, value, self.limit)
+
+    def get_or_build(self, entry: Any, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()``, once per entry and key (under the lock: these run while a
+        backward is built, never on the hot path)."""
+        with self._lock:
+            found = self.get(entry, key)
+            return self.put(entry, key, build()) if found is None else found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._table.clear()
+
+
+MAX_DERIVED_PER_ENTRY = 64  # one per number of rows a jacobian used, say
+# Batched backwards of an entry, by (rows, identity seeds) (jacobians.py).
+batched_entries = EntryMemo(MAX_DERIVED_PER_ENTRY)
+# Programs derived from a nested call op's entry: its VJP, its batched forms (nested.py).
+derived_programs = EntryMemo(MAX_DERIVED_PER_ENTRY)
+
+
+def clear_cache() -> None:
+    """Forget every cached backward function and reset the statistics."""
+    with _whole_tapes_lock:
+        _whole_tapes.clear()
+    _repeats.clear()
+    batched_entries.clear()
+    derived_programs.clear()
+    forget_references()  # their signatures key whole-tape hits
+    backward_cache.clear()
+
+
+# --- the rungs ----------------------------------------------------------------------------
+
+def find(records: list, sources: Sequence[Any], targets: Sequence[Any],
+         output_grads: Sequence[Any], tape: Any, owner: Any,
+         build: Callable[..., Any]) -> WholeTapeHit | TraceHit:
+    """Climb the ladder for a gradient of ``targets`` by ``sources`` over ``records``.
+
+    ``tape``: a persistent tape (rung 1), or ``None``. ``owner``: the tape whose own
+    record list ``records`` may be (rung 2). ``build(trace, output_grads, hashable)``:
+    rung 4. A new entry is filed on the rungs above it.
+    """
+    flags = output_flags(output_grads) if any(g is not None for g in output_grads) \
+        else (None,) * len(output_grads)  # the usual case: ones
+    repeat = _repeated_trace(tape, records, sources, targets, flags)
+    if repeat is not None:
+        return repeat
+    key = None
+    if owner is not None and records is owner._records:
+        key = whole_tape_key_of(owner, sources, targets, flags)
+        hit = whole_tape_hit(key)
+        if hit is not None:
+            return hit
+    found = entry_for_trace(_pruned(records, sources, targets, flags), output_grads, build)
+    remember_repeat(tape, records, sources, targets, flags, found)
+    if key is not None:
+        remember_whole_tape(key, owner, records, found)
+    return found
+
+
+def _repeat_signature(records: list, sources: Sequence[Any], targets: Sequence[Any],
+                      flags: tuple) -> tuple:
+    return (len(records), tuple(s._id for s in sources), tuple(t._id for t in targets), flags)
+
+
+def _repeated_trace(tape: Any, records: list, sources: Sequence[Any],
+                    targets: Sequence[Any], flags: tuple) -> TraceHit | None:
+    """Rung 1: the persistent ``tape``'s trace for the same call on the same records."""
+    if tape is None:
+        return None
+    known = _repeats.get(tape)
+    if known is None or known.records is not records or \
+            known.signature != _repeat_signature(records, sources, targets, flags):
+        return None
+    backward_cache.count_hit()
+    return TraceHit(known.trace, known.entry)
+
+
+def remember_repeat(tape: Any, records: list, sources: Sequence[Any],
+                    targets: Sequence[Any], flags: tuple, found: TraceHit) -> None:
+    if tape is not None and found.entry.cacheable:
+        signature = _repeat_signature(records, sources, targets, flags)
+        _repeats[tape] = TapeRepeat(records, signature, found.trace, found.entry)
+
+
+def whole_tape_hit(key: tuple | None) -> WholeTapeHit | None:
+    """Rung 2 (counted as a cache hit by what runs it: ``backward.run_located``)."""
+    # Every key hashes: its signature was hashed when made (recording.signature_key).
+    return None if key is None else _whole_tapes.get(key)
+
+
+def remember_whole_tape(key: tuple, owner: Any, records: list, found: TraceHit) -> None:
+    """File ``found.entry`` under a whole-tape key, its inputs located in ``records``
+    (the owner's own list), and keep the owner's site's op locations (recording.py)."""
+    trace, entry = found
+    if not entry.cacheable:
+        return
+    position = {id(rec): j for j, rec in enumerate(records)}
+    in_tape = [position[id(rec)] for rec in trace.records]
+    feeds = []
+    for f in entry.feeds:
+        if f < 0:
+            feeds.append(Feed(SEED, ~f))
+            continue
+        origin = trace.origins[f]
+        if origin[0] == "source":
+            feeds.append(Feed(SOURCE, origin[1]))
+        else:
+            kind = RECORDED_INPUT if origin[0] == "in" else RECORDED_OUTPUT
+            feeds.append(Feed(kind, in_tape[origin[1]], origin[2]))
+    connected = tuple(t is not None for t in trace.target_slots)
+    # trace.key names the structure in a nested call op (nested.py); it holds no arrays.
+    hit = WholeTapeHit(entry, tuple(feeds), connected, trace.key)
+    with _whole_tapes_lock:
+        _whole_tapes[key] = hit
+        while len(_whole_tapes) > max(options.cache_size, 1):
+            _whole_tapes.popitem(last=False)
+    keep_reference(owner._site, key[0], records)
+
+
+def _pruned(records: list, sources: Sequence[Any], targets: Sequence[Any], flags: tuple
+            ) -> Trace:
+    target_ids = [t._id for t in targets]
+    return Trace(prune(records, [s._id for s in sources], target_ids), sources, target_ids,
+                 flags)
+
+
+def entry_for_trace(trace: Trace, output_grads: Sequence[Any],
+                    build: Callable[..., Any]) -> TraceHit:
+    """Rungs 3 and 4: the compile cache's entry for ``trace.key``, built if missing."""
+    try:
+        entry = backward_cache.get(trace.key)
+    except TypeError:  # an unhashable param: build, never cache
+        return TraceHit(trace, build(trace, output_grads, hashable=False))
+    if entry is None:
+        entry = build(trace, output_grads)
+        if entry.cacheable:
+            entry = backward_cache.put(trace.key, entry)
+    return TraceHit(trace, entry)
+
+
+def batched_entry(trace_key: tuple, entry: Any, rows: int, identity: bool,
+                  build: Callable[[Any, int, bool], Any]) -> tuple[tuple | None, Any]:
+    """``(key, batched entry)`` of ``entry`` over ``rows`` seeds (``identity``: the seeds
+    are ``eye(rows)``): per entry, then in the compile cache under
+    ``("batched", rows, identity, trace_key)``, else ``build(entry, rows, identity)``."""
+    if not entry.cacheable:
+        return None, build(entry, rows, identity)
+    key = ("batched", rows, identity, trace_key)
+    found = batched_entries.get(entry, (rows, identity))
+    if found is not None:
+        backward_cache.count_hit()
+        return key, found
+    found = backward_cache.get(key)
+    if found is None:
+        found = backward_cache.put(key, build(entry, rows, identity))
+    batched_entries.put(entry, (rows, identity), found)
+    return key, found
+
+
+def located_batched(hit: WholeTapeHit, rows: int, identity: bool) -> LocatedBackward | None:
+    """The batched backward of a whole-tape hit, located in the tape like the hit
+    (``None`` until the general path built it for these rows)."""
+    located = hit.batched.get((rows, identity))
+    if located is None:
+        batched = batched_entries.get(hit.entry, (rows, identity))
+        if batched is None or not hit.connected[0]:
+            return None
+        position = {f: i for i, f in enumerate(hit.entry.feeds)}
+        feeds = tuple(hit.feeds[position[f]] for f in batched.feeds)
+        located = remember(hit.batched, (rows, identity),
+                           LocatedBackward(batched, feeds, hit.connected),
+                           MAX_DERIVED_PER_ENTRY)
+    return located
