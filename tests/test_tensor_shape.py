@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape import tensor_shape
 
 
 def test_shape_is_a_tensor_shape_that_is_a_tuple():
@@ -57,6 +58,13 @@ def test_constructor_and_methods():
 def test_shapes_are_shared_not_rebuilt():
     a, b = gt.zeros([7, 5]), gt.ones([7, 5])
     assert a.shape is b.shape
+
+
+def test_shapes_are_shared_after_the_cache_filled_up():
+    for n in range(tensor_shape._CACHE_LIMIT + 1):  # more distinct shapes than it holds
+        tensor_shape.shape_of((n, 11, 13))
+    a, b = gt.zeros([3, 11, 17]), gt.ones([3, 11, 17])
+    assert a.shape is b.shape and a.shape == (3, 11, 17)
 
 
 def test_shape_size_rank_are_int32_tensors():

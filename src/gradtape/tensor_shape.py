@@ -80,6 +80,8 @@ def shape_of(shape: tuple) -> TensorShape:
     found = _CACHE.get(shape)
     if found is None:
         found = TensorShape(shape)
-        if len(_CACHE) < _CACHE_LIMIT:
-            _CACHE[shape] = found
+        if len(_CACHE) >= _CACHE_LIMIT:
+            # Start over rather than stop caching: the shapes in use now get shared again.
+            _CACHE.clear()
+        _CACHE[shape] = found
     return found
