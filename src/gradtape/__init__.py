@@ -1,19 +1,47 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
+from . import dtypes as dtypes
+from . import errors as errors
+from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
+from . import random as random
 from .cache import cache_info
 from .config import config
+from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
 from .custom import custom_gradient, stop_gradient
+from .dtypes import (
+    DType,
+    as_dtype,
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from .forward import ForwardAccumulator
 from .function import function
 from .gradient_drops import GradientDroppedError, GradientDroppedWarning
 from .lookup import clear_cache
+from .math_ns import namespace as math
+from .module import Module, name_scope
 from .ops import *  # noqa: F403
 from .ops import nn as nn
 from .ops.linalg import namespace as linalg
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
+from .tensor_shape import TensorShape
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .variable import Variable
 
@@ -27,29 +55,64 @@ if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, 
     _hold_freed_memory()
 
 __all__ = [
+    "DType",
     "ForwardAccumulator",
     "GradientDroppedError",
     "GradientDroppedWarning",
     "GradientTape",
+    "Module",
     "Tensor",
+    "TensorShape",
     "UnconnectedGradients",
     "Variable",
+    "as_dtype",
+    "bool",
     "cache_info",
     "clear_cache",
+    "complex64",
+    "complex128",
     "config",
     "constant",
     "convert_to_tensor",
     "custom_gradient",
+    "double",
+    "dtypes",
+    "errors",
+    "eye",
+    "fill",
+    "float16",
+    "float32",
+    "float64",
     "function",
     "grad",
+    "half",
     "hessian",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
     "is_tensor",
     "jacobian",
     "jvp",
+    "keras",
     "linalg",
+    "linspace",
+    "math",
+    "name_scope",
+    "ones",
     "optimizers",
+    "random",
+    "range",
+    "rank",
+    "shape",
+    "size",
     "stop_gradient",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "value_and_grad",
     "vjp",
+    "zeros",
     *_ops.__all__,
 ]

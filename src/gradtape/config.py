@@ -89,7 +89,7 @@ def _check(name: str, value: Any) -> Any:
     return value
 
 
-class config:  # noqa: N801 - used like a function: gt.config(compile=False)
+class config:
     """Set compiler options now; used in a ``with`` statement, restore them on exit.
 
     ``gt.config()`` with no arguments changes nothing; its attributes show the current

@@ -10,6 +10,8 @@ import numpy as np
 from .gradient_drops import report_conversion
 from .operators import OperatorMixin
 from .recording import state
+from .tensor_shape import _CACHE as _SHAPES
+from .tensor_shape import TensorShape, shape_of
 
 # Every tensor gets a fresh integer id; tapes track ids, never objects, so an id is
 # never reused while a record might still refer to it.
@@ -46,8 +48,16 @@ class Tensor(OperatorMixin):
         return _read(self, "array", value)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._value.shape
+    def shape(self) -> TensorShape:
+        """TF's TensorShape (a tuple subclass: ``.as_list()``, ``.rank``, ...)."""
+        try:  # shapes repeat: a dict lookup, not a new object
+            return _SHAPES[self._value.shape]
+        except KeyError:
+            return shape_of(self._value.shape)
+
+    def get_shape(self) -> TensorShape:
+        """Same as :attr:`shape` (TF's ``Tensor.get_shape()``)."""
+        return self.shape
 
     @property
     def dtype(self) -> np.dtype:

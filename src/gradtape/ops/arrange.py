@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..tensor import concrete_value
 from . import index as _index
@@ -135,7 +136,7 @@ def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_valu
         raise ValueError(f"paddings has {widths.shape[0]} rows for a tensor of rank {ndim}.")
     widths = np.broadcast_to(widths, (ndim, 2))
     if (widths < 0).any():
-        raise ValueError("pad widths must be non-negative.")
+        raise InvalidArgumentError("pad widths must be non-negative.")
     pad_width = tuple((int(b), int(a)) for b, a in widths)
     mode = str(mode).lower()
     if all(b == 0 and a == 0 for b, a in pad_width):

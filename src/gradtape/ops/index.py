@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
 from ..tensor import Tensor, concrete_value
 from . import shape as _shape
@@ -508,7 +509,7 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
         raise TypeError("gather_nd cannot take IR index values; use getitem.")
     depth = idx.shape[-1]
     if depth > len(params.shape):
-        raise ValueError(f"indices.shape[-1]={depth} exceeds the rank of params.")
+        raise InvalidArgumentError(f"indices.shape[-1]={depth} exceeds the rank of params.")
     arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
     template = tuple(("array", k) for k in range(depth))
     return bind(getitem_p, params, *arrays, index=template)

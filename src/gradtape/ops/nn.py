@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..tensor import concrete_value
 from . import reduce as _reduce
@@ -170,8 +171,8 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     depth = logits.shape[-1]
     values = np.asarray(concrete_value(labels))
     if values.size and (values.min() < 0 or values.max() >= depth):
-        raise ValueError(f"labels must be in [0, {depth}); got values from {values.min()} to "
-                         f"{values.max()}.")
+        raise InvalidArgumentError(f"labels must be in [0, {depth}); got values from "
+                                   f"{values.min()} to {values.max()}.")
     picked = _index.take_along_axis(log_softmax(logits), values[..., None], axis=-1)
     return -_index.getitem(picked, (Ellipsis, 0))
 

@@ -28,6 +28,7 @@ import builtins
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..tensor import Tensor, concrete_value
 from . import elementwise as _ew
@@ -59,7 +60,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     for a in axis:
         a = int(a)
         if not -ndim <= a < builtins.max(ndim, 1):
-            raise ValueError(f"axis {a} is out of bounds for a tensor of rank {ndim}.")
+            raise InvalidArgumentError(f"axis {a} is out of bounds for a tensor of rank {ndim}.")
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"Repeated axis in {tuple(axis)}.")

@@ -202,17 +202,19 @@ def _scan_op(prim, x, axis, exclusive, reverse, dtype):
     return bind(prim, x, axis=axis, exclusive=bool(exclusive), reverse=bool(reverse))
 
 
-def cumsum(x, axis=0, exclusive=False, reverse=False, dtype=None):
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None, *, dtype=None):
     """TF's ``tf.cumsum``: cumulative sum along ``axis`` (0 by default; the flattened
     tensor when None, like NumPy), keeping an integer input's dtype. ``exclusive``
     leaves out each element itself, ``reverse`` scans from the end."""
+    del name
     return _tf_scan(cumsum_p, x, axis, exclusive, reverse, dtype)
 
 
-def cumprod(x, axis=0, exclusive=False, reverse=False, dtype=None):
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None, *, dtype=None):
     """TF's ``tf.cumprod``: cumulative product along ``axis`` (0 by default, flattened
     when None), with TF's ``exclusive`` and ``reverse``, keeping an integer input's
     dtype. Exact derivatives with zeros in ``x`` (no division by ``x``)."""
+    del name
     return _tf_scan(cumprod_p, x, axis, exclusive, reverse, dtype)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..tensor import concrete_value
 from . import index as _index
@@ -24,7 +25,7 @@ __all__ = ["reshape", "transpose", "broadcast_to", "unbroadcast", "expand_dims"]
 
 def _normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {ndim}.")
+        raise InvalidArgumentError(f"axis {axis} is out of bounds for a tensor of rank {ndim}.")
     return axis % ndim
 
 
@@ -62,12 +63,12 @@ def reshape(x, shape, order="C"):
         _check_one_unknown(shape)
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or size % known:
-            raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
+            raise InvalidArgumentError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
         shape = tuple(size // known if d == -1 else d for d in shape)
     if shape == tuple(x.shape):
         return unchanged(x)
     if math.prod(shape) != size:
-        raise ValueError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
+        raise InvalidArgumentError(f"Cannot reshape a tensor of shape {x.shape} into {shape}.")
     return bind(reshape_p, x, shape=shape)
 
 
@@ -75,7 +76,7 @@ def _check_one_unknown(shape: tuple[int, ...]) -> None:
     """TF's error for a shape with several -1 (which size each takes is ambiguous)."""
     unknown = [i for i, d in enumerate(shape) if d == -1]
     if len(unknown) > 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"Only one input size may be -1, not both {unknown[0]} and {unknown[1]}: "
             f"reshape to {shape} leaves the sizes ambiguous; give all but one of them.")
 
@@ -114,7 +115,8 @@ def transpose(x, axes=None, perm=None):
         _normalize_axis(int(a), ndim) for a in axes
     )
     if sorted(axes) != list(range(ndim)):
-        raise ValueError(f"axes {axes} are not a permutation of a rank-{ndim} tensor's axes.")
+        raise InvalidArgumentError(
+            f"axes {axes} are not a permutation of a rank-{ndim} tensor's axes.")
     if axes == tuple(range(ndim)):
         return unchanged(x)
     return bind(transpose_p, x, axes=axes)
@@ -276,7 +278,7 @@ def squeeze(a: Any, axis: Any = None, name: str | None = None, squeeze_dims: Any
         axes = _normalize_axes(axis, len(shape))
         for ax in axes:
             if shape[ax] != 1:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"Cannot squeeze axis {ax} of a tensor of shape {shape}: its size is "
                     f"{shape[ax]}, not 1."
                 )
@@ -341,7 +343,7 @@ def tile(A: Any, reps: Any = None, multiples: Any = None, name: str | None = Non
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - len(shape)) + shape
     if any(r < 0 for r in reps):
-        raise ValueError(f"tile repetitions must be non-negative, got {reps}.")
+        raise InvalidArgumentError(f"tile repetitions must be non-negative, got {reps}.")
     A = reshape(A, shape)
     if all(r == 1 for r in reps):
         return A
@@ -367,7 +369,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, name: str | None = Non
     if counts.ndim == 0 or counts.size == 1:
         r = int(counts.reshape(()))
         if r < 0:
-            raise ValueError("repeats may not contain negative values.")
+            raise InvalidArgumentError("repeats may not contain negative values.")
         # (.., d, ..) -> (.., d, 1, ..) -> broadcast (.., d, r, ..) -> (.., d*r, ..)
         x = reshape(a, shape[:axis + 1] + (1,) + shape[axis + 1:])
         x = broadcast_to(x, shape[:axis + 1] + (r,) + shape[axis + 1:])

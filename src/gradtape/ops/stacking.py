@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..tensor import Tensor
 from . import index as _index
@@ -86,7 +87,7 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
             d == e for i, (d, e) in enumerate(zip(x.shape, xs[0].shape)) if i != axis
         )
         if not same:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"All tensors must have the same shape except along axis {axis}; got "
                 f"{tuple(xs[0].shape)} and {tuple(x.shape)}."
             )
@@ -114,8 +115,8 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
     shape = tuple(xs[0].shape)
     for x in xs[1:]:
         if tuple(x.shape) != shape:
-            raise ValueError(f"All tensors to stack must have the same shape; got {shape} "
-                             f"and {tuple(x.shape)}.")
+            raise InvalidArgumentError(f"All tensors to stack must have the same shape; got "
+                                       f"{shape} and {tuple(x.shape)}.")
     axis = _normalize_axis(int(axis), len(shape) + 1)
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
@@ -292,18 +293,18 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
     if isinstance(num_or_size_splits, (int, np.integer)):
         pieces = int(num_or_size_splits)
         if pieces <= 0 or n % pieces:
-            raise ValueError(f"Cannot split axis {axis} of size {n} into {pieces} equal "
-                             "pieces; pass a list of sizes instead.")
+            raise InvalidArgumentError(f"Cannot split axis {axis} of size {n} into {pieces} "
+                                       "equal pieces; pass a list of sizes instead.")
         sizes = [n // pieces] * pieces
     else:
         sizes = [int(s) for s in np.asarray(num_or_size_splits).reshape(-1)]
         if sizes.count(-1) > 1:
-            raise ValueError("At most one size in num_or_size_splits may be -1.")
+            raise InvalidArgumentError("At most one size in num_or_size_splits may be -1.")
         if -1 in sizes:
             sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
         if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise ValueError(f"The sizes {sizes} do not add up to the size {n} of axis "
-                             f"{axis}.")
+            raise InvalidArgumentError(f"The sizes {sizes} do not add up to the size {n} of "
+                                       f"axis {axis}.")
     if num is not None and num != len(sizes):
         raise ValueError(f"num={num} does not match the {len(sizes)} pieces.")
     points = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import InvalidArgumentError
 from ...ir.nodes import Aval
 from .. import elementwise as _ew
 from .. import reduce as _reduce
@@ -76,7 +77,7 @@ def _leading_batch(prim):
 
 def _matmul_shape(a, b):
     if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}.")
+        raise InvalidArgumentError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}.")
     return Aval(_batch_shape(a.shape, b.shape) + (a.shape[-2], b.shape[-1]),
                 np.result_type(a.dtype, b.dtype))
 
@@ -125,6 +126,8 @@ matmul_p = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp,
 
 def _mm(a, b):
     """matmul of operands of rank >= 2 (the primitive itself)."""
+    if a.shape[-1] != b.shape[-2]:
+        _matmul_shape(a, b)  # raises TF's InvalidArgumentError, not NumPy's gufunc error
     return bind(matmul_p, a, b)
 
 
@@ -140,7 +143,8 @@ def _vector_shape(name: str, a, x, inner: int):
                          f"{tuple(x.shape)} and {tuple(a.shape)}.")
     if a.shape[inner] != x.shape[0]:
         operands = (a.shape, x.shape) if name == "matvec" else (x.shape, a.shape)
-        raise ValueError(f"{name}: inner dimensions differ: {operands[0]} @ {operands[1]}.")
+        raise InvalidArgumentError(
+            f"{name}: inner dimensions differ: {operands[0]} @ {operands[1]}.")
     keep = tuple(a.shape[:-1]) if inner == -1 else tuple(a.shape[:-2]) + (a.shape[-1],)
     return Aval(keep, np.result_type(a.dtype, x.dtype))
 
@@ -219,11 +223,15 @@ vecmat_p = Primitive(
 
 def _matvec(a, x):
     """``a @ x`` for ``a`` of rank >= 2 and a 1-d ``x`` (the primitive itself)."""
+    if a.shape[-1] != x.shape[0]:
+        _vector_shape("matvec", a, x, -1)  # raises TF's InvalidArgumentError
     return bind(matvec_p, a, x)
 
 
 def _vecmat(x, a):
     """``x @ a`` for a 1-d ``x`` and ``a`` of rank >= 2 (the primitive itself)."""
+    if a.shape[-2] != x.shape[0]:
+        _vector_shape("vecmat", a, x, -2)  # raises TF's InvalidArgumentError
     return bind(vecmat_p, x, a)
 
 
@@ -246,6 +254,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     rank_a, rank_b = len(a.shape), len(b.shape)
     flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if rank_a >= 2 and rank_b >= 2 and not (flag_a or flag_b) and output_type is None:
+        if a.shape[-1] != b.shape[-2]:
+            _matmul_shape(a, b)  # raises TF's InvalidArgumentError, not NumPy's gufunc error
         return bind(matmul_p, a, b)  # the usual product, without the cases below
     if rank_a == 0 or rank_b == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions "
@@ -314,8 +324,8 @@ def tensordot(a, b, axes=2):
     axes_a, axes_b = _tensordot_axes(axes, len(a.shape), len(b.shape))
     for i, j in zip(axes_a, axes_b):
         if a.shape[i] != b.shape[j]:
-            raise ValueError(f"tensordot: shape-mismatch for sum: {a.shape} axis {i} vs "
-                             f"{b.shape} axis {j}.")
+            raise InvalidArgumentError(f"tensordot: shape-mismatch for sum: {a.shape} axis "
+                                       f"{i} vs {b.shape} axis {j}.")
     free_a = [i for i in range(len(a.shape)) if i not in axes_a]
     free_b = [j for j in range(len(b.shape)) if j not in axes_b]
     k = int(np.prod([a.shape[i] for i in axes_a], dtype=np.int64))
