@@ -14,6 +14,8 @@ import threading
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
+from .config import on_change, options
+
 
 class CacheInfo(NamedTuple):
     """Statistics of the compile cache (``gt.cache_info()``)."""
@@ -117,13 +119,8 @@ def remember(memo: dict, key: Any, value: Any, limit: int) -> Any:
     return value
 
 
-def _initial_size() -> int:
-    from .config import options
-
-    return options.cache_size
-
-
-backward_cache = LRUCache(_initial_size())
+backward_cache = LRUCache(options.cache_size)
+on_change.setdefault("cache_size", []).append(backward_cache.resize)
 
 
 def cache_info() -> CacheInfo:

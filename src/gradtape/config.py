@@ -29,7 +29,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
+
+from . import memory
 
 _DEFAULTS: dict[str, Any] = {
     "compile": True,
@@ -53,9 +56,7 @@ class Options:
         for name, value in _DEFAULTS.items():
             setattr(self, name, value)
         self.dump_dir = os.environ.get("GRADTAPE_DUMP_DIR") or None
-        from .memory import requested_by_environment
-
-        self.hold_freed_memory = requested_by_environment()
+        self.hold_freed_memory = memory.requested_by_environment()
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _DEFAULTS}
@@ -63,6 +64,13 @@ class Options:
 
 options = Options()
 _lock = threading.Lock()
+
+# option name -> what to call with its new value when ``gt.config`` sets it: the modules
+# that own a resource register here (the compile cache's size, the allocator setting),
+# so this module imports none of them.
+on_change: dict[str, list[Callable[[Any], None]]] = {
+    "hold_freed_memory": [memory.hold_freed_memory],
+}
 
 
 def _check(name: str, value: Any) -> Any:
@@ -102,14 +110,9 @@ class config:
             self._previous = {name: getattr(options, name) for name in checked}
             for name, value in checked.items():
                 setattr(options, name, value)
-        if "cache_size" in checked:
-            from .cache import backward_cache
-
-            backward_cache.resize(checked["cache_size"])
-        if "hold_freed_memory" in checked:
-            from .memory import hold_freed_memory
-
-            hold_freed_memory(checked["hold_freed_memory"])
+        for name, value in checked.items():
+            for listener in on_change.get(name, ()):
+                listener(value)
 
     def __getattr__(self, name: str) -> Any:
         if name in _DEFAULTS:

@@ -128,3 +128,8 @@ _ops = None  # type: ignore[assignment]
 def install_ops(namespace) -> None:
     global _ops
     _ops = namespace
+
+
+def ops():
+    """The op namespace ``gradtape.ops`` installed (for the core modules below it)."""
+    return _ops

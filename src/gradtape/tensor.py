@@ -147,24 +147,20 @@ class Tensor(OperatorMixin):
 
     # --- NumPy protocol: np.sin(t), np.sum(t), ... record like gt.sin(t) -----------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _numpy_dispatch().dispatch_ufunc(ufunc, method, inputs, kwargs)
+        return _dispatch_module.dispatch_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return _numpy_dispatch().dispatch_function(func, args, kwargs)
+        return _dispatch_module.dispatch_function(func, args, kwargs)
 
 
-_dispatch_module = None
+# ``gradtape.ops.numpy_dispatch``, installed by it when it is imported: the ops need
+# Tensor, so this module cannot import them (the same for operators.install_ops).
+_dispatch_module: Any = None
 
 
-def _numpy_dispatch():
-    """``ops.numpy_dispatch``, imported on first use (it imports this module); an import
-    statement in the protocol methods cost more than the call they route."""
+def install_numpy_dispatch(module: Any) -> None:
     global _dispatch_module
-    if _dispatch_module is None:
-        from .ops import numpy_dispatch
-
-        _dispatch_module = numpy_dispatch
-    return _dispatch_module
+    _dispatch_module = module
 
 
 def _read(tensor: Tensor, kind: str, result: Any) -> Any:

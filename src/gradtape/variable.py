@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from . import operators
 from .recording import state
 from .tensor import Tensor, _to_array, format_value
 
@@ -93,9 +94,7 @@ class Variable(Tensor):
 
     def read_value(self) -> Tensor:
         """The current value as a plain tensor (a read, which tapes record as the variable)."""
-        from .ops import identity
-
-        return identity(self)
+        return operators.ops().identity(self)
 
     def value(self) -> Tensor:
         """Same as :meth:`read_value`."""

@@ -6,10 +6,13 @@ raises ``TypeError`` naming the function: a gradient is never silently dropped.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from .. import tensor as _tensor
 
 _UFUNCS: dict[Any, Callable[..., Any]] = {}
 _FUNCTIONS: dict[Any, Callable[..., Any]] = {}
@@ -89,3 +92,7 @@ def dispatch_function(func, args, kwargs):
             "should flow through it."
         )
     return op(*args, **kwargs)
+
+
+# Tensors route NumPy's protocols through this module.
+_tensor.install_numpy_dispatch(sys.modules[__name__])
