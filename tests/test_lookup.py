@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import lookup, recording
+from gradtape import cache, lookup, recording
 from gradtape.cache import backward_cache
 
 
@@ -21,8 +21,8 @@ def _tables() -> dict:
         "compile cache": len(backward_cache),
         "whole tapes": len(lookup._whole_tapes),
         "persistent repeats": len(lookup._repeats),
-        "batched entries": len(lookup.batched_entries._table),
-        "nested derived programs": len(lookup.derived_programs._table),
+        "batched entries": len(cache.batched_entries._table),
+        "nested derived programs": len(cache.derived_programs._table),
         "site references": len(recording._references),
     }
 

@@ -17,10 +17,12 @@ the first one that knows the answer (``find``):
 Jacobians climb the same rungs for the unbatched entry, then find its batched backward
 per number of rows (``batched_entry``), located on the whole-tape hit like the entry
 (``LocatedBackward``). Nested gradients run an entry as a call op (``nested.py``), whose
-derived programs are kept per entry here too (``derived_programs``).
+derived programs are kept per entry (``cache.derived_programs``, beside the compile cache
+and ``cache.batched_entries``: the programs layer uses them without the tape's tables).
 
-This module owns every one of these tables, holds no arrays in any of them, and
-``clear_cache()`` (``gt.clear_cache()``) empties them all. Their bounds: ``docs/memory.md``.
+This module owns the tables that map a recording to its backward, holds no arrays in any
+of them, and ``clear_cache()`` (``gt.clear_cache()``) empties them and the ones in
+``cache``. Their bounds: ``docs/memory.md``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .cache import backward_cache, remember
+from .cache import (
+    MAX_DERIVED_PER_ENTRY,
+    backward_cache,
+    batched_entries,
+    derived_programs,
+    remember,
+)
 from .config import options
 from .ir.lower import Trace, prune
 from .recording import forget_references, keep_reference, signature_key
@@ -191,46 +199,6 @@ _repeats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # Rung 2: whole-tape key -> WholeTapeHit, ``options.cache_size`` at most, oldest out first.
 _whole_tapes: OrderedDict = OrderedDict()
 _whole_tapes_lock = threading.Lock()
-
-
-class EntryMemo:
-    """What is derived from a built backward, per entry and key: weakly keyed (it goes
-    with the entry), at most ``limit`` keys per entry (emptied when full)."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._table: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        # Reentrant: building one derived program may derive another (nested.py).
-        self._lock = threading.RLock()
-
-    def get(self, entry: Any, key: Any) -> Any:
-        per_entry = self._table.get(entry)
-        return None if per_entry is None else per_entry.get(key)
-
-    def put(self, entry: Any, key: Any, value: Any) -> Any:
-        with self._lock:
-            per_entry = self._table.get(entry)
-            if per_entry is None:
-                per_entry = self._table[entry] = {}
-            return remember(per_entry, key, value, self.limit)
-
-    def get_or_build(self, entry: Any, key: Any, build: Callable[[], Any]) -> Any:
-        """``build()``, once per entry and key (under the lock: these run while a
-        backward is built, never on the hot path)."""
-        with self._lock:
-            found = self.get(entry, key)
-            return self.put(entry, key, build()) if found is None else found
-
-    def clear(self) -> None:
-        with self._lock:
-            self._table.clear()
-
-
-MAX_DERIVED_PER_ENTRY = 64  # one per number of rows a jacobian used, say
-# Batched backwards of an entry, by (rows, identity seeds) (jacobians.py).
-batched_entries = EntryMemo(MAX_DERIVED_PER_ENTRY)
-# Programs derived from a nested call op's entry: its VJP, its batched forms (nested.py).
-derived_programs = EntryMemo(MAX_DERIVED_PER_ENTRY)
 
 
 def clear_cache() -> None:

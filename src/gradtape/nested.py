@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .cache import derived_programs
 from .ir.autodiff import vjp_program
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.walk import keep_literal, read_outputs, walk
-from .lookup import derived_programs
 from .ops.registry import Primitive, bind
 from .tensor import Tensor
 
