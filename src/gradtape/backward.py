@@ -24,7 +24,6 @@ from . import lookup, nested
 from .cache import backward_cache
 from .compiled import CompiledRunner
 from .config import options
-from .ir import interpreter
 from .ir.autodiff import vjp_program
 from .ir.lower import Trace
 from .ir.nodes import Aval, Literal, Program, Var
@@ -246,7 +245,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         if called is not None:
             return called
         args = nested.residual_arguments(trace, entry, sources, seeds)
-        return interpreter.run_recorded(entry.program, args)
+        return nested.run_recorded(entry.program, args)
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
     args = entry.arguments(trace, sources, seeds)
     if ran is not None:

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from . import nest
+from . import nest, nested
 from .compiled import CompiledRunner
 from .config import options
 from .function_trace import TracedFunction, guard_holds, strip_reads
-from .ir import builder, interpreter
+from .ir import builder
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.printer import format_program
 from .ir.walk import keep_literal, walk
@@ -393,7 +393,7 @@ def _call_jvp(tangents: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> 
             tangent_list.append(t)
         args.append(x)
     with ForwardAccumulator(primals, tangent_list) as acc:
-        outs = interpreter.run_recorded(program, args)
+        outs = nested.run_recorded(program, args)
     return tuple(acc.jvp(o) if isinstance(o, Tensor) else None for o in outs)
 
 

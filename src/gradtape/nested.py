@@ -18,7 +18,7 @@ of an outer trace containing a call op includes the inner program's key. It hold
 built backward (a Program, maybe its compiled function), never arrays.
 
 Backwards that are not cacheable (``custom_gradient`` runs user code on tensors) keep
-the op-by-op path (``interpreter.run_recorded``), so the outer tapes see ``grad_fn``'s
+the op-by-op path (``run_recorded``), so the outer tapes see ``grad_fn``'s
 own operations, as in TensorFlow.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 
 from .cache import derived_programs
 from .ir.autodiff import vjp_program
+from .ir.interpreter import full_array
 from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.walk import keep_literal, read_outputs, walk
 from .ops.registry import Primitive, bind
@@ -78,6 +79,19 @@ class InnerBackward:
         """The inner program with only the outputs the call op returns."""
         program = self.program
         return Program(program.inputs, program.eqns, [program.outputs[i] for i in self.outputs])
+
+
+def run_recorded(program: Program, args: Sequence[Any]) -> list[Any]:
+    """Evaluate ``program`` on tensors via ``bind``, so active tapes record each step."""
+    def apply_recorded(eqn: Eqn, ins: list) -> Any:
+        # A primitive that runs user code on tensors (custom_gradient's grad_fn) does so
+        # itself, so that the recording tapes see that code's own operations.
+        run_on_tensors = eqn.prim.run_on_tensors
+        if run_on_tensors is not None:
+            return run_on_tensors(*ins, **eqn.params)
+        return bind(eqn.prim, *ins, **eqn.params)
+
+    return read_outputs(program, walk(program, args, apply_recorded), full_array)
 
 
 def inline(program: Program, args: Sequence[Any]) -> list[Any]:
