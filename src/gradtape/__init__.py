@@ -39,10 +39,11 @@ from .module import Module, name_scope
 from .ops import *  # noqa: F403
 from .ops import nn as nn
 from .ops.linalg import namespace as linalg
-from .tape import GradientTape, UnconnectedGradients
+from .tape import GradientTape
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .tensor_shape import TensorShape
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
+from .unconnected import UnconnectedGradients
 from .variable import Variable
 
 __version__ = "0.1.0"

@@ -24,8 +24,8 @@ import numpy as np
 from . import nest
 from .ops import broadcast_to, cast
 from .recording import state
-from .tape import UnconnectedGradients, _unconnected_mode
 from .tensor import Tensor, convert_to_tensor, wrap
+from .unconnected import UnconnectedGradients, unconnected_mode
 
 logger = logging.getLogger("gradtape")
 
@@ -206,7 +206,7 @@ class ForwardAccumulator:
         """The tangents computed for ``primals`` (a tensor or nested structure), in the
         same structure. Where none was computed: ``None``, or zeros with
         ``unconnected_gradients="zero"``. Performs no computation."""
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_mode(unconnected_gradients)
 
         def fetch(t: Any) -> Any:
             if t is None:

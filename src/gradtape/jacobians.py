@@ -35,8 +35,9 @@ from .cache import backward_cache
 from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from .recording import state
-from .tape import UnconnectedGradients, _check_source, _unconnected_mode
+from .tape import _check_source
 from .tensor import Tensor, wrap
+from .unconnected import UnconnectedGradients, unconnected_mode
 
 # --- batched backwards --------------------------------------------------------------------
 
@@ -322,7 +323,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
              experimental_use_pfor):
     if not tape._live:
         tape._begin_gradient("jacobian")  # raises TF's RuntimeError
-    mode = _unconnected_mode(unconnected_gradients)
+    mode = unconnected_mode(unconnected_gradients)
     if parallel_iterations is None and experimental_use_pfor:
         found = _known_jacobian(tape, target, sources)
         if found is not None:
@@ -381,7 +382,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
         )
     if not experimental_use_pfor and not tape._persistent:
         raise _needs_persistent("batch_jacobian")
-    _unconnected_mode(unconnected_gradients)  # validated; TF gives zeros either way
+    unconnected_mode(unconnected_gradients)  # validated; TF gives zeros either way
     batch = int(target.shape[0])
     y_shape, x_shape = tuple(target.shape[1:]), tuple(source.shape[1:])
     rows = int(np.prod(y_shape, dtype=np.int64))

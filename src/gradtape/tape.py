@@ -12,7 +12,6 @@ used up by its one ``gradient``/``jacobian`` call (entering it again starts afre
 from __future__ import annotations
 
 import contextlib
-import enum
 import logging
 import sys
 from collections.abc import Iterator
@@ -26,28 +25,10 @@ from .ops import broadcast_to, cast
 from .recording import reference_for, site_of, state
 from .tape_recording import Record, record_op, split_reads, variable_versions
 from .tensor import Tensor, wrap
+from .unconnected import UnconnectedGradients, unconnected_mode
 from .variable import Variable
 
 logger = logging.getLogger("gradtape")
-
-
-class UnconnectedGradients(enum.Enum):
-    """What ``gradient`` returns for a source the target does not depend on."""
-
-    NONE = "none"
-    ZERO = "zero"
-
-
-def _unconnected_mode(value: Any) -> UnconnectedGradients:
-    if value.__class__ is UnconnectedGradients:
-        return value
-    try:
-        return UnconnectedGradients(value)
-    except ValueError:
-        raise ValueError(
-            f"Unknown value for unconnected_gradients: {value!r}. Use "
-            "UnconnectedGradients.NONE ('none') or UnconnectedGradients.ZERO ('zero')."
-        ) from None
 
 
 def _is_float(dtype: np.dtype) -> bool:
@@ -335,7 +316,7 @@ class GradientTape:
         for s in flat_sources:
             _check_source(s)
         flat_grads = _flat_output_gradients(output_gradients, flat_targets)
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_mode(unconnected_gradients)
         ran: list | None = [] if repeat_key is not None else None
         self._computing = True
         try:
@@ -585,7 +566,7 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
         tape, tuple(slots), (tracked.get(target._id),), lookup.ONES))
     if hit is None:
         return _UNKNOWN
-    mode = _unconnected_mode(mode)
+    mode = unconnected_mode(mode)
     if state.recording or state.accumulators:  # an outer tape sees one call op
         raw = backward.call_located(hit, tape._records, watched, [None])
     else:

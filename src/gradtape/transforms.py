@@ -21,8 +21,9 @@ import numpy as np
 
 from . import nest
 from .forward import ForwardAccumulator, _pair_leaves
-from .tape import GradientTape, UnconnectedGradients
+from .tape import GradientTape
 from .tensor import Tensor, convert_to_tensor, wrap
+from .unconnected import UnconnectedGradients
 
 __all__ = ["jvp", "vjp"]
 
