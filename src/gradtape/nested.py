@@ -123,7 +123,7 @@ def _linearize(inner: InnerBackward) -> Program:
     forward = inner.returned()
     cts = [Var(o.aval, "ct") for o in forward.outputs]
     backward, _ = vjp_program(forward, list(forward.inputs), cts)
-    from .passes.dce import eliminate_dead_code
+    from .ir.dce import eliminate_dead_code
 
     combined = Program(list(forward.inputs) + cts, list(forward.eqns) + list(backward.eqns),
                        backward.outputs)
