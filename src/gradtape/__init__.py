@@ -1,6 +1,6 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
-from . import dtypes as dtypes
+from . import dtypes as _dtypes
 from . import errors as errors
 from . import keras as keras
 from . import ops as _ops
@@ -36,9 +36,10 @@ from .gradient_drops import GradientDroppedError, GradientDroppedWarning
 from .lookup import clear_cache
 from .math_ns import namespace as math
 from .module import Module, name_scope
+from .namespaces import attribute_namespace, public_dir
 from .ops import *  # noqa: F403
-from .ops import nn as nn
 from .ops.linalg import namespace as linalg
+from .ops.nn import namespace as nn
 from .tape import GradientTape
 from .tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .tensor_shape import TensorShape
@@ -47,6 +48,9 @@ from .unconnected import UnconnectedGradients
 from .variable import Variable
 
 __version__ = "0.1.0"
+
+# gt.dtypes: the dtype objects and as_dtype, without the module's imports.
+dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
 
 from .config import options as _options  # noqa: E402
 
@@ -99,6 +103,7 @@ __all__ = [
     "linalg",
     "linspace",
     "math",
+    "nn",
     "name_scope",
     "ones",
     "optimizers",
@@ -117,3 +122,6 @@ __all__ = [
     "zeros",
     *_ops.__all__,
 ]
+
+# dir(gt) lists the public API only: the modules behind it stay reachable, unlisted.
+__dir__ = public_dir(globals())

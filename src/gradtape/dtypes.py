@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .namespaces import public_dir
 from .ops.elementwise import cast  # tf.dtypes.cast
 
 __all__ = ["DType", "as_dtype", "cast", "float16", "half", "float32", "float64", "double", "int8",
@@ -211,3 +212,5 @@ def numpy_dtype(dtype: Any) -> np.dtype:
     if isinstance(dtype, str) and dtype in _ALIASES:
         return _ALIASES[dtype].dtype
     return _numpy_dtype(dtype)
+
+__dir__ = public_dir(globals())  # what users see as gt.dtypes

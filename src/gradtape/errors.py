@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .namespaces import public_dir
+
 __all__ = ["OpError", "InvalidArgumentError", "NotFoundError", "OutOfRangeError",
            "UnimplementedError", "ResourceExhaustedError", "FailedPreconditionError",
            "UnknownError", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE", "UNIMPLEMENTED",
@@ -74,3 +76,5 @@ class FailedPreconditionError(OpError, RuntimeError):
 
 class UnknownError(OpError, RuntimeError):
     error_code = UNKNOWN
+
+__dir__ = public_dir(globals())  # what users see as gt.errors

@@ -9,13 +9,13 @@ differentiate through those.
 from __future__ import annotations
 
 import functools
-import types
 from typing import Any
 
 import numpy as np
 
 from . import ops
 from .errors import InvalidArgumentError
+from .namespaces import namespace as public_namespace
 from .ops import nn
 from .ops.registry import operand
 from .tensor import Tensor, _to_array, wrap
@@ -104,14 +104,6 @@ _DEFINED_HERE = {"add_n": add_n, "rsqrt": rsqrt, "squared_difference": squared_d
                  "count_nonzero": count_nonzero}
 
 
-def _build_namespace() -> types.ModuleType:
-    ns = types.ModuleType("gradtape.math", "TF's tf.math names over gradtape's ops.")
-    for name in _SAME_AS_TOP_LEVEL:
-        setattr(ns, name, getattr(ops, name))
-    for name, func in {**_RENAMED, **_DEFINED_HERE}.items():
-        setattr(ns, name, func)
-    ns.__all__ = sorted(n for n in vars(ns) if not n.startswith("_"))
-    return ns
-
-
-namespace = _build_namespace()
+namespace = public_namespace(
+    "gradtape.math", "TF's tf.math names over gradtape's ops.",
+    {**{name: getattr(ops, name) for name in _SAME_AS_TOP_LEVEL}, **_RENAMED, **_DEFINED_HERE})

@@ -16,6 +16,7 @@ import numpy as np
 from .creation import _dims
 from .dtypes import numpy_dtype
 from .errors import InvalidArgumentError
+from .namespaces import public_dir
 from .tensor import Tensor, _to_array, concrete_value, wrap
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
@@ -282,3 +283,5 @@ def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: A
     """TF's ``tf.random.stateless_truncated_normal``."""
     del name, alg
     return _truncated_normal(_stateless_stream(seed), shape, mean, stddev, dtype)
+
+__dir__ = public_dir(globals())  # what users see as gt.random

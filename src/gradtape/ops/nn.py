@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
+from ..namespaces import namespace as public_namespace
 from ..tensor import concrete_value
 from . import reduce as _reduce
 from .elementwise import exp
@@ -270,3 +271,17 @@ def log_sigmoid(x: Any, name: str | None = None) -> Any:
     """TF's ``tf.math.log_sigmoid``: ``-softplus(-x)``, stable for large ``|x|``."""
     del name
     return -softplus(-operand(x))
+
+
+# --- the gt.nn namespace -------------------------------------------------------------------
+
+namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.", {
+    "bias_add": bias_add, "elu": elu, "l2_loss": l2_loss, "leaky_relu": leaky_relu,
+    "log_sigmoid": log_sigmoid, "log_softmax": log_softmax, "one_hot": one_hot, "relu": relu,
+    "relu6": relu6, "selu": selu, "sigmoid": sigmoid,
+    "sigmoid_cross_entropy_with_logits": sigmoid_cross_entropy_with_logits, "silu": silu,
+    "softmax": softmax, "softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits,
+    "softplus": softplus,
+    "sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
+    "swish": swish, "tanh": tanh,
+})

@@ -1,6 +1,7 @@
 """Optimizers for training loops: Keras's API (``apply_gradients``, ``minimize``) and
 update formulas, over gradtape variables."""
 
+from ..namespaces import public_dir
 from . import schedules
 from .adagrad import Adagrad
 from .adam import Adam
@@ -9,3 +10,5 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["SGD", "Adagrad", "Adam", "Optimizer", "RMSprop", "schedules"]
+
+__dir__ = public_dir(globals())  # what users see as gt.optimizers

@@ -8,10 +8,9 @@ the top-level ``gt.trace``/``gt.diagonal`` follow ``np.trace``/``np.diagonal``.
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 
+from ...namespaces import namespace as public_namespace
 from ..contraction import einsum
 from ..numpy_dispatch import implements
 from .products import (
@@ -61,19 +60,15 @@ if hasattr(np, "matrix_transpose"):
 
 # --- the gt.linalg namespace -----------------------------------------------------------
 
-namespace = types.ModuleType(
+namespace = public_namespace(
     "gradtape.linalg",
     "Linear algebra under NumPy's np.linalg and TF's tf.linalg names. ``trace`` and "
-    "``diagonal`` here work on the last two axes (like np.linalg and tf.linalg).",
-)
-for _name, _op in {
+    "``diagonal`` here work on the last two axes (like np.linalg and tf.linalg).", {
     "adjoint": adjoint, "cholesky": cholesky, "det": det, "diag_part": _linalg_diagonal,
     "diagonal": _linalg_diagonal, "einsum": einsum, "inv": inv, "logdet": logdet,
     "matmul": matmul, "matrix_norm": _matrix_norm_np, "matrix_transpose": matrix_transpose,
     "matvec": matvec, "norm": norm, "outer": outer, "slogdet": slogdet, "solve": solve,
     "tensordot": tensordot, "trace": _linalg_trace, "vector_norm": _vector_norm_np,
     "LinAlgError": LinAlgError,
-}.items():
-    setattr(namespace, _name, _op)
-namespace.__all__ = sorted(n for n in vars(namespace) if not n.startswith("_"))
+})
 del _name, _op, _func
