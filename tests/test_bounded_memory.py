@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import recording
+from gradtape import state
 from gradtape.ir import primitive
 from gradtape.ir.nodes import Aval, Literal, Var
 from gradtape.ops import elementwise as ew
@@ -96,8 +96,8 @@ def test_the_dtype_memo_is_emptied_when_full(monkeypatch):
 # --- other memos ------------------------------------------------------------------------
 
 def test_code_objects_seen_by_the_location_walk_are_bounded(monkeypatch):
-    monkeypatch.setattr(recording, "MAX_CODE_OBJECTS", 32)
-    recording._is_internal.clear()
+    monkeypatch.setattr(state, "MAX_CODE_OBJECTS", 32)
+    state._is_internal.clear()
     x = gt.Variable(np.ones(2))
     for i in range(200):  # code made at run time: a new code object each time
         namespace = {"gt": gt}
@@ -105,7 +105,7 @@ def test_code_objects_seen_by_the_location_walk_are_bounded(monkeypatch):
              namespace)
         with gt.GradientTape() as tape:
             y = gt.reduce_sum(namespace["f"](x))
-        assert len(recording._is_internal) <= 32
+        assert len(state._is_internal) <= 32
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), 199 * np.cos(np.ones(2)))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import cache, lookup, recording
+from gradtape import cache, lookup, site_references
 from gradtape.cache import backward_cache
 
 
@@ -23,7 +23,7 @@ def _tables() -> dict:
         "persistent repeats": len(lookup._repeats),
         "batched entries": len(cache.batched_entries._table),
         "nested derived programs": len(cache.derived_programs._table),
-        "site references": len(recording._references),
+        "site references": len(site_references._references),
     }
 
 

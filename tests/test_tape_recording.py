@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 
 import gradtape as gt
-from gradtape.recording import signature_key
+from gradtape.site_references import signature_key
 from gradtape.tape_recording import Record
 
 X = np.array([0.3, -1.2, 2.5])

@@ -28,7 +28,7 @@ from .ir.autodiff import vjp_program
 from .ir.lower import Trace
 from .ir.nodes import Aval, Literal, Program, Var
 from .lookup import SEED, LocatedBackward, WholeTapeHit, dtype_of
-from .recording import state
+from .state import state
 from .tensor import Tensor, wrap
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).

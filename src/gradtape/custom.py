@@ -26,7 +26,7 @@ import numpy as np
 from . import nest
 from .ir.nodes import Aval
 from .ops.registry import Primitive, bind, operand
-from .recording import state
+from .state import state
 from .tape_recording import note_variable_reads
 from .tensor import Tensor, constant, wrap
 from .variable import Variable

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import nest
 from .ops import broadcast_to, cast
-from .recording import state
+from .state import state
 from .tensor import Tensor, convert_to_tensor, wrap
 from .unconnected import UnconnectedGradients, unconnected_mode
 

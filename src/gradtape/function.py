@@ -42,7 +42,7 @@ from .codegen.naming import comment_text
 from .config import options
 from .function_call import ConcreteFunction
 from .function_trace import arg_hints, trace
-from .recording import state
+from .state import state
 from .tensor import Tensor
 from .variable import Variable
 

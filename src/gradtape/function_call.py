@@ -32,7 +32,7 @@ from .ir.nodes import Eqn, Literal, Program, Var
 from .ir.printer import format_program
 from .ir.walk import keep_literal, walk
 from .ops.registry import Primitive, bind
-from .recording import state
+from .state import state
 from .tensor import Tensor, wrap
 
 # Called with every compiled forward (``gradtape inspect`` collects them).

@@ -30,7 +30,7 @@ from . import nest
 from .ir.nodes import Aval, Eqn, Literal, Program, Var
 from .ir.walk import keep_literal, walk
 from .ops.registry import Primitive
-from .recording import state, user_location
+from .state import state, user_location
 from .tensor import Tensor, _next_id, constant, wrap
 from .variable import Variable
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .config import options
-from .recording import _PACKAGE_DIR, _USER_CODE_FILES, state
+from .state import _PACKAGE_DIR, _USER_CODE_FILES, state
 
 
 class GradientDroppedWarning(UserWarning):

@@ -34,7 +34,7 @@ from . import backward, lookup, nest, nested
 from .cache import backward_cache
 from .ir.batching import batch_program, specialize_identity
 from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
-from .recording import state
+from .state import state
 from .tape import _check_source
 from .tensor import Tensor, wrap
 from .unconnected import UnconnectedGradients, unconnected_mode

@@ -44,7 +44,7 @@ from .cache import (
 )
 from .config import options
 from .ir.lower import Trace, prune
-from .recording import forget_references, keep_reference, signature_key
+from .site_references import forget_references, keep_reference, signature_key
 
 # --- named results ------------------------------------------------------------------------
 
@@ -268,13 +268,13 @@ def remember_repeat(tape: Any, records: list, sources: Sequence[Any],
 
 def whole_tape_hit(key: tuple | None) -> WholeTapeHit | None:
     """Rung 2 (counted as a cache hit by what runs it: ``backward.run_located``)."""
-    # Every key hashes: its signature was hashed when made (recording.signature_key).
+    # Every key hashes: its signature was hashed when made (site_references.signature_key).
     return None if key is None else _whole_tapes.get(key)
 
 
 def remember_whole_tape(key: tuple, owner: Any, records: list, found: TraceHit) -> None:
     """File ``found.entry`` under a whole-tape key, its inputs located in ``records``
-    (the owner's own list), and keep the owner's site's op locations (recording.py)."""
+    (the owner's own list), and keep the owner's site's op locations (site_references.py)."""
     trace, entry = found
     if not entry.cacheable:
         return

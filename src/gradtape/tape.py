@@ -22,7 +22,8 @@ import numpy as np
 from . import backward, lookup, nest
 from .cache import backward_cache
 from .ops import broadcast_to, cast
-from .recording import reference_for, site_of, state
+from .site_references import reference_for, site_of
+from .state import state
 from .tape_recording import Record, record_op, split_reads, variable_versions
 from .tensor import Tensor, wrap
 from .unconnected import UnconnectedGradients, unconnected_mode
@@ -117,7 +118,7 @@ class GradientTape:
     def __enter__(self) -> GradientTape:
         self._push()
         # Where this tape is opened: its records take their (file, line) from the last
-        # tape built there while they record the same structure (recording.py).
+        # tape built there while they record the same structure (site_references.py).
         self._site = site_of(sys._getframe(1))
         self._reference = reference_for(self._site)
         return self

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .recording import _is_internal, location_from
+from .state import _is_internal, location_from
 from .tensor import Tensor, _next_id
 
 

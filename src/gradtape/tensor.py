@@ -9,7 +9,7 @@ import numpy as np
 
 from .gradient_drops import report_conversion
 from .operators import OperatorMixin
-from .recording import state
+from .state import state
 from .tensor_shape import _CACHE as _SHAPES
 from .tensor_shape import TensorShape, shape_of
 

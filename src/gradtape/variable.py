@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import operators
-from .recording import state
+from .state import state
 from .tensor import Tensor, _to_array, format_value
 
 

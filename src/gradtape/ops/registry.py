@@ -13,7 +13,7 @@ from ..ir.nodes import IRValue
 from ..ir.primitive import ArrayShorthand as ArrayShorthand
 from ..ir.primitive import Primitive as Primitive
 from ..ir.primitive import per_primitive as per_primitive
-from ..recording import state
+from ..state import state
 from ..tensor import Tensor, _new_object, _next_id, wrap
 
 

@@ -1,0 +1,72 @@
+"""Who observes ops right now (the thread-local stack of recording tapes, the active
+forward accumulators, the ``@gt.function`` tracer), and where in the user's code an op
+was called.
+
+Kept apart from the tape so that tensors and the dispatch hot path
+(``ops.registry.bind``) can read it without importing the tape machinery.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        # Tapes whose context is open and not paused by stop_recording(), innermost last.
+        self.recording: list = []
+        # Forward accumulators that are active, innermost last.
+        self.accumulators: list = []
+        # The @gt.function tracer that sees every op while a function traces, or None.
+        self.tracer = None
+
+    @property
+    def active(self) -> bool:
+        """Whether any tape, accumulator or tracer would see an op now (``bind`` spells
+        this out inline)."""
+        return bool(self.recording or self.accumulators or self.tracer is not None)
+
+
+state = _State()
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# Modules of the package that play the user (``python -m gradtape``'s demo model).
+_USER_CODE_FILES = frozenset({"demo.py", "__main__.py"})
+
+# Code objects seen so far -> whether they belong to gradtape (saves a string test per frame).
+# Emptied when full: code made at run time (exec, lambdas in a loop) would pile up.
+_is_internal: dict = {}
+MAX_CODE_OBJECTS = 4096
+
+
+def user_location() -> tuple[str, int] | None:
+    """(file, line) of the innermost frame outside gradtape: where the user called the op."""
+    # 0 is this function, 1 the dispatcher's _record, 2 bind and 3 the op wrapper that
+    # called it: all gradtape's own, so the walk starts above them.
+    try:
+        frame = sys._getframe(4)
+    except ValueError:
+        frame = sys._getframe(1)
+    return location_from(frame)
+
+
+def location_from(frame) -> tuple[str, int] | None:
+    """(file, line) of ``frame`` or the first frame above it outside gradtape."""
+    while frame is not None:
+        code = frame.f_code
+        internal = _is_internal.get(code)
+        if internal is None:
+            if len(_is_internal) >= MAX_CODE_OBJECTS:
+                _is_internal.clear()
+            internal = _is_internal[code] = (
+                code.co_filename.startswith(_PACKAGE_DIR)
+                and os.path.basename(code.co_filename) not in _USER_CODE_FILES
+            )
+        if not internal:
+            return (code.co_filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
