@@ -16,6 +16,7 @@ from .builder import Builder
 from .dce import eliminate_dead_code
 from .lower import is_differentiable_dtype
 from .nodes import IRValue, Literal, Program, Var
+from .walk import free_vars
 
 
 def _accumulate(cts: dict, var: Var, ct: IRValue) -> None:
@@ -79,18 +80,3 @@ def vjp_program(
     residuals = free_vars(program, exclude=set(seed_vars))
     program.inputs = residuals + seed_vars
     return program, residuals
-
-
-def free_vars(program: Program, exclude: set = frozenset()) -> list[Var]:
-    """Vars the program reads but never defines, in order of first use."""
-    defined = set(exclude)
-    free: dict[Var, None] = {}
-    for eqn in program.eqns:
-        for v in eqn.inputs:
-            if isinstance(v, Var) and v not in defined:
-                free[v] = None
-        defined.update(eqn.outs)
-    for v in program.outputs:
-        if isinstance(v, Var) and v not in defined:
-            free[v] = None
-    return list(free)

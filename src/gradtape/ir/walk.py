@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .nodes import Eqn, Literal, Program
+from .nodes import Eqn, Literal, Program, Var
 
 Env = dict  # Var -> whatever the evaluator works on (array, tensor, IR value, pair)
 Apply = Callable[[Eqn, list], Any]
@@ -57,3 +57,18 @@ def read_outputs(program: Program, env: Env,
     ``Literal`` output becomes ``constant(literal)``."""
     return [None if v is None else constant(v) if isinstance(v, Literal) else env[v]
             for v in program.outputs]
+
+
+def free_vars(program: Program, exclude: set = frozenset()) -> list[Var]:
+    """Vars the program reads but never defines, in order of first use."""
+    defined = set(exclude)
+    free: dict[Var, None] = {}
+    for eqn in program.eqns:
+        for v in eqn.inputs:
+            if isinstance(v, Var) and v not in defined:
+                free[v] = None
+        defined.update(eqn.outs)
+    for v in program.outputs:
+        if isinstance(v, Var) and v not in defined:
+            free[v] = None
+    return list(free)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..ir import autodiff
 from ..ir.nodes import Program, Var
+from ..ir.walk import free_vars
 
 
 class ResidualSelection(NamedTuple):
@@ -30,14 +30,9 @@ def read_vars(program: Program) -> set[Var]:
     return read
 
 
-def free_vars(program: Program) -> list[Var]:
-    """Vars read but neither inputs nor defined by an equation, in order of first use."""
-    return autodiff.free_vars(program, exclude=set(program.inputs))
-
-
 def select_residuals(program: Program) -> ResidualSelection:
     """Drop the inputs ``program`` never reads; report the positions of those kept."""
-    missing = free_vars(program)
+    missing = free_vars(program, exclude=set(program.inputs))
     if missing:
         raise ValueError(
             f"The program reads {len(missing)} value(s) it is not given, first {missing[0]}; "
