@@ -8,6 +8,7 @@ import pytest
 
 import gradtape as gt
 from gradtape.ops.registry import Primitive
+from gradtape.recording import PRIM
 
 
 @pytest.fixture(params=[True, False], ids=["compiled", "interpreted"])
@@ -684,7 +685,7 @@ def test_one_call_op_is_recorded():
     with gt.GradientTape() as tape:
         tape.watch(x)
         y = traced(x, w)
-    assert [rec.prim.name for rec in tape._records] == ["function_call"]
+    assert [rec[PRIM].name for rec in tape._records] == ["function_call"]
     assert tape.watched_variables() == (w,)  # variables read inside are watched
     gx, gw = tape.gradient(y, [x, w])
     want_x, want_w = first_and_second(loss_fn, x, w)[1:3]

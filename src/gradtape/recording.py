@@ -29,6 +29,10 @@ class _State(threading.local):
 
 state = _State()
 
+# The fields of a tape's record of one op, a plain tuple (``tape_recording`` writes it):
+# read ``record[IN_IDS]``, never a bare position.
+PRIM, IN_IDS, IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION = range(7)
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -104,7 +108,7 @@ def keep_reference(site: tuple | None, signature: Signature | None, records: lis
     locations, found = [], iter(records)
     for item in signature.items:  # a record per item that is not a watch
         record = None if item[0] == "watch" else next(found, None)
-        locations.append(None if record is None else record.location)
+        locations.append(None if record is None else record[LOCATION])
     key = site[:2]
     if len(_references) >= _MAX_REFERENCES and key not in _references:
         _references.pop(next(iter(_references)))
