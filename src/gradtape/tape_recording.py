@@ -64,6 +64,31 @@ def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tup
     return record
 
 
+def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: Tensor,
+                 out: Any, reads: Any) -> None:
+    """``record_op`` for bind's fast branch: ``tape`` is the op's only observer and the op
+    has one result, so no record is shared, and the output's tuples are made only when
+    the tape sees the op."""
+    tracked = tape._tracked
+    if reads is not None:
+        note_variable_reads(tape, reads)
+    slots = tuple(map(tracked.get, in_ids))
+    if slots.count(None) == len(slots):
+        return
+    if None in in_ids:
+        values = _recorded_values(values)
+    where = _UNKNOWN
+    if tape._signature is not None:
+        if None in slots:
+            slots = _wiring(tape, slots, in_ids, values)
+        where = _follow(tape, (prim, tuple(params.items()) if params else (), slots))
+    if where is _UNKNOWN:
+        where = _user_location(4)  # 1 is this function, then bind and the op wrapper
+    out_id = result._id
+    tape._records.append((prim, tuple(in_ids), tuple(values), params, (out_id,), (out,), where))
+    tracked[out_id] = len(tracked)
+
+
 def note_variable_reads(tape, args) -> None:
     """What a tape must know of the variables an op reads: a trainable one read inside
     the tape is watched (TF's watch_accessed_variables), and one read at a version other
