@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape.ir.lower import PRIM
 from gradtape.ops.registry import Primitive
 
 
@@ -684,7 +685,7 @@ def test_one_call_op_is_recorded():
     with gt.GradientTape() as tape:
         tape.watch(x)
         y = traced(x, w)
-    assert [rec.prim.name for rec in tape._records] == ["function_call"]
+    assert [rec[PRIM].name for rec in tape._records] == ["function_call"]
     assert tape.watched_variables() == (w,)  # variables read inside are watched
     gx, gw = tape.gradient(y, [x, w])
     want_x, want_w = first_and_second(loss_fn, x, w)[1:3]

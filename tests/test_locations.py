@@ -10,6 +10,7 @@ import inspect
 import numpy as np
 
 import gradtape as gt
+from gradtape.ir.lower import LOCATION, PRIM
 
 
 def _line_of(fn, text: str) -> int:
@@ -29,7 +30,7 @@ def _step(x, branch):
 
 
 def _recorded_lines(tape):
-    return [(record.prim.name, record.location[1]) for record in tape._records]
+    return [(record[PRIM].name, record[LOCATION][1]) for record in tape._records]
 
 
 def test_known_and_diverging_structures_record_the_lines_that_ran():
@@ -50,7 +51,7 @@ def test_known_and_diverging_structures_record_the_lines_that_ran():
             [("cos", cos_line)] if branch == "cos"
             else [("exp", exp_line), ("multiply", exp_line)])
         assert _recorded_lines(tape) == expected
-        assert all(record.location[0] == __file__ for record in tape._records)
+        assert all(record[LOCATION][0] == __file__ for record in tape._records)
         source = tape.inspect(z, x).source
         assert f"test_locations.py:{expected[-1][1]})" in source
         tape.gradient(z, x)  # builds (or finds) the backward: the site's reference

@@ -25,7 +25,7 @@ from .cache import backward_cache
 from .compiled import CompiledRunner
 from .config import options
 from .ir.autodiff import vjp_program
-from .ir.lower import Trace
+from .ir.lower import PRIM, Trace
 from .ir.nodes import Aval, Literal, Program, Var
 from .lookup import SEED, LocatedBackward, WholeTapeHit, dtype_of
 from .state import state
@@ -175,7 +175,7 @@ def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True
                 ) -> BackwardEntry:
     start = time.perf_counter()
     _, program, feeds = build_backward(trace, output_grads)
-    cacheable = hashable and all(rec[0].cacheable for rec in trace.records)
+    cacheable = hashable and all(rec[PRIM].cacheable for rec in trace.records)
     compilable = cacheable and all(e.prim.cacheable for e in program.eqns)
     optimized = _works_on_large_arrays(program)
     if optimized:  # the passes cost less than one needless pass over the data

@@ -75,6 +75,12 @@ class _VariableWatcher:
             note_variable_reads(self, reads)
         return shared
 
+    def _record_alone(self, prim: Any, in_ids: list, values: list, params: dict,
+                      result: Any, out: Any, reads: Any) -> None:
+        """How bind's fast branch hands this watcher an op when it observes alone."""
+        if reads is not None:
+            note_variable_reads(self, reads)
+
     def _watch_id(self, tensor_id: int, tensor: Any = None) -> None:
         if isinstance(tensor, Variable):
             self.variables.setdefault(tensor_id, tensor)

@@ -43,7 +43,7 @@ from .cache import (
     remember,
 )
 from .config import options
-from .ir.lower import Trace, prune
+from .ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Trace, prune
 from .site_references import forget_references, keep_reference, signature_key
 
 # --- named results ------------------------------------------------------------------------
@@ -76,13 +76,13 @@ class RepeatedCall(NamedTuple):
 
 
 # Where a located backward reads argument i: ``Feed(kind, index, position)``.
-RECORDED_INPUT = 1  # records[index].in_values[position]
-RECORDED_OUTPUT = 2  # records[index].out_values[position]
+RECORDED_INPUT = 1  # records[index][IN_VALUES][position]
+RECORDED_OUTPUT = 2  # records[index][OUT_VALUES][position]
 SOURCE = 0  # sources[index]._value
 SEED = 3  # seeds[index]: an output gradient
-# Record fields (B's ``Record``: prim, in_ids, in_values, params, out_ids, out_values, location).
-_IDS = {RECORDED_INPUT: 1, RECORDED_OUTPUT: 4}
-_VALUES = {RECORDED_INPUT: 2, RECORDED_OUTPUT: 5}
+# The record fields each recorded kind reads.
+_IDS = {RECORDED_INPUT: IN_IDS, RECORDED_OUTPUT: OUT_IDS}
+_VALUES = {RECORDED_INPUT: IN_VALUES, RECORDED_OUTPUT: OUT_VALUES}
 
 
 class Feed(NamedTuple):

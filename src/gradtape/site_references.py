@@ -5,6 +5,8 @@ stack for each op; and a tape's signature as a dictionary key.
 
 from __future__ import annotations
 
+from .ir.lower import LOCATION
+
 # Where each op was recorded, taken from an earlier tape of the same structure: a tape
 # opened at a site (the code and instruction of its ``with``) compares what it records
 # with the last tape from that site whose backward was built, and while they agree it
@@ -39,7 +41,7 @@ def keep_reference(site: tuple | None, signature: Signature | None, records: lis
     locations, found = [], iter(records)
     for item in signature.items:  # a record per item that is not a watch
         record = None if item[0] == "watch" else next(found, None)
-        locations.append(None if record is None else record.location)
+        locations.append(None if record is None else record[LOCATION])
     key = site[:2]
     if len(_references) >= _MAX_REFERENCES and key not in _references:
         _references.pop(next(iter(_references)))

@@ -24,7 +24,7 @@ from .cache import backward_cache
 from .ops import broadcast_to, cast
 from .site_references import reference_for, site_of
 from .state import state
-from .tape_recording import Record, record_op, split_reads, variable_versions
+from .tape_recording import Record, record_alone, record_op, split_reads, variable_versions
 from .tensor import Tensor, wrap
 from .unconnected import UnconnectedGradients, unconnected_mode
 from .variable import Variable
@@ -111,8 +111,9 @@ class GradientTape:
         # grad_fn asking this same tape for a gradient then would recurse forever.
         self._computing = False
 
-    # The one method through which bind hands this tape an op (tape_recording.py).
+    # How bind hands this tape an op: alone (its fast branch) or among other observers.
     _record_op = record_op
+    _record_alone = record_alone
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:

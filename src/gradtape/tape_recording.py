@@ -1,41 +1,30 @@
-"""How a tape records an op: the ``Record`` it keeps, the one method that writes it, and
-how records of a variable read at several values are told apart for ``gradient``.
+"""How a tape records an op: the record it keeps, the functions that write it, and how
+records of a variable read at several values are told apart for ``gradient``.
 
 ``ops.registry.bind`` hands every op to whoever observes it; a ``GradientTape`` observes
-through ``record_op`` below (``GradientTape._record_op``). Only this module and
-``tape.py`` write a tape's recording state: ``_records``, ``_tracked``, ``_signature``,
-``_constants``, ``_var_versions`` and ``_reread``.
+through ``record_alone`` below when it is the only observer (bind's fast branch,
+``GradientTape._record_alone``) and through ``record_op`` otherwise (``_record_op``).
+Only this module and ``tape.py`` write a tape's recording state: ``_records``,
+``_tracked``, ``_signature``, ``_constants``, ``_var_versions`` and ``_reread``.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
+from .ir.lower import IN_IDS, IN_VALUES
 from .state import _is_internal, location_from
 from .tensor import Tensor, _next_id
 
-
-class Record(NamedTuple):
-    """One recorded op. Ids are tensor ids (``None`` for a raw array or Python scalar);
-    ``location`` is the user's (file, line), or ``None``."""
-
-    prim: Any
-    in_ids: tuple
-    in_values: tuple
-    params: dict
-    out_ids: tuple
-    out_values: tuple
-    location: tuple[str, int] | None
-
-
-# ``_tuple_new(Record, (prim, in_ids, ...))`` makes a Record without NamedTuple's
-# Python-level ``__new__``, which would cost as much again. Even so, making and freeing
-# a tuple subclass costs about 0.2 µs more than a plain tuple, on every recorded op
-# (some 8 % of a recorded scalar op, measured against plain tuples).
-_tuple_new = tuple.__new__
+# A record is a plain tuple, read by the field indices of ``recording`` (PRIM, IN_IDS,
+# IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION): ids are tensor ids (``None`` for a raw
+# array or Python scalar), LOCATION is the user's (file, line) or ``None``. Not a named
+# tuple: making one (a second tuple), freeing it and reading its fields cost 1.4 % of a
+# recorded scalar step (callgrind instruction counts).
+Record = tuple
 
 
 def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tuple,
@@ -53,7 +42,7 @@ def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tup
     if slots.count(None) == len(slots):
         return shared
     if shared is not None:
-        values = shared.in_values
+        values = shared[IN_VALUES]
     elif None in in_ids:
         values = _recorded_values(values)
     where = _UNKNOWN
@@ -65,8 +54,7 @@ def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tup
     if record is None:
         if where is _UNKNOWN:
             where = _user_location(4)  # 1 is this function, then bind and the op wrapper
-        record = _tuple_new(Record, (prim, tuple(in_ids), tuple(values), params, out_ids,
-                                     out_values, where))
+        record = (prim, tuple(in_ids), tuple(values), params, out_ids, out_values, where)
     tape._records.append(record)
     if len(out_ids) == 1:  # the usual op: no loop
         tracked[out_ids[0]] = len(tracked)
@@ -76,6 +64,31 @@ def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tup
             tracked[o] = n
             n += 1
     return record
+
+
+def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: Tensor,
+                 out: Any, reads: Any) -> None:
+    """``record_op`` for bind's fast branch: ``tape`` is the op's only observer and the op
+    has one result, so no record is shared, and the output's tuples are made only when
+    the tape sees the op."""
+    tracked = tape._tracked
+    if reads is not None:
+        note_variable_reads(tape, reads)
+    slots = tuple(map(tracked.get, in_ids))
+    if slots.count(None) == len(slots):
+        return
+    if None in in_ids:
+        values = _recorded_values(values)
+    where = _UNKNOWN
+    if tape._signature is not None:
+        if None in slots:
+            slots = _wiring(tape, slots, in_ids, values)
+        where = _follow(tape, (prim, tuple(params.items()) if params else (), slots))
+    if where is _UNKNOWN:
+        where = _user_location(4)  # 1 is this function, then bind and the op wrapper
+    out_id = result._id
+    tape._records.append((prim, tuple(in_ids), tuple(values), params, (out_id,), (out,), where))
+    tracked[out_id] = len(tracked)
 
 
 def note_variable_reads(tape, args) -> None:
@@ -198,7 +211,7 @@ def _values_read(records: list[Record], var_id: int) -> dict[int, Any]:
     """id(array) -> array for each value ``var_id`` was read with, in order of first read."""
     values: dict[int, Any] = {}
     for rec in records:
-        for tensor_id, value in zip(rec.in_ids, rec.in_values):
+        for tensor_id, value in zip(rec[IN_IDS], rec[IN_VALUES]):
             if tensor_id == var_id:
                 values.setdefault(id(value), value)
     return values
@@ -209,9 +222,9 @@ def _renumber_reads(records: list[Record], var_id: int, new_id: dict[int, int]) 
     ``id(value)`` to the read's new tensor id)."""
     rewritten = []
     for rec in records:
-        if var_id in rec.in_ids:
+        if var_id in rec[IN_IDS]:
             ids = tuple(new_id[id(v)] if i == var_id else i
-                        for i, v in zip(rec.in_ids, rec.in_values))
-            rec = rec._replace(in_ids=ids)
+                        for i, v in zip(rec[IN_IDS], rec[IN_VALUES]))
+            rec = rec[:IN_IDS] + (ids,) + rec[IN_IDS + 1:]
         rewritten.append(rec)
     return rewritten

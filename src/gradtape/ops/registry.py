@@ -94,7 +94,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         result._value = out
         result._id = _next_id()
     if alone is not None:
-        alone._record_op(prim, in_ids, values, params, (result._id,), (out,), reads, None)
+        alone._record_alone(prim, in_ids, values, params, result, out, reads)
     # state.active, spelled out (the property costs more than the attribute reads); the
     # tapes did not change while NumPy ran.
     elif tapes or state.accumulators or state.tracer is not None:
