@@ -6,7 +6,7 @@ autograd, in one process.
     python benchmarks/function.py --quick         # smoke run
     python benchmarks/function.py --update-docs   # also rewrite docs/performance.md
 
-The ``@gt.function`` rows are skipped (with a note) while ``gradtape.function`` does not
+The ``@gt.function`` rows are skipped (with a note) while ``gradtape.functions.api`` does not
 exist; the eager gradtape rows and the peers run regardless.
 """
 
@@ -47,7 +47,7 @@ from _harness import (  # noqa: E402
 Maker = Callable[[], Callable[[], Any]]
 LEARNING_RATE = 0.05
 FUNCTION = "gradtape @function"
-MISSING = "gradtape.function does not exist yet (issue 5)"
+MISSING = "gradtape.functions.api does not exist yet (issue 5)"
 
 
 def _gt_function() -> Callable:

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.ir import batching, interpreter
+from gradtape.ad import batching
+from gradtape.ir import interpreter
 from gradtape.ir.builder import Builder
 from gradtape.ir.nodes import Aval, Literal, Program, Var
 from gradtape.ops.registry import Primitive, bind

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import state
+from gradtape.core import state
 from gradtape.ir import primitive
 from gradtape.ir.nodes import Aval, Literal, Var
 from gradtape.ops import elementwise as ew

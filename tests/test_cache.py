@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import backward
-from gradtape.cache import backward_cache
+from gradtape.compiler.cache import backward_cache
 from gradtape.ops.registry import Primitive, bind
+from gradtape.tape import backward
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape.ad.reverse import vjp_program
 from gradtape.ir import interpreter
-from gradtape.ir.autodiff import vjp_program
 from gradtape.ir.builder import Builder
 from gradtape.ir.nodes import Aval, Literal, Var
 

@@ -87,16 +87,16 @@ def test_help_and_unknown_commands(capsys):
 
 
 def test_inspect_is_dispatched_to_cli_inspect(monkeypatch):
-    import gradtape.cli_inspect
+    import gradtape.cli.inspect
 
     seen = []
-    monkeypatch.setattr(gradtape.cli_inspect, "main", lambda argv: seen.append(argv) or 7)
+    monkeypatch.setattr(gradtape.cli.inspect, "main", lambda argv: seen.append(argv) or 7)
     assert cli.main(["inspect", "script.py", "--flag"]) == 7
     assert seen == [["script.py", "--flag"]]
 
 
 def test_inspect_without_the_module_says_so(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "gradtape.cli_inspect", None)  # import fails
+    monkeypatch.setitem(sys.modules, "gradtape.cli.inspect", None)  # import fails
     assert cli.main(["inspect", "script.py"]) == 2
     assert "inspect command is not available" in capsys.readouterr().err
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape.compiler.cache import backward_cache
 
 rng = np.random.default_rng(0)
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -260,7 +261,7 @@ def test_hessian_in_a_loop_with_fresh_tapes_compiles_once():
 def test_each_level_runs_generated_code():
     """With compile_after=1, every level's backward is generated code: the inner one
     (run by the call op), the outer one and the third level."""
-    from gradtape.backward import compile_listeners
+    from gradtape.tape.backward import compile_listeners
 
     compiled = []
     compile_listeners.append(compiled.append)
@@ -447,7 +448,7 @@ def test_docs_show_the_generated_jacobian_backward():
             tape.watch(x)
             y = gt.tanh(gt.matmul(a, x))
         tape.jacobian(y, x)
-    (batched,) = [e for k, e in gt.cache.backward_cache._data.items() if k[0] == "batched"]
+    (batched,) = [e for k, e in backward_cache._data.items() if k[0] == "batched"]
     body = batched.compiled.source.split("def backward")[1]
     shown = text.split("def backward")[1].split("```")[0]
     strip = [line.strip() for line in body.splitlines() if not line.strip().startswith("#")]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gradtape as gt
-from gradtape.cache import backward_cache
+from gradtape.compiler.cache import backward_cache
 
 rng = np.random.default_rng(0)
 
@@ -145,7 +145,7 @@ def test_a_known_tape_takes_the_short_path_with_the_same_results(monkeypatch, ta
                                                                  dtype):
     """One tensor source on a tape of a known structure: ``_known_jacobian`` answers
     from the second tape on, with its own values, and uses the tape up like TF."""
-    from gradtape import jacobians
+    from gradtape.tape import jacobians
 
     answered = []
     original = jacobians._known_jacobian
@@ -184,7 +184,7 @@ def test_the_short_path_leaves_assigned_variables_to_the_general_one():
 
 
 def test_jacobian_is_one_batched_call_not_a_loop(monkeypatch):
-    from gradtape import backward
+    from gradtape.tape import backward
 
     calls = []
     original = backward.BackwardEntry.run

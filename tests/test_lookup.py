@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import cache, lookup, site_references
-from gradtape.cache import backward_cache
+from gradtape.compiler import cache
+from gradtape.compiler.cache import backward_cache
+from gradtape.tape import lookup, site_references
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ _RSS_AFTER_FREE = r"""
 import sys
 import numpy as np
 import gradtape as gt
-from gradtape import memory
+from gradtape.core import memory
 
 def rss():
     with open("/proc/self/status") as f:

@@ -137,7 +137,7 @@ def test_inner_gradients_of_known_tapes_take_the_short_path_as_call_ops(monkeypa
     """From the second step on, the inner gradient of a loop of nested fresh tapes is
     answered by ``_known_gradient``; it is still one call op the outer tape
     differentiates (a Hessian and a gradient penalty, with each step's values)."""
-    from gradtape import tape as tape_module
+    from gradtape.tape import gradient_tape as tape_module
 
     answered = []
     original = tape_module._known_gradient

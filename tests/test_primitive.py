@@ -5,8 +5,9 @@ and a per-primitive batching rule is bound to the primitive that declares it."""
 import numpy as np
 import pytest
 
+from gradtape.ad import batching
 from gradtape.codegen import compile_program, generate_source
-from gradtape.ir import batching, interpreter
+from gradtape.ir import interpreter
 from gradtape.ir.builder import Builder
 from gradtape.ir.nodes import Aval, Var
 from gradtape.ir.primitive import ArrayShorthand, Primitive, per_primitive

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import tape as tape_module
+from gradtape.tape import gradient_tape as tape_module
 
 
 def value(t):

@@ -8,16 +8,8 @@ import inspect
 import numpy as np
 
 import gradtape as gt
-from gradtape.ir.lower import (
-    IN_IDS,
-    IN_VALUES,
-    LOCATION,
-    OUT_IDS,
-    OUT_VALUES,
-    PARAMS,
-    PRIM,
-)
-from gradtape.site_references import signature_key
+from gradtape.ir.lower import IN_IDS, IN_VALUES, LOCATION, OUT_IDS, OUT_VALUES, PARAMS, PRIM
+from gradtape.tape.site_references import signature_key
 
 X = np.array([0.3, -1.2, 2.5])
 
@@ -145,7 +137,7 @@ def test_a_variable_read_at_two_values_keeps_records_whole(compile_mode):
 
 def test_a_tensor_of_a_result_is_made_one_way():
     assert not hasattr(gt.Tensor, "_wrap")
-    from gradtape.tensor import wrap
+    from gradtape.core.tensor import wrap
 
     t = wrap(np.float64(2.0))
     assert type(t) is gt.Tensor and t.numpy() == 2.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import tensor_shape
+from gradtape.core import tensor_shape
 
 
 def test_shape_is_a_tensor_shape_that_is_a_tuple():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import lookup
+from gradtape.tape import lookup
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +98,7 @@ def test_the_short_gradient_path_answers_known_tapes_with_current_values(monkeyp
     """From the second fresh tape of a structure on, ``_known_gradient`` answers: the
     gradients follow each tape's values, keep the sources' dtypes and structure, and
     the tape is used up as in TF."""
-    from gradtape import tape as tape_module
+    from gradtape.tape import gradient_tape as tape_module
 
     answered = []
     original = tape_module._known_gradient

@@ -6,8 +6,14 @@ from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
 from . import random as random
-from .cache import cache_info
-from .config import config
+from .ad.forward_mode import ForwardAccumulator
+from .compiler.cache import cache_info
+from .core.config import config
+from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
+from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
+from .core.tensor_shape import TensorShape
+from .core.unconnected import UnconnectedGradients
+from .core.variable import Variable
 from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
 from .custom import custom_gradient, stop_gradient
 from .dtypes import (
@@ -30,32 +36,26 @@ from .dtypes import (
     uint32,
     uint64,
 )
-from .forward import ForwardAccumulator
-from .function import function
-from .gradient_drops import GradientDroppedError, GradientDroppedWarning
-from .lookup import clear_cache
+from .functions.api import function
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
 from .ops import *  # noqa: F403
 from .ops.linalg import namespace as linalg
 from .ops.nn import namespace as nn
-from .tape import GradientTape
-from .tensor import Tensor, constant, convert_to_tensor, is_tensor
-from .tensor_shape import TensorShape
+from .tape.gradient_tape import GradientTape
+from .tape.lookup import clear_cache
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
-from .unconnected import UnconnectedGradients
-from .variable import Variable
 
 __version__ = "0.1.0"
 
 # gt.dtypes: the dtype objects and as_dtype, without the module's imports.
 dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
 
-from .config import options as _options  # noqa: E402
+from .core.config import options as _options  # noqa: E402
 
 if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
-    from .memory import hold_freed_memory as _hold_freed_memory
+    from .core.memory import hold_freed_memory as _hold_freed_memory
 
     _hold_freed_memory()
 

@@ -60,7 +60,7 @@ def run_seed_examples() -> None:
 
 def run_main_job() -> None:
     """The seed examples, the generated backward code of a small model, a short timing."""
-    from gradtape import demo
+    from gradtape.cli import demo
 
     run_seed_examples()
     print("# Generated backward code")
@@ -71,7 +71,7 @@ def run_main_job() -> None:
 
 def inspect_command(args: Sequence[str]) -> int:
     try:
-        cli_inspect = importlib.import_module("gradtape.cli_inspect")
+        cli_inspect = importlib.import_module("gradtape.cli.inspect")
     except ImportError:
         print("gradtape: the inspect command is not available in this installation.",
               file=sys.stderr)

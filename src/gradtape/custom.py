@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from . import nest
+from .core import nest
+from .core.state import state
+from .core.tensor import Tensor, constant, wrap
+from .core.variable import Variable
 from .ir.nodes import Aval
 from .ops.registry import Primitive, bind, operand
-from .state import state
-from .tape_recording import note_variable_reads
-from .tensor import Tensor, constant, wrap
-from .variable import Variable
+from .tape.recording import note_variable_reads
 
 __all__ = ["custom_gradient", "stop_gradient"]
 
@@ -186,7 +186,7 @@ def _forward_vjp(g: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
 def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
     """Forward mode through grad_fn, as TF does: grad_fn(u) is linear in u (u -> J^T u),
     so the JVP ``J t`` is the gradient of ``<grad_fn(u), t>`` with respect to ``u``."""
-    from .tape import GradientTape
+    from .tape.gradient_tape import GradientTape
 
     if any(not isinstance(x, Tensor) for x in inputs):
         raise NotImplementedError(

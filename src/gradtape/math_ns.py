@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from . import ops
+from .core.tensor import Tensor, _to_array, wrap
 from .errors import InvalidArgumentError
 from .namespaces import namespace as public_namespace
 from .ops import nn
 from .ops.registry import operand
-from .tensor import Tensor, _to_array, wrap
 
 __all__ = ["add_n", "count_nonzero", "reduce_all", "reduce_any", "rsqrt", "squared_difference",
            "namespace"]

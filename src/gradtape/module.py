@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .variable import Variable
+from .core.variable import Variable
 
 __all__ = ["Module", "name_scope"]
 

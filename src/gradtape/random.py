@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from .core.tensor import Tensor, _to_array, concrete_value, wrap
 from .creation import _dims
 from .dtypes import numpy_dtype
 from .errors import InvalidArgumentError
 from .namespaces import public_dir
-from .tensor import Tensor, _to_array, concrete_value, wrap
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
            "Generator", "get_global_generator", "set_global_generator", "stateless_normal",

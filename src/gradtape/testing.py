@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .tape import GradientTape
-from .tensor import Tensor, constant
+from .core.tensor import Tensor, constant
+from .tape.gradient_tape import GradientTape
 
 
 def _as_float64(arg: Any) -> np.ndarray:

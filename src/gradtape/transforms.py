@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from . import nest
-from .forward import ForwardAccumulator, _pair_leaves
-from .tape import GradientTape
-from .tensor import Tensor, convert_to_tensor, wrap
-from .unconnected import UnconnectedGradients
+from .ad.forward_mode import ForwardAccumulator, _pair_leaves
+from .core import nest
+from .core.tensor import Tensor, convert_to_tensor, wrap
+from .core.unconnected import UnconnectedGradients
+from .tape.gradient_tape import GradientTape
 
 __all__ = ["jvp", "vjp"]
 

@@ -3,9 +3,9 @@
 import numpy as np
 
 import gradtape as gt
-from gradtape.backward import build_program
 from gradtape.ir.lower import Trace, prune
-from gradtape.lookup import output_flags
+from gradtape.tape.backward import build_program
+from gradtape.tape.lookup import output_flags
 
 
 def gradient_both_ways(loss_fn, args, output_gradients=None):

@@ -16,11 +16,11 @@ from codegen_testing import backward_of
 from golden_programs import PROGRAMS
 
 import gradtape as gt
-from gradtape.cache import backward_cache
 from gradtape.codegen import compile_program, emit, generate_source
 from gradtape.codegen.literals import literal
 from gradtape.codegen.load import compile_function
 from gradtape.codegen.naming import GlobalNames
+from gradtape.compiler.cache import backward_cache
 from gradtape.ir.builder import Builder
 from gradtape.ir.interpreter import run
 from gradtape.ir.nodes import Aval, Program, Var
@@ -329,7 +329,7 @@ def test_inspect_does_not_use_up_a_non_persistent_tape():
 
 
 def test_cli_inspect_prints_the_compiled_functions(tmp_path, capsys):
-    from gradtape.cli_inspect import main
+    from gradtape.cli.inspect import main
 
     script = tmp_path / "train.py"
     script.write_text(

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import backward
 from gradtape.codegen import primitives
 from gradtape.ir.primitive import Primitive
 from gradtape.passes import pipeline
+from gradtape.tape import backward
 
 
 def _declared_primitives():

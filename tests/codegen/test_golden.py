@@ -15,7 +15,7 @@ import pytest
 from golden_programs import PROGRAMS
 
 import gradtape as gt
-from gradtape.cache import backward_cache
+from gradtape.compiler.cache import backward_cache
 
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parent.parent / "golden"
 UPDATE = os.environ.get("GRADTAPE_UPDATE_GOLDEN") == "1"

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.cache import backward_cache
 from gradtape.codegen import naming
+from gradtape.compiler.cache import backward_cache
 from gradtape.ops.registry import Primitive, bind
 
 # Everything Python's tokenizer or str.splitlines treats as a line break, and other

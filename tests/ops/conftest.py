@@ -30,7 +30,8 @@ def _check_batching(f, args, batched=None, *, size=3, seed=0):
     primitives' own batching rules (not the per-element fallback). Integer ``args`` (index
     arrays) are program inputs too; ``batched[i]`` says which inputs get the batch axis
     (default: the floating ones)."""
-    from gradtape.ir import batching, interpreter
+    from gradtape.ad import batching
+    from gradtape.ir import interpreter
     from gradtape.ir.builder import Builder
     from gradtape.ir.nodes import Aval, Var
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.cache import backward_cache
+from gradtape.compiler.cache import backward_cache
 from gradtape.ops.index import getitem_p, parse_index
 from gradtape.ops.registry import bind
 from gradtape.testing import check_grads

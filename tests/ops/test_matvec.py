@@ -8,7 +8,7 @@ import pytest
 from complex_testing import numeric_complex_gradient, real_loss
 
 import gradtape as gt
-from gradtape.cache import backward_cache
+from gradtape.compiler.cache import backward_cache
 from gradtape.testing import check_grads
 
 rng = np.random.default_rng(11)
@@ -131,7 +131,8 @@ def test_complex_gradients_follow_tensorflow_convention(a_shape, x_shape, vector
 def _batched_prims(f, arrays, batched, size=3):
     """``f`` traced and vectorized over a leading axis equals a per-example loop; the
     vectorized program's primitives."""
-    from gradtape.ir import batching, interpreter
+    from gradtape.ad import batching
+    from gradtape.ir import interpreter
     from gradtape.ir.builder import Builder
     from gradtape.ir.nodes import Aval, Var
 

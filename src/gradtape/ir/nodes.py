@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..operators import OperatorMixin
+from ..core.operators import OperatorMixin
 
 
 class Aval(NamedTuple):

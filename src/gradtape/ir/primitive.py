@@ -22,7 +22,7 @@ from .nodes import Aval, IRValue, Literal
 # A VJP rule: (cotangent, output, *inputs, **params) -> one cotangent (or None) per input.
 VJPRule = Callable[..., "tuple[Any, ...]"]
 # A batching rule: (size, args, batched, **params) -> the output(s), batched at axis 0
-# (``ir/batching.py`` describes the convention).
+# (``ad/batching.py`` describes the convention).
 BatchRule = Callable[..., Any]
 
 

@@ -6,7 +6,7 @@ differentiate, and gives tensors their operators.
 
 import sys
 
-from .. import operators as _operators
+from ..core import operators as _operators
 from . import arrange, elementwise, index, linalg, nn, reduce, scan, shape, sorting, stacking
 from .arrange import *  # noqa: F403
 from .elementwise import *  # noqa: F403

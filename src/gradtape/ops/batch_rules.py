@@ -1,4 +1,4 @@
-"""The batching rules primitives share (``ir/batching.py`` applies them).
+"""The batching rules primitives share (``ad/batching.py`` applies them).
 
 A rule has the signature ``rule(size, args, batched, **params)`` and returns the output(s)
 batched at axis 0. Elementwise primitives share ``batch_elementwise``; a primitive with no

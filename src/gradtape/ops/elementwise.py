@@ -16,13 +16,7 @@ import numpy as np
 from ..ir.nodes import Literal
 from . import shape as _shape
 from .numpy_dispatch import implements, register_ufunc
-from .operands import (
-    _NUMPY1,
-    _OPERAND_TYPES,
-    _PLAIN_OPERANDS,
-    _checked_operand,
-    weak_scalars,
-)
+from .operands import _NUMPY1, _OPERAND_TYPES, _PLAIN_OPERANDS, _checked_operand, weak_scalars
 from .registry import Primitive, bind, operand, unchanged
 
 __all__: list[str] = []

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tensor import Tensor, concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
-from ..tensor import Tensor, concrete_value
 from . import shape as _shape
 from .numpy_dispatch import implements
 from .registry import Primitive, bind, operand, unchanged

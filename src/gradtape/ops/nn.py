@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tensor import concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..namespaces import namespace as public_namespace
-from ..tensor import concrete_value
 from . import reduce as _reduce
 from .elementwise import exp
 from .elementwise import relu as relu

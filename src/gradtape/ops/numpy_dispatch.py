@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import tensor as _tensor
+from ..core import tensor as _tensor
 
 _UFUNCS: dict[Any, Callable[..., Any]] = {}
 _FUNCTIONS: dict[Any, Callable[..., Any]] = {}
@@ -70,7 +70,7 @@ _STATIC = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrea
 
 
 def _unwrap(x, static=False):
-    from ..tensor import Tensor, concrete_value
+    from ..core.tensor import Tensor, concrete_value
 
     if isinstance(x, Tensor):
         return x._value if static else concrete_value(x)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.tensor import Tensor
+from ..core.variable import Variable
 from ..ir.nodes import IRValue, Literal, Var
-from ..tensor import Tensor
-from ..variable import Variable
 from .registry import holds_tensor, operand
 
 _OPERAND_TYPES = (Tensor, IRValue)

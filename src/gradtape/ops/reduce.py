@@ -28,9 +28,9 @@ import builtins
 
 import numpy as np
 
+from ..core.tensor import Tensor, concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
-from ..tensor import Tensor, concrete_value
 from . import elementwise as _ew
 from . import shape as _shape
 from .numpy_dispatch import implements

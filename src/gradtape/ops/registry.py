@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.state import state
+from ..core.tensor import Tensor, _new_object, _next_id, wrap
 from ..ir import builder
 from ..ir.nodes import IRValue
 from ..ir.primitive import ArrayShorthand as ArrayShorthand
 from ..ir.primitive import Primitive as Primitive
 from ..ir.primitive import per_primitive as per_primitive
-from ..state import state
-from ..tensor import Tensor, _new_object, _next_id, wrap
 
 
 def operand(x: Any) -> Any:
@@ -26,7 +26,7 @@ def operand(x: Any) -> Any:
         from .stacking import stack  # TF packs a list holding tensors: differentiable
 
         return stack(x)
-    from ..tensor import constant
+    from ..core.tensor import constant
 
     return constant(x)
 

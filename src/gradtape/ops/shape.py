@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tensor import concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
-from ..tensor import concrete_value
 from . import index as _index
 from .numpy_dispatch import implements
 from .registry import ArrayShorthand, Primitive, bind, operand, unchanged

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
-from ..tensor import Tensor
 from . import index as _index
 from .numpy_dispatch import implements
 from .registry import Primitive, bind, operand

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.tensor import Tensor
+from ..core.variable import Variable
 from ..ops import sqrt, square
-from ..tensor import Tensor
-from ..variable import Variable
 from .optimizer import Optimizer
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.tensor import Tensor, constant
+from ..core.variable import Variable
 from ..ops import cast, maximum, sqrt, square
-from ..tensor import Tensor, constant
-from ..variable import Variable
 from .optimizer import Optimizer
 
 

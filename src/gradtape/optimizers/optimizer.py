@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tensor import Tensor, constant
+from ..core.variable import Variable
 from ..ops import cast
-from ..tensor import Tensor, constant
-from ..variable import Variable
 from .schedules import LearningRateSchedule
 
 
@@ -205,7 +205,7 @@ class Optimizer:
         ``var_list`` a list of variables or a callable returning one. Returns
         ``iterations``.
         """
-        from ..tape import GradientTape
+        from ..tape.gradient_tape import GradientTape
 
         if not callable(loss) and tape is None:
             raise ValueError(

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tensor import Tensor, constant
 from ..ops import cast, cos, floor, minimum, where
-from ..tensor import Tensor, constant
 
 __all__ = [
     "CosineDecay",

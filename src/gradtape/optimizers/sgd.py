@@ -5,8 +5,8 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from ..tensor import Tensor
-from ..variable import Variable
+from ..core.tensor import Tensor
+from ..core.variable import Variable
 from .optimizer import Optimizer
 
 

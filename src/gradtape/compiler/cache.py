@@ -1,6 +1,6 @@
 """The compile cache: structural key -> built backward, LRU-bounded and thread-safe.
 
-It is the lookup ladder's third rung (``lookup.py``, which owns the other tables and
+It is the lookup ladder's third rung (``tape/lookup.py``, which owns the other tables and
 ``clear_cache``).
 
 Keys are ``Trace.key`` tuples (primitives, params, wiring, avals: never arrays) and
@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .config import on_change, options
+from ..core.config import on_change, options
 
 
 class CacheInfo(NamedTuple):

@@ -19,15 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from . import backward, lookup, nest
-from .cache import backward_cache
-from .ops import broadcast_to, cast
+from ..compiler.cache import backward_cache
+from ..core import nest
+from ..core.state import state
+from ..core.tensor import Tensor, wrap
+from ..core.unconnected import UnconnectedGradients, unconnected_mode
+from ..core.variable import Variable
+from ..ops import broadcast_to, cast
+from . import backward, lookup
+from .recording import Record, record_alone, record_op, split_reads, variable_versions
 from .site_references import reference_for, site_of
-from .state import state
-from .tape_recording import Record, record_alone, record_op, split_reads, variable_versions
-from .tensor import Tensor, wrap
-from .unconnected import UnconnectedGradients, unconnected_mode
-from .variable import Variable
 
 logger = logging.getLogger("gradtape")
 

@@ -23,17 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from . import nest, nested
-from .compiled import CompiledRunner
-from .config import options
-from .function_trace import TracedFunction, guard_holds, strip_reads
-from .ir import builder
-from .ir.nodes import Eqn, Literal, Program, Var
-from .ir.printer import format_program
-from .ir.walk import keep_literal, walk
-from .ops.registry import Primitive, bind
-from .state import state
-from .tensor import Tensor, wrap
+from ..ad import nested
+from ..compiler.runner import CompiledRunner
+from ..core import nest
+from ..core.config import options
+from ..core.state import state
+from ..core.tensor import Tensor, wrap
+from ..ir import builder
+from ..ir.nodes import Eqn, Literal, Program, Var
+from ..ir.printer import format_program
+from ..ir.walk import keep_literal, walk
+from ..ops.registry import Primitive, bind
+from .trace import TracedFunction, guard_holds, strip_reads
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -45,7 +46,7 @@ def _is_float(dtype: np.dtype) -> bool:
 
 def _optimize(program: Program) -> Program:
     try:
-        from .passes.pipeline import optimize
+        from ..passes.pipeline import optimize
     except ImportError:
         return program
     try:
@@ -92,7 +93,7 @@ class _Compiled(CompiledRunner):
     def source(self) -> str:
         if self.compiled is not None:
             return self.compiled.source
-        from .codegen import generate_source
+        from ..codegen import generate_source
 
         return generate_source(_for_codegen(self.program), kind="forward", title=self.title)[0]
 
@@ -136,8 +137,8 @@ class _Gradient:
     def _build(self, connected: tuple[int, ...]) -> tuple[Program, list] | list[Var]:
         """The optimized backward for cotangents on the outputs ``connected`` and its
         feeds; or the forward values it reads that are neither inputs nor outputs."""
-        from .backward import _optimize as optimize_backward
-        from .ir.autodiff import vjp_program
+        from ..ad.reverse import vjp_program
+        from ..tape.backward import _optimize as optimize_backward
 
         full = self.full
         seeds: list[Var | None] = [None] * len(full.outputs)
@@ -201,7 +202,7 @@ class _Gradient:
         grads: list[Any] = [None] * len(inputs)
         for i, out in zip(self.wrt, program.outputs):
             if isinstance(out, Literal):
-                from .ops.shape import broadcast_to
+                from ..ops.shape import broadcast_to
 
                 out = broadcast_to(Literal(out.value), inputs[i].aval.shape)
             elif out is not None:
@@ -320,7 +321,7 @@ class ConcreteFunction:
 
     @property
     def backward_source(self) -> str:
-        from .codegen import generate_source
+        from ..codegen import generate_source
 
         return generate_source(self.gradient().program)[0]
 
@@ -374,8 +375,8 @@ def _call_vjp(g: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> tuple:
 def _call_jvp(tangents: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> tuple:
     """Tangents of every output: the Program rerun op by op under a ForwardAccumulator
     (outer tapes record it, so forward-over-reverse works too)."""
-    from .forward import ForwardAccumulator
-    from .ops import identity
+    from ..ad.forward_mode import ForwardAccumulator
+    from ..ops import identity
 
     if any(not isinstance(x, (Tensor, np.ndarray, np.generic)) for x in inputs):
         raise NotImplementedError(

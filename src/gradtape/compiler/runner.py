@@ -24,9 +24,9 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from .config import options
-from .ir import interpreter
-from .ir.nodes import Program
+from ..core.config import options
+from ..ir import interpreter
+from ..ir.nodes import Program
 
 
 class CompiledRunner:
@@ -83,8 +83,8 @@ class CompiledRunner:
     def compile(self, program: Program, title: str = "") -> Any:
         """Generate and compile ``program`` (the one to run: it may be an optimized copy
         of ``self.program`` with the same inputs); the result, or ``None`` if it failed."""
-        from .codegen import compile_program
-        from .codegen.load import dump_or_warn, release
+        from ..codegen import compile_program
+        from ..codegen.load import dump_or_warn, release
 
         start = time.perf_counter()
         try:

@@ -8,8 +8,8 @@
         optimizer.apply_gradients(zip(grads, model.variables))
         return loss
 
-The first call with a new signature traces the function (``function_trace.py``) into a
-forward Program and compiles it (``function_call.py``); later calls with that signature
+The first call with a new signature traces the function (``functions/trace.py``) into a
+forward Program and compiles it (``functions/call.py``); later calls with that signature
 run the generated function on the arrays: no per-op dispatch, no recording.
 
 The signature is what a trace depends on besides tensor values: the structure of the
@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from .codegen.naming import comment_text
-from .config import options
-from .function_call import ConcreteFunction
-from .function_trace import arg_hints, trace
-from .state import state
-from .tensor import Tensor
-from .variable import Variable
+from ..codegen.naming import comment_text
+from ..core.config import options
+from ..core.state import state
+from ..core.tensor import Tensor
+from ..core.variable import Variable
+from .call import ConcreteFunction
+from .trace import arg_hints, trace
 
 __all__ = ["function"]
 

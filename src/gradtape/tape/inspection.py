@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import nest
+from ..core import nest
 
 
 class Inspection:
@@ -44,12 +44,12 @@ class Inspection:
 def inspect_gradient(tape: Any, target: Any, sources: Any,
                      output_gradients: Any = None) -> Inspection:
     """What ``tape.gradient(target, sources, output_gradients)`` compiles and runs."""
+    from ..codegen import generate_source
+    from ..ir.lower import Trace, prune
+    from ..ir.printer import format_program
     from .backward import build_program
-    from .codegen import generate_source
-    from .ir.lower import Trace, prune
-    from .ir.printer import format_program
+    from .gradient_tape import _as_target, _check_source, _flat_output_gradients, _is_float
     from .lookup import output_flags
-    from .tape import _as_target, _check_source, _flat_output_gradients, _is_float
 
     if target is None:
         raise TypeError("Argument `target` should be a Tensor or a structure of Tensors, "

@@ -4,7 +4,7 @@ records of a variable read at several values are told apart for ``gradient``.
 ``ops.registry.bind`` hands every op to whoever observes it; a ``GradientTape`` observes
 through ``record_alone`` below when it is the only observer (bind's fast branch,
 ``GradientTape._record_alone``) and through ``record_op`` otherwise (``_record_op``).
-Only this module and ``tape.py`` write a tape's recording state: ``_records``,
+Only this module and ``tape/gradient_tape.py`` write a tape's recording state: ``_records``,
 ``_tracked``, ``_signature``, ``_constants``, ``_var_versions`` and ``_reread``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .ir.lower import IN_IDS, IN_VALUES
-from .state import _is_internal, location_from
-from .tensor import Tensor, _next_id
+from ..core.state import _is_internal, location_from
+from ..core.tensor import Tensor, _next_id
+from ..ir.lower import IN_IDS, IN_VALUES
 
 # A record is a plain tuple, read by the field indices of ``recording`` (PRIM, IN_IDS,
 # IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION): ids are tensor ids (``None`` for a raw

@@ -30,10 +30,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gradtape inspect: no such file: {script}", file=sys.stderr)
         return 2
 
-    from . import backward
-    from .codegen.naming import comment_text
-    from .config import config
-    from .function import describe, trace_listeners
+    from ..codegen.naming import comment_text
+    from ..core.config import config
+    from ..functions.api import describe, trace_listeners
+    from ..tape import backward
 
     compiled = {}
     traces: list = []  # (Function, ConcreteFunction) for every @gt.function trace

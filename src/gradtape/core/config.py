@@ -20,7 +20,7 @@ Options:
     max_traces     how many traces each ``@gt.function`` keeps (least recently used
                    goes first), unless it was given its own ``max_traces``.
     hold_freed_memory  opt in to keeping freed array memory in the process heap (glibc
-                   only; see ``memory.py``): ``True`` raises glibc's thresholds for the
+                   only; see ``core/memory.py``): ``True`` raises glibc's thresholds for the
                    whole process; ``False`` afterwards sets them back to glibc's initial
                    values and trims the heap. Default: on if ``GRADTAPE_HOLD_MEMORY=1``.
 """

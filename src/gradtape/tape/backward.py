@@ -1,4 +1,4 @@
-"""From a tape's records to gradients: look up (``lookup.py``) or build, then run.
+"""From a tape's records to gradients: look up (``tape/lookup.py``) or build, then run.
 
 This is the path every ``gradient``/``jacobian`` call takes. The expensive part (lower
 to a forward Program, differentiate it into a backward Program, optimize, compile) runs
@@ -20,16 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from . import lookup, nested
-from .cache import backward_cache
-from .compiled import CompiledRunner
-from .config import options
-from .ir.autodiff import vjp_program
-from .ir.lower import PRIM, Trace
-from .ir.nodes import Aval, Literal, Program, Var
+from ..ad import nested
+from ..ad.reverse import vjp_program
+from ..compiler.cache import backward_cache
+from ..compiler.runner import CompiledRunner
+from ..core.config import options
+from ..core.state import state
+from ..core.tensor import Tensor, wrap
+from ..ir.lower import PRIM, Trace
+from ..ir.nodes import Aval, Literal, Program, Var
+from . import lookup
 from .lookup import SEED, LocatedBackward, WholeTapeHit, dtype_of
-from .state import state
-from .tensor import Tensor, wrap
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -123,7 +124,7 @@ def _passes_or_none(run_passes: Callable[[Program], Any], program: Program) -> A
 
 def _optimize(program: Program) -> tuple[Program, tuple[int, ...]]:
     """The optimized program and which of the original inputs it still reads."""
-    from .passes.pipeline import optimize_backward
+    from ..passes.pipeline import optimize_backward
 
     selection = _passes_or_none(optimize_backward, program)
     if selection is None:
@@ -133,7 +134,7 @@ def _optimize(program: Program) -> tuple[Program, tuple[int, ...]]:
 
 def _optimize_keeping_inputs(program: Program) -> Program:
     """The optimized program with the same inputs (callers' feeds stay valid)."""
-    from .passes.pipeline import optimize
+    from ..passes.pipeline import optimize
 
     optimized = _passes_or_none(optimize, program)
     return program if optimized is None else optimized

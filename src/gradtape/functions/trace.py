@@ -26,13 +26,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import nest
-from .ir.nodes import Aval, Eqn, Literal, Program, Var
-from .ir.walk import keep_literal, walk
-from .ops.registry import Primitive
-from .state import state, user_location
-from .tensor import Tensor, _next_id, constant, wrap
-from .variable import Variable
+from ..core import nest
+from ..core.state import state, user_location
+from ..core.tensor import Tensor, _next_id, constant, wrap
+from ..core.variable import Variable
+from ..ir.nodes import Aval, Eqn, Literal, Program, Var
+from ..ir.walk import keep_literal, walk
+from ..ops.registry import Primitive
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
 
@@ -283,7 +283,7 @@ class Tracer:
     def assign(self, variable: Variable, kind: str, value: Any, read_value: bool) -> Any:
         """``variable.assign*(value)`` while tracing: computed with traced ops, so the new
         value is a program value, then set on the variable (restored after the trace)."""
-        from .ops import add, subtract
+        from ..ops import add, subtract
 
         if isinstance(value, Tensor):
             _check_assignable(variable, value)
@@ -407,8 +407,8 @@ def _read_impl(assigned: Any, variable: Any) -> Any:
 
 def _batch_read(size: int, args: list, batched: list) -> Any:
     """Batching rule: both operands with the batch axis, then the same read."""
-    from .ops.registry import bind
-    from .ops.shape import broadcast_to
+    from ..ops.registry import bind
+    from ..ops.shape import broadcast_to
 
     a, v = (x if is_batched else broadcast_to(x, (size,) + tuple(x.shape))
             for x, is_batched in zip(args, batched))
@@ -457,7 +457,7 @@ def _close(returned: Any) -> None:
 def _backward_call_p() -> Any:
     """The nested-tape call primitive (nested.py), if this version has one."""
     try:
-        from .nested import backward_call_p
+        from ..ad.nested import backward_call_p
     except ImportError:
         return None
     return backward_call_p

@@ -5,7 +5,7 @@ stack for each op; and a tape's signature as a dictionary key.
 
 from __future__ import annotations
 
-from .ir.lower import LOCATION
+from ..ir.lower import LOCATION
 
 # Where each op was recorded, taken from an earlier tape of the same structure: a tape
 # opened at a site (the code and instruction of its ``with``) compares what it records

@@ -27,13 +27,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .cache import derived_programs
-from .ir.autodiff import vjp_program
-from .ir.interpreter import full_array
-from .ir.nodes import Eqn, Literal, Program, Var
-from .ir.walk import keep_literal, read_outputs, walk
-from .ops.registry import Primitive, bind
-from .tensor import Tensor
+from ..compiler.cache import derived_programs
+from ..core.tensor import Tensor
+from ..ir.interpreter import full_array
+from ..ir.nodes import Eqn, Literal, Program, Var
+from ..ir.walk import keep_literal, read_outputs, walk
+from ..ops.registry import Primitive, bind
+from .reverse import vjp_program
 
 __all__: list[str] = []
 
@@ -107,7 +107,7 @@ def _bind_eqn(eqn: Eqn, ins: list) -> Any:
 
 def _materialize(literal: Literal) -> Any:
     """A constant output (an array of the literal's shape)."""
-    from .ops import broadcast_to, cast
+    from ..ops import broadcast_to, cast
 
     value = cast(Literal(literal.value), literal.aval.dtype)
     return broadcast_to(value, literal.aval.shape) if literal.aval.shape else value
@@ -123,7 +123,7 @@ def _linearize(inner: InnerBackward) -> Program:
     forward = inner.returned()
     cts = [Var(o.aval, "ct") for o in forward.outputs]
     backward, _ = vjp_program(forward, list(forward.inputs), cts)
-    from .ir.dce import eliminate_dead_code
+    from ..ir.dce import eliminate_dead_code
 
     combined = Program(list(forward.inputs) + cts, list(forward.eqns) + list(backward.eqns),
                        backward.outputs)
@@ -149,7 +149,7 @@ def _vjp(g: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
 def _jvp(ts: tuple, y: tuple, *inputs: Any, inner: InnerBackward) -> tuple:
     """Push the tangents through the inner program, equation by equation, on tensors (the
     tapes outside the accumulator record these steps too)."""
-    from .forward import _fit_tangent
+    from .forward_mode import _fit_tangent
 
     program = inner.returned()
 
@@ -189,7 +189,7 @@ def _no_pair(literal: Literal) -> None:
 
 
 def _batch(size: int, args: list, batched: list, inner: InnerBackward) -> tuple:
-    from .ir.batching import batch_program
+    from .batching import batch_program
 
     key = ("batch", size, tuple(batched))
     program = derived_programs.get_or_build(

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from . import nest
-from .ops import broadcast_to, cast
-from .state import state
-from .tensor import Tensor, convert_to_tensor, wrap
-from .unconnected import UnconnectedGradients, unconnected_mode
+from ..core import nest
+from ..core.state import state
+from ..core.tensor import Tensor, convert_to_tensor, wrap
+from ..core.unconnected import UnconnectedGradients, unconnected_mode
+from ..ops import broadcast_to, cast
 
 logger = logging.getLogger("gradtape")
 

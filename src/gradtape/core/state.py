@@ -31,7 +31,8 @@ class _State(threading.local):
 
 state = _State()
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The gradtape package (this module is in gradtape/core/).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # Modules of the package that play the user (``python -m gradtape``'s demo model).

@@ -4,7 +4,7 @@ Every ``gradient``/``jacobian`` call climbs the same rungs, cheapest first, and 
 the first one that knows the answer (``find``):
 
 1. **Persistent repeat.** A persistent tape asked for the gradient it gave last, nothing
-   recorded since: ``RepeatedCall`` (kept on the tape, ``tape.py``) runs the same entry
+   recorded since: ``RepeatedCall`` (kept on the tape, ``tape/gradient_tape.py``) runs the same entry
    on the same arguments; ``TapeRepeat`` (here, per tape) reuses the pruned trace.
 2. **Whole-tape key.** A tape whose signature (what it watched and recorded, by
    structure) was seen before: ``WholeTapeHit``, the entry with its arguments located
@@ -16,7 +16,7 @@ the first one that knows the answer (``find``):
 
 Jacobians climb the same rungs for the unbatched entry, then find its batched backward
 per number of rows (``batched_entry``), located on the whole-tape hit like the entry
-(``LocatedBackward``). Nested gradients run an entry as a call op (``nested.py``), whose
+(``LocatedBackward``). Nested gradients run an entry as a call op (``ad/nested.py``), whose
 derived programs are kept per entry (``cache.derived_programs``, beside the compile cache
 and ``cache.batched_entries``: the programs layer uses them without the tape's tables).
 
@@ -35,15 +35,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .cache import (
+from ..compiler.cache import (
     MAX_DERIVED_PER_ENTRY,
     backward_cache,
     batched_entries,
     derived_programs,
     remember,
 )
-from .config import options
-from .ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Trace, prune
+from ..core.config import options
+from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Trace, prune
 from .site_references import forget_references, keep_reference, signature_key
 
 # --- named results ------------------------------------------------------------------------

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .builder import Builder
-from .nodes import Aval, Literal, Program, Var
-from .walk import keep_literal, read_outputs, walk
+from ..ir.builder import Builder
+from ..ir.nodes import Aval, Literal, Program, Var
+from ..ir.walk import keep_literal, read_outputs, walk
 
 
 def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -> Program:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..ir.builder import Builder
+from ..ir.dce import eliminate_dead_code
+from ..ir.lower import is_differentiable_dtype
+from ..ir.nodes import IRValue, Literal, Program, Var
+from ..ir.walk import free_vars
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
-from .builder import Builder
-from .dce import eliminate_dead_code
-from .lower import is_differentiable_dtype
-from .nodes import IRValue, Literal, Program, Var
-from .walk import free_vars
 
 
 def _accumulate(cts: dict, var: Var, ct: IRValue) -> None:

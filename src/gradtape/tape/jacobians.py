@@ -14,7 +14,7 @@ cached like any backward, under the backward's key and its number of rows.
 padded with zero rows, so one compiled program serves every chunk.
 
 While a tape, an accumulator or a ``@gt.function`` trace is active, the batched backward
-runs as one call op (``nested.py``), so the Jacobian is itself differentiable (a Hessian
+runs as one call op (``ad/nested.py``), so the Jacobian is itself differentiable (a Hessian
 as the jacobian of a jacobian, forward-over-jacobian Hessian-vector products).
 
 ``experimental_use_pfor=False`` keeps TF's looping path: one gradient per row, which
@@ -30,14 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from . import backward, lookup, nest, nested
-from .cache import backward_cache
-from .ir.batching import batch_program, specialize_identity
-from .ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
-from .state import state
-from .tape import _check_source
-from .tensor import Tensor, wrap
-from .unconnected import UnconnectedGradients, unconnected_mode
+from ..ad import nested
+from ..ad.batching import batch_program, specialize_identity
+from ..compiler.cache import backward_cache
+from ..core import nest
+from ..core.state import state
+from ..core.tensor import Tensor, wrap
+from ..core.unconnected import UnconnectedGradients, unconnected_mode
+from ..ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
+from . import backward, lookup
+from .gradient_tape import _check_source
 
 # --- batched backwards --------------------------------------------------------------------
 
