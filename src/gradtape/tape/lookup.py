@@ -4,8 +4,8 @@ Every ``gradient``/``jacobian`` call climbs the same rungs, cheapest first, and 
 the first one that knows the answer (``find``):
 
 1. **Persistent repeat.** A persistent tape asked for the gradient it gave last, nothing
-   recorded since: ``RepeatedCall`` (kept on the tape, ``tape/gradient_tape.py``) runs the same entry
-   on the same arguments; ``TapeRepeat`` (here, per tape) reuses the pruned trace.
+   recorded since: ``RepeatedCall`` (kept on the tape, ``gradient_tape.py``) runs the
+   same entry on the same arguments; ``TapeRepeat`` (here, per tape) reuses the pruned trace.
 2. **Whole-tape key.** A tape whose signature (what it watched and recorded, by
    structure) was seen before: ``WholeTapeHit``, the entry with its arguments located
    in the tape's own records. A fresh tape per step ends here, without pruning.
