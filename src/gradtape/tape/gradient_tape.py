@@ -25,16 +25,19 @@ from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
 from ..core.variable import Variable
-from ..ops import broadcast_to, cast
 from . import backward, lookup
+from .arguments import (
+    as_gradient,
+    as_target,
+    check_source,
+    flat_output_gradients,
+    is_float,
+)
 from .recording import Record, record_alone, record_op, split_reads, variable_versions
 from .site_references import reference_for, site_of
 
 logger = logging.getLogger("gradtape")
 
-
-def _is_float(dtype: np.dtype) -> bool:
-    return dtype.kind in "fc"  # np.issubdtype(dtype, np.inexact), without its cost
 
 
 # TF logs these warnings through its logger a limited number of times per process.
@@ -200,7 +203,7 @@ class GradientTape:
                     "Tensor or Variable. Convert it with gt.constant (or make it a "
                     "gt.Variable) and watch that."
                 )
-            if not _is_float(t.dtype):
+            if not is_float(t.dtype):
                 self._dtype_warned.add(t._id)
                 _warn_limited(
                     "watch-dtype", 5,
@@ -314,11 +317,11 @@ class GradientTape:
                 "Argument `target` should be a list or nested structure of Tensors or "
                 "Variables to be differentiated, but received None."
             )
-        flat_targets = [_as_target(t) for t in nest.flatten(target)]
+        flat_targets = [as_target(t) for t in nest.flatten(target)]
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
-            _check_source(s)
-        flat_grads = _flat_output_gradients(output_gradients, flat_targets)
+            check_source(s)
+        flat_grads = flat_output_gradients(output_gradients, flat_targets)
         mode = unconnected_mode(unconnected_gradients)
         ran: list | None = [] if repeat_key is not None else None
         self._computing = True
@@ -356,7 +359,7 @@ class GradientTape:
                 else:
                     out.append(None)
                 continue
-            out.append(_as_gradient(g, s))
+            out.append(as_gradient(g, s))
         return out
 
     def _expand_sources(self, targets, sources) -> tuple[list, list[Tensor], list[int]]:
@@ -440,86 +443,6 @@ class GradientTape:
         ``[batch] + target.shape[1:] + source.shape[1:]``."""
         return _jacobians.batch_jacobian(self, target, source, unconnected_gradients,
                                          parallel_iterations, experimental_use_pfor)
-
-
-def _as_target(t: Any) -> Tensor:
-    if isinstance(t, Tensor):
-        return t
-    raise TypeError(
-        f"Targets must be gradtape Tensors or Variables (or nested structures of them), "
-        f"got {type(t).__name__}: {t!r}. Compute the target from watched tensors inside "
-        "the tape's `with` block."
-    )
-
-
-def _check_source(s: Any) -> None:
-    if not isinstance(s, Tensor):
-        raise TypeError(
-            f"Sources must be gradtape Tensors or Variables (or nested structures of them), "
-            f"got {type(s).__name__}: {s!r}. Pass the tensors you watched (or the "
-            "variables you read)."
-        )
-
-
-def _flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) -> list[Any]:
-    """One cotangent (or None for ones) per target, of the target's dtype and shape."""
-    if output_gradients is None:
-        return [None] * len(flat_targets)
-    flat = nest.flatten(output_gradients)
-    if len(flat) != len(flat_targets):
-        raise ValueError(
-            f"output_gradients has {len(flat)} entries but target has {len(flat_targets)} "
-            "tensors: give one output gradient (or None) per target tensor, in the "
-            "structure of target."
-        )
-    return [None if g is None else _fit_output_gradient(g, t) for g, t in zip(flat, flat_targets)]
-
-
-def _fit_output_gradient(g: Any, target: Tensor) -> Any:
-    if not isinstance(g, Tensor):
-        g = wrap(np.asarray(g))
-    if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
-            target.dtype, np.complexfloating):
-        raise TypeError(
-            f"A complex output gradient ({g.dtype.name}) was given for a real target "
-            f"({target.dtype.name}); give a real output gradient."
-        )
-    if _is_float(target.dtype) and g.dtype != target.dtype:
-        g = cast(g, target.dtype)
-    if tuple(g.shape) != tuple(target.shape):
-        # TF multiplies by the output gradient, so one that broadcasts to the target works.
-        try:
-            ok = np.broadcast_shapes(tuple(g.shape), tuple(target.shape)) == tuple(target.shape)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"An output gradient of shape {tuple(g.shape)} was given for a target of "
-                f"shape {tuple(target.shape)}; give it the target's shape."
-            )
-        g = broadcast_to(g, target.shape)
-    return g
-
-
-def _as_gradient(g: Any, source: Tensor) -> Tensor:
-    """A raw result as a tensor of the source's dtype and shape (TF: gradients take the
-    source's dtype)."""
-    if isinstance(g, Tensor):
-        if g.dtype != source.dtype:
-            g = cast(g, source.dtype)
-        if tuple(g.shape) != tuple(source.shape):
-            g = broadcast_to(g, source.shape)
-        return g
-    value = source._value
-    if g.__class__ is not np.ndarray:
-        g = np.asarray(g)
-    elif g.dtype == value.dtype and g.shape == value.shape:
-        return wrap(g)  # the common case
-    if g.dtype != source.dtype:
-        g = g.astype(source.dtype)
-    if g.shape != source.shape:
-        g = np.broadcast_to(g, source.shape).copy()
-    return wrap(g)
 
 
 def _repeat_key(tape: GradientTape, target: Any, sources: Any, mode: Any) -> tuple | None:
@@ -620,7 +543,7 @@ def _gradient_tensors(flat: Any, raw: Any, mode: UnconnectedGradients) -> list:
         if g.__class__ is np.ndarray and g.dtype is value.dtype and g.shape == value.shape:
             out.append(wrap(g))  # already the source's dtype and shape: the usual case
         elif g is not None:
-            out.append(_as_gradient(g, s))
+            out.append(as_gradient(g, s))
         elif mode is UnconnectedGradients.ZERO:
             out.append(wrap(np.zeros(s.shape, s.dtype)))
         else:

@@ -47,19 +47,19 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     from ..codegen import generate_source
     from ..ir.lower import Trace, prune
     from ..ir.printer import format_program
+    from .arguments import as_target, check_source, flat_output_gradients, is_float
     from .backward import build_program
-    from .gradient_tape import _as_target, _check_source, _flat_output_gradients, _is_float
     from .lookup import output_flags
 
     if target is None:
         raise TypeError("Argument `target` should be a Tensor or a structure of Tensors, "
                         "but received None.")
-    targets = [_as_target(t) for t in nest.flatten(target)]
+    targets = [as_target(t) for t in nest.flatten(target)]
     flat_sources = nest.flatten(sources)
     for s in flat_sources:
-        _check_source(s)
-    float_sources = [s for s in flat_sources if _is_float(s.dtype)]
-    output_grads = _flat_output_gradients(output_gradients, targets)
+        check_source(s)
+    float_sources = [s for s in flat_sources if is_float(s.dtype)]
+    output_grads = flat_output_gradients(output_gradients, targets)
     target_ids = [t._id for t in targets]
     kept = prune(tape._records_for(float_sources), [s._id for s in float_sources], target_ids)
     flags = output_flags(output_grads)

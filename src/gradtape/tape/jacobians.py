@@ -39,7 +39,7 @@ from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
 from ..ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from . import backward, lookup
-from .gradient_tape import _check_source
+from .arguments import check_source
 
 # --- batched backwards --------------------------------------------------------------------
 
@@ -335,7 +335,7 @@ def jacobian(tape, target, sources, unconnected_gradients, parallel_iterations,
         raise _needs_persistent("jacobian")
     flat_sources = nest.flatten(sources)
     for s in flat_sources:
-        _check_source(s)
+        check_source(s)
     rows = int(target._value.size)
     chunk = _chunk_size(parallel_iterations, rows)
     tape._begin_gradient("jacobian")
@@ -369,7 +369,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     if not tape._live:
         tape._begin_gradient("batch_jacobian")  # raises TF's RuntimeError
     target = _single_target(target, "batch_jacobian")
-    _check_source(source)
+    check_source(source)
     for name, t in (("target", target), ("source", source)):
         if t.ndim < 2:
             raise ValueError(
