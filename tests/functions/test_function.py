@@ -970,7 +970,7 @@ def test_docs_snippets_run():
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "function.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "function.md").read_text()
     namespace: dict = {}
     for block in re.findall(r"```python\n(.*?)```", text, re.S):
         exec(block, namespace)

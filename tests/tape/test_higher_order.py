@@ -20,7 +20,7 @@ import gradtape as gt
 from gradtape.compiler.cache import backward_cache
 
 rng = np.random.default_rng(0)
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _gradient(f, x):
