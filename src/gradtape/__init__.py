@@ -42,7 +42,7 @@ from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
 from .ops import *  # noqa: F403
 from .ops.linalg import namespace as linalg
-from .ops.nn import namespace as nn
+from .nn_ns import namespace as nn
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp

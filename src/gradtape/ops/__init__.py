@@ -7,8 +7,9 @@ differentiate, and gives tensors their operators.
 import sys
 
 from ..core import operators as _operators
-from . import arrange, elementwise, index, linalg, nn, reduce, scan, shape, sorting, stacking
+from . import arrange, clipping, elementwise, index, linalg, nn, reduce, scan, shape, sorting, stacking
 from .arrange import *  # noqa: F403
+from .clipping import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
@@ -22,4 +23,5 @@ from .stacking import *  # noqa: F403
 _operators.install_ops(sys.modules[__name__])
 
 __all__ = [*elementwise.__all__, *reduce.__all__, *scan.__all__, *shape.__all__, *stacking.__all__,
-           *arrange.__all__, *index.__all__, *sorting.__all__, *nn.__all__, *linalg.__all__]
+           *arrange.__all__, *index.__all__, *sorting.__all__, *nn.__all__, *linalg.__all__,
+           *clipping.__all__]

@@ -482,8 +482,9 @@ def clip(x, a_min, a_max):
     return bind(clip_p, x, a_min, a_max)
 
 
-def clip_by_value(t, clip_value_min, clip_value_max):
-    """TF's name for :func:`clip`."""
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """TF's ``tf.clip_by_value``: :func:`clip` (the gradient flows at the bounds too)."""
+    del name
     return clip(t, clip_value_min, clip_value_max)
 
 

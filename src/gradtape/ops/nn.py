@@ -16,7 +16,6 @@ import numpy as np
 from ..core.tensor import concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
-from ..namespaces import namespace as public_namespace
 from . import reduce as _reduce
 from .elementwise import exp
 from .elementwise import relu as relu
@@ -273,15 +272,84 @@ def log_sigmoid(x: Any, name: str | None = None) -> Any:
     return -softplus(-operand(x))
 
 
-# --- the gt.nn namespace -------------------------------------------------------------------
+# --- moments, gelu, l2_normalize ---------------------------------------------------------
 
-namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.", {
-    "bias_add": bias_add, "elu": elu, "l2_loss": l2_loss, "leaky_relu": leaky_relu,
-    "log_sigmoid": log_sigmoid, "log_softmax": log_softmax, "one_hot": one_hot, "relu": relu,
+def _floating(x: Any, what: str) -> Any:
+    """``x`` as a tensor, or ValueError (as TF) if it is not floating-point."""
+    x = operand(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"{what} must be a floating-point tensor, got {x.dtype}; cast it "
+                         "first (gt.cast(x, 'float32')).")
+    return x
+
+
+def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
+            name: str | None = None) -> tuple[Any, Any]:
+    """TF's ``tf.nn.moments``: ``(mean, variance)`` of ``x`` over ``axes`` (the population
+    variance). float16 is computed in float32 and cast back, as TF does; ``shift`` is
+    unused, as in TF 2."""
+    del shift, name
+    from .elementwise import cast
+    from .shape import reshape
+
+    x = operand(x)
+    y = cast(x, np.float32) if x.dtype == np.float16 else x
+    axes = _reduce.normalize_axes(axes, len(y.shape))
+    mean = _reduce.reduce_mean(y, axes, keepdims=True)
+    # TF stops the gradient through this mean: same first derivative, wrong second one.
+    deviation = y - mean
+    variance = _reduce.reduce_mean(deviation * deviation, axes, keepdims=keepdims)
+    if not keepdims:
+        mean = reshape(mean, tuple(variance.shape))
+    if x.dtype == np.float16:
+        mean, variance = cast(mean, np.float16), cast(variance, np.float16)
+    return mean, variance
+
+
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Any:
+    """TF's ``tf.nn.gelu``. ``approximate=True``: the tanh form
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``. The exact form needs erf, which
+    gradtape has no op for: NotImplementedError."""
+    del name
+    x = _floating(features, "gelu's features")
+    if not approximate:
+        raise NotImplementedError(
+            "gt.nn.gelu(approximate=False) needs erf, which gradtape has no op for; call "
+            "gt.nn.gelu(x, approximate=True) for the tanh approximation (within 1e-3 of it).")
+    inner = (x + 0.044715 * (x * x * x)) * _SQRT_2_OVER_PI
+    return 0.5 * x * (1.0 + tanh(inner))
+
+
+def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12,
+                 name: str | None = None) -> Any:
+    """TF's ``tf.math.l2_normalize``: ``x / sqrt(max(sum(x ** 2, axis), epsilon))``
+    (every axis when ``axis`` is None)."""
+    del name
+    from .elementwise import maximum, sqrt
+
+    x = operand(x)
+    if np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError("l2_normalize of complex tensors is not supported; normalize "
+                        "gt.real(x) and gt.imag(x) yourself.")
+    x = _floating(x, "l2_normalize's x")
+    square_sum = _reduce.reduce_sum(x * x, axis, keepdims=True)
+    # A tie sends maximum's gradient to square_sum, as TF's Maximum grad does.
+    return x / sqrt(maximum(square_sum, epsilon))
+
+
+# --- gt.nn's members (the namespace itself is built in gradtape.nn_ns, with dropout) -------
+
+MEMBERS = {
+    "bias_add": bias_add, "elu": elu, "gelu": gelu, "l2_loss": l2_loss,
+    "l2_normalize": l2_normalize, "leaky_relu": leaky_relu, "log_sigmoid": log_sigmoid,
+    "log_softmax": log_softmax, "moments": moments, "one_hot": one_hot, "relu": relu,
     "relu6": relu6, "selu": selu, "sigmoid": sigmoid,
     "sigmoid_cross_entropy_with_logits": sigmoid_cross_entropy_with_logits, "silu": silu,
     "softmax": softmax, "softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits,
     "softplus": softplus,
     "sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
     "swish": swish, "tanh": tanh,
-})
+}

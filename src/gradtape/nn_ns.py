@@ -1,0 +1,70 @@
+"""``gt.nn``: TF's ``tf.nn`` names. The ops live in ``ops.nn``; ``dropout`` is here
+because it draws its mask from ``gt.random``'s seeded streams, a layer above ``ops``."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from . import random as _random
+from .core.tensor import Tensor, concrete_value
+from .namespaces import namespace as public_namespace
+from .ops import nn as _nn
+from .ops.elementwise import greater_equal, where
+from .ops.registry import operand
+
+__all__ = ["dropout", "namespace"]
+
+
+def _checked_rate(rate: Any) -> Any:
+    """``rate`` as TF takes it: a number in [0, 1) or a scalar tensor (ValueError else)."""
+    if isinstance(rate, numbers.Real):
+        if not 0 <= rate < 1:
+            raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), "
+                             f"got {rate}.")
+        return rate
+    rate = operand(rate)
+    if len(rate.shape) != 0:
+        raise ValueError(f"rate must be a scalar tensor, got shape {tuple(rate.shape)}.")
+    return rate
+
+
+def _noise_shape(x: Tensor, noise_shape: Any) -> tuple[int, ...]:
+    """``noise_shape`` with its ``None`` entries filled from ``x``'s shape (as TF)."""
+    if noise_shape is None:
+        return tuple(x.shape)
+    if isinstance(noise_shape, Tensor):
+        noise_shape = concrete_value(noise_shape).tolist()
+    dims = list(noise_shape)
+    if len(dims) == len(x.shape):
+        dims = [x.shape[i] if d is None else int(d) for i, d in enumerate(dims)]
+    try:
+        np.broadcast_shapes(tuple(dims), tuple(x.shape))
+    except ValueError:
+        raise ValueError(f"noise_shape {tuple(noise_shape)} must broadcast to x's shape "
+                         f"{tuple(x.shape)}.") from None
+    return tuple(dims)
+
+
+def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
+            name: str | None = None) -> Any:
+    """TF's ``tf.nn.dropout``: each element (each ``noise_shape`` slice) is zeroed with
+    probability ``rate``; kept ones are scaled by ``1 / (1 - rate)``. The mask is drawn
+    from ``gt.random`` (``set_seed`` and ``seed`` as in ``gt.random.uniform``)."""
+    del name
+    rate = _checked_rate(rate)
+    x = operand(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"x must be a floating-point tensor, as it is scaled; got {x.dtype}.")
+    if isinstance(rate, numbers.Real) and rate == 0:
+        return x  # TF's fast path: no draw, so the random streams do not move
+    noise = _random.uniform(_noise_shape(x, noise_shape), dtype=x.dtype, seed=seed)
+    kept = greater_equal(noise, rate)
+    scale = 1.0 / (1.0 - rate)
+    return where(kept, x * scale, x.dtype.type(0))
+
+
+namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.",
+                             {**_nn.MEMBERS, "dropout": dropout})
