@@ -40,9 +40,9 @@ from .functions.api import function
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
+from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
 from .ops.linalg import namespace as linalg
-from .nn_ns import namespace as nn
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp

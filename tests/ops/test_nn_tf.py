@@ -207,11 +207,11 @@ def test_clip_by_global_norm_of_infinite_norm_is_nan():
     assert np.isinf(float(norm)) and np.isnan(clipped.numpy()).all()
 
 
-def test_clip_by_global_norm_derivatives():
+@pytest.mark.parametrize("clip", [0.5, 50.0])
+def test_clip_by_global_norm_derivatives(clip):
     a, b = rng.standard_normal(3), rng.standard_normal((2, 2))
-    for clip in (0.5, 50.0):
-        check_grads(lambda s, t: gt.clip_by_global_norm([s, t], clip)[0][1], [a, b], order=2)
-        check_grads(lambda s, t: gt.clip_by_global_norm([s, t], clip)[1], [a, b], order=2)
+    check_grads(lambda s, t: gt.clip_by_global_norm([s, t], clip)[0][1], [a, b], order=2)
+    check_grads(lambda s, t: gt.clip_by_global_norm([s, t], clip)[1], [a, b], order=2)
 
 
 def test_clipping_bad_inputs_raise():

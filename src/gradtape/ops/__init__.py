@@ -7,7 +7,19 @@ differentiate, and gives tensors their operators.
 import sys
 
 from ..core import operators as _operators
-from . import arrange, clipping, elementwise, index, linalg, nn, reduce, scan, shape, sorting, stacking
+from . import (
+           arrange,
+           clipping,
+           elementwise,
+           index,
+           linalg,
+           nn,
+           reduce,
+           scan,
+           shape,
+           sorting,
+           stacking,
+)
 from .arrange import *  # noqa: F403
 from .clipping import *  # noqa: F403
 from .elementwise import *  # noqa: F403

@@ -53,7 +53,8 @@ def global_norm(t_list: Sequence[Any]) -> Any:
     squares = [_reduce.reduce_sum(t * t) * 0.5 for t in t_list if t is not None]
     dtypes = {s.dtype for s in squares}
     if len(dtypes) > 1:
-        raise TypeError(f"the tensors of t_list must share one dtype, got {sorted(map(str, dtypes))}.")
+        names = sorted(map(str, dtypes))
+        raise TypeError(f"the tensors of t_list must share one dtype, got {names}.")
     return sqrt(_reduce.reduce_sum(stack(squares)) * 2.0)
 
 
