@@ -37,6 +37,7 @@ from .dtypes import (
     uint64,
 )
 from .functions.api import function
+from .functions.spec import TensorSpec
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
@@ -68,6 +69,7 @@ __all__ = [
     "Module",
     "Tensor",
     "TensorShape",
+    "TensorSpec",
     "UnconnectedGradients",
     "Variable",
     "as_dtype",
