@@ -236,6 +236,7 @@ class ConcreteFunction:
         self.leaves = traced.leaves
         self.assigned = traced.assigned
         self.guards = traced.guards
+        self.prints = traced.prints
         self._pack = _packer(traced.structure, traced.leaves)
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
         self._gradient: _Gradient | None = None
@@ -334,6 +335,9 @@ class ConcreteFunction:
         """The call's result from the outputs: record the call on the tapes (if
         ``taping``), apply the assignments, rebuild the returned structure. ``leaves``
         are the tensor arguments, ``values`` their arrays."""
+        if self.prints:  # gt.print inside: on every call
+            for record in self.prints:
+                record.emit(outs)
         if taping:
             # The tapes see the caller's tensors; arrays enter as the copies made of them.
             inputs = [x if isinstance(x, Tensor) else v for x, v in zip(leaves, values)]
