@@ -37,6 +37,8 @@ from .dtypes import (
     uint64,
 )
 from .functions.api import function
+from .functions.printing import tf_print as print  # noqa: A001 - TF's name
+from .functions.spec import TensorSpec
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
@@ -68,6 +70,7 @@ __all__ = [
     "Module",
     "Tensor",
     "TensorShape",
+    "TensorSpec",
     "UnconnectedGradients",
     "Variable",
     "as_dtype",
@@ -107,6 +110,7 @@ __all__ = [
     "name_scope",
     "ones",
     "optimizers",
+    "print",
     "random",
     "range",
     "rank",

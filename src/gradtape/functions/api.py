@@ -33,17 +33,19 @@ import inspect
 import logging
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..codegen.naming import comment_text
+from ..core import nest
 from ..core.config import options
 from ..core.state import state
 from ..core.tensor import Tensor
 from ..core.variable import Variable
 from .call import ConcreteFunction
+from .spec import TensorSpec
 from .trace import arg_hints, trace
 
 __all__ = ["function"]
@@ -153,10 +155,14 @@ class Function:
     """
 
     def __init__(self, python_function: Callable[..., Any], name: str | None = None,
-                 max_traces: int | None = None):
+                 max_traces: int | None = None,
+                 input_signature: Sequence[TensorSpec] | None = None,
+                 reduce_retracing: bool = False):
         if not callable(python_function):
             raise TypeError(f"gt.function needs a callable, got {python_function!r}.")
         self.max_traces = _check_max_traces(max_traces)
+        self.input_signature = _check_input_signature(input_signature)
+        self.reduce_retracing = bool(reduce_retracing)  # accepted; see docs/function.md
         self.python_function = python_function
         functools.update_wrapper(self, python_function, updated=())
         self.__name__ = name or getattr(python_function, "__name__", "function")
@@ -196,6 +202,8 @@ class Function:
         return tuple(key), leaves
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.input_signature is not None:
+            args, kwargs = self._bind_signature(args, kwargs), {}
         if state.tracer is not None:
             # Called while another function traces: its ops join that trace.
             return self.python_function(*args, **kwargs)
@@ -220,11 +228,33 @@ class Function:
         outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
         return fn.finish(outs, leaves, values, taping)
 
+    def _bind_signature(self, args: tuple, kwargs: dict) -> tuple:
+        """The arguments as the ``input_signature`` takes them: positional, checked
+        against their specs, Python values converted (TF raises ``TypeError``)."""
+        specs = self.input_signature
+        where = f"@gt.function {self.__name__!r} with input_signature"
+        if len(args) > len(specs):
+            raise TypeError(f"{where} takes {len(specs)} argument(s), got {len(args)}.")
+        bound = list(args)
+        names = self._parameter_names
+        for name in names[len(args):len(specs)]:
+            if name not in kwargs:
+                break
+            bound.append(kwargs[name])
+        extra = set(kwargs) - set(names[len(args):len(bound)])
+        if extra or len(bound) < len(specs):
+            raise TypeError(
+                f"{where} takes exactly {len(specs)} argument(s) ({specs}); got "
+                f"{len(args)} positional and keywords {sorted(kwargs)}.")
+        return tuple(spec.conform(value, f"{where}, argument {i}")
+                     for i, (value, spec) in enumerate(zip(bound, specs)))
+
     def _trace(self, key: Any, args: tuple, kwargs: dict, reason: str) -> ConcreteFunction:
         hints = arg_hints(self._parameter_names, args, kwargs)
         traced = trace(self.python_function, self.__name__, args, kwargs, hints,
                        first_trace=self._tracing_count == 0)
         fn = ConcreteFunction(self.__name__, traced)
+        fn.fallback = _fallback(self, args, kwargs)
         with self._lock:
             self._tracing_count += 1
             self._keep(key, fn)
@@ -293,7 +323,7 @@ class Function:
         bound = self._bound.get(id(instance))
         if bound is None:
             bound = Function(_method(self.python_function, instance), self.__name__,
-                             self.max_traces)
+                             self.max_traces, self.input_signature, self.reduce_retracing)
             bound._parameter_names = self._parameter_names[1:]  # without ``self``
             self._bound[id(instance)] = bound
             try:
@@ -310,7 +340,14 @@ class Function:
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """The trace these arguments run (traced now if there is none, without running
         the compiled call). With several traces for the signature, the one whose guards
-        hold for these values."""
+        hold for these values. ``gt.TensorSpec`` arguments (or none, with an
+        ``input_signature``) stand for zero tensors: their shapes must be fully defined.
+        The result is callable with the tensor arguments: ``cf(x)``."""
+        if not args and not kwargs and self.input_signature is not None:
+            args = tuple(self.input_signature)
+        args, kwargs = _specs_to_examples(self.__name__, args, kwargs)
+        if self.input_signature is not None:
+            args, kwargs = self._bind_signature(args, kwargs), {}
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
         for fn in list(self._cache.get(key, ())):
@@ -334,6 +371,58 @@ class Function:
     def get_backward_source(self, *args: Any, **kwargs: Any) -> str:
         """The backward Program (``get_backward_ir``) as generated Python source."""
         return self.get_concrete_function(*args, **kwargs).backward_source
+
+
+def _check_input_signature(signature: Any) -> tuple[TensorSpec, ...] | None:
+    if signature is None:
+        return None
+    if not isinstance(signature, (list, tuple)) or \
+            not all(isinstance(spec, TensorSpec) for spec in signature):
+        raise TypeError(
+            f"gt.function: input_signature must be a list or tuple of gt.TensorSpec, got "
+            f"{signature!r}. (Nested structures of specs are not supported.)")
+    return tuple(signature)
+
+
+def _specs_to_examples(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``get_concrete_function``'s ``TensorSpec`` arguments as zero tensors (a trace
+    is made for concrete shapes)."""
+    def example(value: Any) -> Any:
+        if not isinstance(value, TensorSpec):
+            return value
+        if not value.shape.is_fully_defined():
+            raise NotImplementedError(
+                f"@gt.function {name!r}: get_concrete_function({value}) needs a fully "
+                "defined shape, since each trace is made for concrete shapes. Pass an "
+                "example tensor, or call the function (it traces each new shape).")
+        return Tensor(np.zeros(tuple(value.shape), value.dtype.dtype))
+
+    return tuple(example(a) for a in args), {k: example(v) for k, v in kwargs.items()}
+
+
+def _fallback(function: Function, args: tuple, kwargs: dict) -> Callable[[tuple], Any]:
+    """Call ``function`` with ``(args, kwargs)``'s tensor arguments replaced by new
+    ones: how a ConcreteFunction runs when its own trace does not apply."""
+    flat = nest.flatten((args, kwargs))
+    slots = [i for i, leaf in enumerate(flat) if not isinstance(leaf, Variable)
+             and isinstance(leaf, (Tensor, np.ndarray, np.generic))]
+    for i in slots:  # hold no tensor of the trace
+        flat[i] = None
+    structure = nest.pack_sequence_as((args, kwargs), flat)
+    ref = weakref.ref(function)
+
+    def call(tensors: tuple) -> Any:
+        target = ref()
+        if target is None:
+            raise RuntimeError(f"The gt.function {function.__name__!r} of this "
+                               "ConcreteFunction no longer exists.")
+        filled = nest.flatten(structure)
+        for i, tensor in zip(slots, tensors):
+            filled[i] = tensor
+        new_args, new_kwargs = nest.pack_sequence_as(structure, filled)
+        return target(*new_args, **new_kwargs)
+
+    return call
 
 
 def _method(function: Callable[..., Any], instance: Any) -> Callable[..., Any]:
@@ -367,7 +456,9 @@ def describe(concrete: ConcreteFunction) -> str:
 
 
 def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
-             max_traces: int | None = None) -> Any:
+             max_traces: int | None = None,
+             input_signature: Sequence[TensorSpec] | None = None,
+             reduce_retracing: bool = False) -> Any:
     """Compile ``func`` per input signature (``tf.function``); usable as ``@gt.function``,
     ``@gt.function(name=...)`` or ``gt.function(f)``.
 
@@ -387,9 +478,16 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
     ``None`` and strings as they are. While tracing, a tensor's ``repr`` shows no
     value (as TF's graph tensors): ``print(x)`` inside shows its name, shape, dtype.
 
+    ``input_signature`` (a list of ``gt.TensorSpec``) fixes the arguments: every call
+    must pass tensors matching the specs (``None`` dimensions take any size), else
+    ``TypeError``; Python values are converted to the spec's dtype. Traces are still
+    made per concrete shape. ``reduce_retracing`` is accepted and changes nothing (see
+    docs/function.md).
+
     Raises:
-        TypeError: an argument that is not a tensor or array is not hashable; the
-            function returns a value computed from a tensor's value, an object that is
+        TypeError: ``input_signature`` is not a list of ``gt.TensorSpec``, or a call's
+            arguments do not match it; an argument that is not a tensor or array is not
+            hashable; the function returns a value computed from a tensor's value, an object that is
             not a tensor, number, string or None, or is a generator (``yield``).
         NotImplementedError: the function calls something that cannot be traced
             (a ``custom_gradient`` function).
@@ -398,8 +496,11 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
     """
     if func is None:
         _check_max_traces(max_traces)
-        return functools.partial(function, name=name, max_traces=max_traces)
-    return Function(func, name, max_traces)
+        _check_input_signature(input_signature)
+        return functools.partial(function, name=name, max_traces=max_traces,
+                                 input_signature=input_signature,
+                                 reduce_retracing=reduce_retracing)
+    return Function(func, name, max_traces, input_signature, reduce_retracing)
 
 
 def _check_max_traces(value: int | None) -> int | None:

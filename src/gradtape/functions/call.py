@@ -28,7 +28,7 @@ from ..compiler.runner import CompiledRunner
 from ..core import nest
 from ..core.config import options
 from ..core.state import state
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import Tensor, constant, wrap
 from ..ir import builder
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
@@ -236,10 +236,14 @@ class ConcreteFunction:
         self.leaves = traced.leaves
         self.assigned = traced.assigned
         self.guards = traced.guards
+        self.prints = traced.prints
         self._pack = _packer(traced.structure, traced.leaves)
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
         self._gradient: _Gradient | None = None
         self._lock = threading.Lock()
+        # Called with the argument tensors when a direct call cannot run this trace (its
+        # guards fail, or another function is tracing): the Function's own call.
+        self.fallback: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return (f"<ConcreteFunction {self.__name__}: {len(self.program.inputs)} inputs, "
@@ -252,6 +256,55 @@ class ConcreteFunction:
         self.forward.release()
         if self._gradient is not None:
             self._gradient.residual_forward.release()
+
+    # --- calling it directly (TF's ``ConcreteFunction.__call__``) ---------------------
+    @property
+    def arg_avals(self) -> list[Any]:
+        """Shape and dtype of each tensor argument, in the order a call takes them."""
+        refs = sorted((s.ref, v.aval) for v, s in zip(self.program.inputs, self.sources)
+                      if s.kind == "arg")
+        return [aval for _, aval in refs]
+
+    def __call__(self, *tensors: Any) -> Any:
+        """Run this trace on the tensor arguments (positional, in the order of the
+        traced call; other arguments are fixed by the trace). Raises ``TypeError`` for a
+        wrong number of tensors or a shape or dtype other than traced."""
+        values = self._call_values(tensors)
+        if state.tracer is None:
+            taping = bool(state.recording or state.accumulators)
+            outs = self.execute(values, taping)
+            if not self.guards or self.guards_hold(outs):
+                return self.finish(outs, list(tensors), values, taping)
+        if self.fallback is None:
+            raise RuntimeError(
+                f"ConcreteFunction {self.__name__!r} cannot run here (a value its Python "
+                "code branched on differs, or another function is tracing): call the "
+                "gt.function itself.")
+        return self.fallback(tensors)
+
+    def _call_values(self, tensors: tuple) -> list[Any]:
+        avals = self.arg_avals
+        if len(tensors) != len(avals):
+            raise TypeError(
+                f"ConcreteFunction {self.__name__!r} takes {len(avals)} positional tensor "
+                f"argument(s) (the tensors it was traced with), got {len(tensors)}.")
+        values = []
+        for i, (x, aval) in enumerate(zip(tensors, avals)):
+            if isinstance(x, Tensor):
+                value = x._value
+            elif isinstance(x, (np.ndarray, np.generic)):
+                value = np.array(x)
+            else:
+                value = constant(x, dtype=aval.dtype)._value
+            if value.shape != aval.shape or value.dtype != aval.dtype:
+                raise TypeError(
+                    f"ConcreteFunction {self.__name__!r}: argument {i} has shape "
+                    f"{tuple(value.shape)} and dtype {value.dtype.name}, but it was traced "
+                    f"for shape {tuple(aval.shape)} and dtype {aval.dtype.name}. Pass a "
+                    "tensor like the traced one, or call the gt.function itself (it traces "
+                    "new shapes).")
+            values.append(value)
+        return values
 
     # --- running ------------------------------------------------------------------------
     def gradient(self) -> _Gradient:
@@ -282,6 +335,9 @@ class ConcreteFunction:
         """The call's result from the outputs: record the call on the tapes (if
         ``taping``), apply the assignments, rebuild the returned structure. ``leaves``
         are the tensor arguments, ``values`` their arrays."""
+        if self.prints:  # gt.print inside: on every call
+            for record in self.prints:
+                record.emit(outs)
         if taping:
             # The tapes see the caller's tensors; arrays enter as the copies made of them.
             inputs = [x if isinstance(x, Tensor) else v for x, v in zip(leaves, values)]

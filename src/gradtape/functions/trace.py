@@ -81,6 +81,7 @@ class TracedFunction(NamedTuple):
     leaves: list[tuple[str, Any]]
     assigned: list[tuple[Variable, int]]  # variable, index of the output with its value
     guards: list[tuple[int, str, Any]]  # output index, kind, expected
+    prints: list[Any] = []  # gt.print calls (printing.PrintRecord), in order
 
 
 def _aval(value: Any) -> Aval:
@@ -113,6 +114,7 @@ class Tracer:
         self.guarded: set[tuple[Var, str]] = set()
         self.read_objects: dict[int, Any] = {}  # what Python got from a value read
         self.pinned: list[Any] = []  # arrays whose ids are keys above: kept alive
+        self.prints: list[Any] = []  # gt.print calls (PrintRecord), printed at each call
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -274,6 +276,16 @@ class Tracer:
         var = self.env.get(tensor._id)
         return var.hint if isinstance(var, Var) else "const"  # made inside, no op yet
 
+    def printed_value(self, tensor: Tensor) -> Var | str:
+        """What ``gt.print`` prints for ``tensor`` on each call: its program value, or
+        its text if the value is written into the code."""
+        var = self.value_of(tensor)
+        if isinstance(var, Literal):
+            from .printing import format_value
+
+            return format_value(var.value)
+        return var
+
     def _guard(self, var: Var, kind: str, expected: Any) -> None:
         if isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded:
             return  # a fixed value, or read before: the same var always has one value
@@ -348,6 +360,9 @@ class Tracer:
         for g in self.guards:
             guards.append((len(outputs), g.kind, g.expected))
             outputs.append(g.value)
+        for record in self.prints:  # printed on every call: outputs, never dead code
+            record.indices = list(range(len(outputs), len(outputs) + len(record.values())))
+            outputs += record.values()
         inputs, sources = [], []
         for kind in ("arg", "var", "capture", "const"):
             for var, ref in self.inputs[kind]:
@@ -355,7 +370,8 @@ class Tracer:
                 sources.append(Source(kind, ref))
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
-        return TracedFunction(program, sources, structure, leaves, assigned, guards)
+        return TracedFunction(program, sources, structure, leaves, assigned, guards,
+                              self.prints)
 
     def _returned_constant(self, leaf: Any) -> tuple[str, Any]:
         """A returned leaf that is not a tensor, as TF's ``tf.function`` returns it:
