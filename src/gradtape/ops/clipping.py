@@ -12,17 +12,10 @@ import numpy as np
 
 from . import reduce as _reduce
 from .elementwise import cast, greater, maximum, minimum, ones_like, sqrt, where
+from .operands import floating_operand
 from .registry import operand
 
 __all__ = ["clip_by_norm", "clip_by_global_norm"]
-
-
-def _real_floating(t: Any, what: str) -> Any:
-    t = operand(t)
-    if not np.issubdtype(t.dtype, np.floating):
-        raise TypeError(f"{what} must be a floating-point tensor, got {t.dtype}; cast it "
-                        "first (gt.cast(t, 'float32')).")
-    return t
 
 
 def _scalar_norm(clip_norm: Any, dtype: np.dtype) -> Any:
@@ -35,7 +28,7 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
     """TF's ``tf.clip_by_norm``: ``t * clip_norm / max(l2norm(t, axes), clip_norm)``,
     so the L2 norm over ``axes`` (all axes by default) is at most ``clip_norm``."""
     del name
-    t = _real_floating(t, "clip_by_norm's t")
+    t = floating_operand(t, "clip_by_norm's t", TypeError)
     clip_norm = _scalar_norm(clip_norm, t.dtype)
     l2sum = _reduce.reduce_sum(t * t, axes, keepdims=True)
     positive = greater(l2sum, 0.0)
@@ -66,7 +59,8 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = N
     del name
     if not isinstance(t_list, Sequence) or isinstance(t_list, str):
         raise TypeError(f"t_list should be a sequence of tensors, got {type(t_list).__name__}.")
-    values = [None if t is None else _real_floating(t, "each tensor of t_list") for t in t_list]
+    values = [None if t is None else floating_operand(t, "each tensor of t_list", TypeError)
+              for t in t_list]
     if use_norm is None:
         use_norm = global_norm(values)
     use_norm = operand(use_norm)

@@ -22,6 +22,7 @@ from .elementwise import relu as relu
 from .elementwise import sigmoid as sigmoid
 from .elementwise import softplus as softplus
 from .elementwise import tanh as tanh
+from .operands import floating_operand
 from .registry import Primitive, bind, operand, per_primitive
 
 __all__ = ["softmax", "log_softmax", "one_hot"]
@@ -274,15 +275,6 @@ def log_sigmoid(x: Any, name: str | None = None) -> Any:
 
 # --- moments, gelu, l2_normalize ---------------------------------------------------------
 
-def _floating(x: Any, what: str) -> Any:
-    """``x`` as a tensor, or ValueError (as TF) if it is not floating-point."""
-    x = operand(x)
-    if not np.issubdtype(x.dtype, np.floating):
-        raise ValueError(f"{what} must be a floating-point tensor, got {x.dtype}; cast it "
-                         "first (gt.cast(x, 'float32')).")
-    return x
-
-
 def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
             name: str | None = None) -> tuple[Any, Any]:
     """TF's ``tf.nn.moments``: ``(mean, variance)`` of ``x`` over ``axes`` (the population
@@ -314,7 +306,7 @@ def gelu(features: Any, approximate: bool = False, name: str | None = None) -> A
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``. The exact form needs erf, which
     gradtape has no op for: NotImplementedError."""
     del name
-    x = _floating(features, "gelu's features")
+    x = floating_operand(features, "gelu's features")
     if not approximate:
         raise NotImplementedError(
             "gt.nn.gelu(approximate=False) needs erf, which gradtape has no op for; call "
@@ -334,7 +326,7 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12,
     if np.issubdtype(x.dtype, np.complexfloating):
         raise TypeError("l2_normalize of complex tensors is not supported; normalize "
                         "gt.real(x) and gt.imag(x) yourself.")
-    x = _floating(x, "l2_normalize's x")
+    x = floating_operand(x, "l2_normalize's x")
     square_sum = _reduce.reduce_sum(x * x, axis, keepdims=True)
     # A tie sends maximum's gradient to square_sum, as TF's Maximum grad does.
     return x / sqrt(maximum(square_sum, epsilon))

@@ -65,3 +65,13 @@ def _checked_operand(value):
                          f"({type(value)}) to a Tensor. Use a Python or NumPy number, a "
                          "NumPy array or a tensor (float(value) for a Fraction or Decimal).")
     return value
+
+
+def floating_operand(x, what: str, error: type[Exception] = ValueError):
+    """``x`` as a tensor, or ``error`` (the type TF raises for that op) if it is not of a
+    real floating dtype."""
+    x = operand(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        raise error(f"{what} must be a floating-point tensor, got {x.dtype}; cast it "
+                    "first (gt.cast(x, 'float32')).")
+    return x
