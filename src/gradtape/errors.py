@@ -77,4 +77,5 @@ class FailedPreconditionError(OpError, RuntimeError):
 class UnknownError(OpError, RuntimeError):
     error_code = UNKNOWN
 
+
 __dir__ = public_dir(globals())  # what users see as gt.errors

@@ -139,7 +139,7 @@ class EntryMemo:
     def __init__(self, limit: int):
         self.limit = limit
         self._table: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        # Reentrant: building one derived program may derive another (nested.py).
+        # Reentrant: building one derived program may derive another (ad/nested.py).
         self._lock = threading.RLock()
 
     def get(self, entry: Any, key: Any) -> Any:
@@ -166,7 +166,7 @@ class EntryMemo:
 
 
 MAX_DERIVED_PER_ENTRY = 64  # one per number of rows a jacobian used, say
-# Batched backwards of an entry, by (rows, identity seeds) (jacobians.py).
+# Batched backwards of an entry, by (rows, identity seeds) (tape/jacobians.py).
 batched_entries = EntryMemo(MAX_DERIVED_PER_ENTRY)
-# Programs derived from a nested call op's entry: its VJP, its batched forms (nested.py).
+# Programs derived from a nested call op's entry: its VJP, its batched forms (ad/nested.py).
 derived_programs = EntryMemo(MAX_DERIVED_PER_ENTRY)

@@ -34,6 +34,7 @@ from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
 from ..ops.registry import Primitive, bind
+from ..passes.pipeline import optimize
 from .trace import TracedFunction, guard_holds, strip_reads
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
@@ -45,10 +46,6 @@ def _is_float(dtype: np.dtype) -> bool:
 
 
 def _optimize(program: Program) -> Program:
-    try:
-        from ..passes.pipeline import optimize
-    except ImportError:
-        return program
     try:
         return optimize(program)
     except Exception as exc:  # a pass bug must not cost a result: run unoptimized

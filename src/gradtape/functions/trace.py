@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..ad.nested import backward_call_p
 from ..core import nest
 from ..core.state import state, user_location
 from ..core.tensor import Tensor, _next_id, constant, wrap
@@ -224,7 +225,7 @@ class Tracer:
             else:
                 ins.append(self._raw(v))
         results = result if prim.multiple_results else (result,)
-        if prim is _backward_call_p():
+        if prim is backward_call_p:
             self._inline_backward(params["inner"], ins, results)
             return
         outs = []
@@ -236,7 +237,7 @@ class Tracer:
         self.eqns.append(Eqn(prim, ins, outs, params, user_location()))
 
     def _inline_backward(self, inner: Any, ins: list, results: tuple) -> None:
-        """An inner ``tape.gradient`` recorded as one ``backward_call`` (nested.py): write
+        """An inner ``tape.gradient`` recorded as one ``backward_call`` (ad/nested.py): write
         its backward Program's equations into the trace instead, so the traced function
         compiles to one generated function with its gradient inline."""
         program = inner.program
@@ -470,13 +471,6 @@ def _close(returned: Any) -> None:
         close()
 
 
-def _backward_call_p() -> Any:
-    """The nested-tape call primitive (nested.py), if this version has one."""
-    try:
-        from ..ad.nested import backward_call_p
-    except ImportError:
-        return None
-    return backward_call_p
 
 
 def _check_assignable(variable: Variable, value: Tensor) -> None:

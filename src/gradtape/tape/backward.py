@@ -201,7 +201,7 @@ def run_located(located: LocatedBackward, records: list, sources: Sequence[Tenso
 def call_located(hit: WholeTapeHit, records: list, sources: Sequence[Tensor],
                  output_grads: Sequence[Any]) -> list[Any]:
     """A whole-tape hit while tapes record: the inputs as tensors under the ids they
-    were recorded with, and the backward as one call op (nested.py)."""
+    were recorded with, and the backward as one call op (ad/nested.py)."""
     backward_cache.count_hit()
     seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g))
              for g, c in zip(output_grads, hit.connected) if g is not None and c]
@@ -241,7 +241,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         # Run op by op through the dispatcher so the outer tapes (or a @gt.function's
         # tracer) record this gradient.
         seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g)) for g in seeds]
-        # Nested tapes: the compiled backward, recorded as one call op (see nested.py).
+        # Nested tapes: the compiled backward, recorded as one call op (see ad/nested.py).
         called = nested.nested_gradients(trace, entry, sources, seeds)
         if called is not None:
             return called

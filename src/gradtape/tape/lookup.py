@@ -292,7 +292,7 @@ def remember_whole_tape(key: tuple, owner: Any, records: list, found: TraceHit) 
             kind = RECORDED_INPUT if origin[0] == "in" else RECORDED_OUTPUT
             feeds.append(Feed(kind, in_tape[origin[1]], origin[2]))
     connected = tuple(t is not None for t in trace.target_slots)
-    # trace.key names the structure in a nested call op (nested.py); it holds no arrays.
+    # trace.key names the structure in a nested call op (ad/nested.py); it holds no arrays.
     hit = WholeTapeHit(entry, tuple(feeds), connected, trace.key)
     with _whole_tapes_lock:
         _whole_tapes[key] = hit
