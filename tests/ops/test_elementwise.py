@@ -250,3 +250,40 @@ def test_sqrt_jvp_is_zero_where_the_tangent_is_zero():
 
 def test_sqrt_and_reciprocal_batch_with_their_zero_guard(check_batching):
     check_batching(lambda x: gt.sqrt(x) + gt.reciprocal(x), [np.array([0.5, 2.0, 3.0])])
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_guarded_rules_differentiate_without_nan_where_masked(compiled):
+    # std of a constant is sqrt(0): the guarded tangent there is 0 for every (x, v), so
+    # its derivative is 0 too (differentiating the masking `where` used to give 0 * inf).
+    def std_tangent(x, v):
+        return gt.jvp(np.std, (x,), (v,))[1]
+
+    x = np.full(3, 3.5)
+    with gt.config(compile=compiled):
+        _, vjp_fn = gt.vjp(std_tangent, x, np.array([0.3, -0.1, 0.2]))
+        grads = vjp_fn(np.float64(1.0))
+    for grad in grads:
+        np.testing.assert_array_equal(grad.numpy(), np.zeros(3))
+    # Away from the mask the second derivative is untouched.
+    y = np.array([1.0, 2.0, 4.0])
+    _, vjp_fn = gt.vjp(lambda x, v: gt.jvp(gt.sqrt, (x,), (v,))[1], y, np.ones(3))
+    gx, gv = vjp_fn(np.ones(3))
+    np.testing.assert_allclose(gx.numpy(), -0.25 * y ** -1.5)
+    np.testing.assert_allclose(gv.numpy(), 0.5 / np.sqrt(y))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_power_with_exponent_zero_has_zero_derivative_at_zero(compiled):
+    # x ** 0 is 1 everywhere; its derivative 0 * 0 ** -1 used to be NaN at x = 0.
+    with gt.config(compile=compiled), np.errstate(divide="ignore", invalid="ignore"):
+        assert gt.grad(lambda x: np.power(x, 0.0))(np.float64(0.0)).numpy() == 0.0
+        assert gt.grad(lambda x: x ** 0)(np.float64(0.0)).numpy() == 0.0
+        dx, dy = gt.grad(lambda x, y: np.power(x, y), argnums=(0, 1))(
+            np.float64(0.0), np.float64(0.0))
+        assert dx.numpy() == 0.0 and dy.numpy() == 0.0
+        assert gt.grad(gt.grad(lambda x, y: x ** y))(np.float64(0.0),
+                                                     np.float64(0.0)).numpy() == 0.0
+    # A nonzero tensor exponent keeps y * x ** (y - 1).
+    dx = gt.grad(lambda x, y: x ** y)(np.float64(2.0), np.float64(3.0))
+    assert dx.numpy() == 12.0

@@ -51,7 +51,7 @@ def _unary(name, impl, deriv, ufunc=None, *, guard_zero=False, vjp=None, jvp=Non
            template=None):
     """A differentiable elementwise op of one input: its rules come from ``deriv(x, y)``
     (the derivative from the input and the output) unless ``vjp`` and ``jvp`` are given;
-    ``guard_zero`` wraps them in ``_zero_where_zero``."""
+    ``guard_zero`` makes them 0 where the incoming (co)tangent is 0 (``_zero_guarded``)."""
     if vjp is None:
         vjp = lambda g, y, x: (g * conj(deriv(x, y)),)  # noqa: E731
         jvp = lambda ts, y, x: ts[0] * deriv(x, y)  # noqa: E731
@@ -82,17 +82,26 @@ def _softplus_impl(x):
 
 
 def _zero_guarded(vjp, jvp):
-    """Unary rules with ``_zero_where_zero`` around them (TF's SqrtGrad, RsqrtGrad and
-    ReciprocalGrad kernels: 0 where the incoming gradient is 0)."""
-    return (lambda g, y, x: (_zero_where_zero(g, vjp(g, y, x)[0]),),
-            lambda ts, y, x: _zero_where_zero(ts[0], jvp(ts, y, x)))
+    """Unary rules that give 0 where the incoming (co)tangent is 0: TF's SqrtGrad,
+    RsqrtGrad and ReciprocalGrad kernels, so a ``where`` that masks the branch at
+    ``sqrt(0)`` or ``1/0`` hides its infinite derivative."""
+    def guarded_vjp(g, y, x):
+        zero = equal(g, 0)
+        return (where(zero, 0, vjp(g, _safe_output(zero, y), x)[0]),)
+
+    def guarded_jvp(ts, y, x):
+        zero = equal(ts[0], 0)
+        return where(zero, 0, jvp(ts, _safe_output(zero, y), x))
+
+    return guarded_vjp, guarded_jvp
 
 
-def _zero_where_zero(incoming, scaled):
-    """``scaled`` (the incoming (co)tangent times a derivative), but 0 wherever
-    ``incoming`` is exactly 0: TF's sqrt and reciprocal gradients, so a ``where`` that
-    masks the branch at ``sqrt(0)`` or ``1/0`` hides its infinite derivative."""
-    return where(equal(incoming, 0), 0, scaled)
+def _safe_output(zero, y):
+    """``y`` with 1 where the incoming (co)tangent is 0. The guarded rules read the
+    derivative from ``y`` (``0.5 / y``, ``-y**2``): at ``sqrt(0)`` an infinite derivative
+    times the zero cotangent of the masked branch would make the NEXT derivative NaN
+    (differentiating a ``where``); with ``y`` replaced there, it is 0."""
+    return where(zero, 1, y)
 
 
 _LN2 = math.log(2.0)
@@ -331,8 +340,13 @@ def _pow_dx(x, y, out):
         # x ** c: the derivative c * x ** (c - 1), folded at trace time.
         if exponent == 2:
             return x * 2.0
+        if exponent == 0:  # x ** 0 is 1 everywhere: 0, not 0 * 0 ** -1 = NaN at x = 0
+            return zeros_like(x)
         return power(x, exponent - 1) * exponent
-    return y * power(x, y - 1)
+    # Where y == 0 the derivative is 0, also at x == 0 (as JAX and autograd give); x is
+    # replaced by 1 there so that the next derivative is not 0 * inf either.
+    zero_exponent = equal(y, 0)
+    return where(zero_exponent, 0, y * power(where(zero_exponent, 1.0, x), y - 1))
 
 
 def _pow_dy(x, y, out):
