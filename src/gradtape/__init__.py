@@ -45,6 +45,7 @@ from .namespaces import attribute_namespace, public_dir
 from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
 from .ops.linalg import namespace as linalg
+from .ops.fft import namespace as signal
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
@@ -115,6 +116,7 @@ __all__ = [
     "range",
     "rank",
     "shape",
+    "signal",
     "size",
     "stop_gradient",
     "uint8",

@@ -11,6 +11,7 @@ from . import (
            arrange,
            clipping,
            elementwise,
+           fft,
            index,
            linalg,
            nn,
