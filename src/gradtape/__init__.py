@@ -44,8 +44,8 @@ from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
 from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
-from .ops.linalg import namespace as linalg
 from .ops.fft import namespace as signal
+from .ops.linalg import namespace as linalg
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
