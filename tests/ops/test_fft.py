@@ -127,13 +127,12 @@ def test_complex_gradient_follows_tfs_conjugate_convention(call):
 
 
 def test_rfft_and_irfft_gradients_have_the_hermitian_weights():
-    # d/dx sum(real(rfft(x))) counts the paired frequencies twice: for n = 4 the kept
-    # frequencies 0, 1, 2 weigh 1, 1/2... in irfft's adjoint; check exact numbers.
+    # sum_k real(X_k) over the kept frequencies k = 0, 1, 2 of n = 4: its derivative in
+    # x_j is sum_k cos(2 pi k j / 4), which rfft's VJP (irfft of halved cotangents) gives.
     x = gt.constant(np.arange(4.0))
     with gt.GradientTape() as tape:
         tape.watch(x)
         y = gt.reduce_sum(gt.real(np.fft.rfft(x)))
-    # sum_k real(X_k) for k = 0, 1, 2 is 4 x0 + x1 - x3... per element: cos sums
     expected = sum(np.cos(2 * np.pi * k * np.arange(4) / 4) for k in range(3))
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, atol=1e-12)
     spectrum = gt.constant(np.array([1.0, 2.0 + 1j, 3.0 - 2j]))
