@@ -44,6 +44,7 @@ from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
 from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
+from .ops.fft import namespace as signal
 from .ops.linalg import namespace as linalg
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
@@ -115,6 +116,7 @@ __all__ = [
     "range",
     "rank",
     "shape",
+    "signal",
     "size",
     "stop_gradient",
     "uint8",

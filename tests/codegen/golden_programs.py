@@ -76,10 +76,23 @@ def nested_tapes():
     return outer, curvature, [x]
 
 
+def fourier():
+    """np.fft on tensors: the backward of a transform is its adjoint transform."""
+    rng = _rng()
+    x = gt.Variable(rng.standard_normal((4, 6)))
+    lowpass = np.exp(-np.arange(4.0))
+    with gt.GradientTape(persistent=True) as tape:
+        smooth = np.fft.irfft(np.fft.rfft(x, axis=1) * lowpass, n=6, axis=1)
+        spectrum = np.fft.fftshift(np.fft.fft2(x, norm="ortho"))
+        loss = gt.reduce_sum(smooth * smooth) + gt.reduce_sum(gt.abs(spectrum))
+    return tape, loss, [x]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
     "broadcasting": broadcasting,
     "indexing": indexing,
     "nested_tapes": nested_tapes,
+    "fourier": fourier,
 }

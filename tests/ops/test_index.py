@@ -281,3 +281,10 @@ def test_batching_composites(check_batching):
     check_batching(lambda x, i: gt.take_along_axis(x, i, 1), [X, np.zeros((4, 2, 6), int)])
     check_batching(lambda x, i: gt.gather(x, i, axis=2, batch_dims=1), [X, np.ones((4, 3), int)])
     check_batching(lambda x, i: gt.take(x, i, axis=-1), [X, I2])
+
+
+def test_a_tuple_inside_the_index_is_an_index_array_like_numpys():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    index = ((0, 1, 0), (2, 2, 1))
+    np.testing.assert_array_equal(gt.constant(x)[index].numpy(), x[index])
+    check_grads(lambda t: t[(1, 0), :, (3, 3)] * t[(1, 0), :, (3, 3)], [x], order=2)

@@ -11,6 +11,7 @@ from . import (
            arrange,
            clipping,
            elementwise,
+           fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
            index,
            linalg,
            nn,

@@ -315,8 +315,8 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
                     f"{e.dtype}."
                 )
             entries.append(e)
-        elif isinstance(e, (Tensor, np.ndarray, list)):
-            entries.append(_index_array(e))
+        elif isinstance(e, (Tensor, np.ndarray, list, tuple)):  # NumPy: a tuple inside
+            entries.append(_index_array(e))  # the index is a sequence, like a list
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None (`np.newaxis`) and "
