@@ -7,6 +7,7 @@ differentiated. Inputs are seeded: values are deterministic too.
 """
 
 import numpy as np
+import pytest
 
 import gradtape as gt
 
@@ -76,10 +77,24 @@ def nested_tapes():
     return outer, curvature, [x]
 
 
+def special_functions():
+    pytest.importorskip("scipy")
+    import scipy.special as sp
+
+    rng = _rng()
+    x = gt.constant(rng.uniform(0.5, 2.0, (4, 3)))
+    w = gt.Variable(rng.uniform(0.5, 2.0, (3,)))
+    with gt.GradientTape(persistent=True) as tape:
+        h = gt.nn.gelu(x * w)
+        loss = gt.reduce_sum(sp.gammaln(h + 1.0) + sp.xlogy(x, w) + gt.math.log_ndtr(x))
+    return tape, loss, [w]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
     "broadcasting": broadcasting,
     "indexing": indexing,
     "nested_tapes": nested_tapes,
+    "special_functions": special_functions,
 }
