@@ -24,10 +24,8 @@ import numpy as np
 from ..core.gradient_drops import is_watched
 from ..core.tensor import Tensor
 from . import erf_numpy
-from .elementwise import (
-    conj, cos, exp, log, log1p, not_equal, sign, sin, zeros_like,
-)
 from .elementwise import cast as _cast
+from .elementwise import conj, cos, exp, log, log1p, not_equal, sign, sin, zeros_like
 from .numpy_dispatch import register_lazy_ufuncs, register_ufunc
 from .operands import _NUMPY1, _OPERAND_TYPES, _PLAIN_OPERANDS, _checked_operand, weak_scalars
 from .registry import Primitive, bind, operand
