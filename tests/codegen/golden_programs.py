@@ -7,7 +7,6 @@ differentiated. Inputs are seeded: values are deterministic too.
 """
 
 import numpy as np
-import pytest
 
 import gradtape as gt
 
@@ -78,6 +77,8 @@ def nested_tapes():
 
 
 def special_functions():
+    import pytest  # here, not above: the line numbers of the other programs are pinned
+
     pytest.importorskip("scipy")
     import scipy.special as sp
 

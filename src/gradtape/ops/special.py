@@ -61,6 +61,12 @@ def primitive(name: str) -> Primitive:
     return prim
 
 
+def lazy_primitive(name: str) -> Primitive | None:
+    """The primitive ``name`` of this family, or None: how generated modules imported in
+    a new process find an implementation (``codegen.runtime.primitive_impl``)."""
+    return primitive(name) if name in _BUILDERS else None
+
+
 def _shaped(x) -> bool:
     return getattr(x, "shape", None) is not None
 
@@ -160,10 +166,20 @@ def _erf_impl(scipy_name: str, fallback: Callable[..., Any]) -> Callable[[], Any
     return impl
 
 
+def _erf_numpy(x):
+    return erf_numpy.erf(x)
+
+
+def _erfc_numpy(x):
+    return erf_numpy.erfc(x)
+
+
+# (The NumPy fallbacks are defined here, so that generated code finds them through
+# this module's primitives.)
 erf = _define("erf", 1, lambda y, x: (exp(-(x * x)) * _TWO_OVER_SQRT_PI,),
-              impl=_erf_impl("erf", erf_numpy.erf))
+              impl=_erf_impl("erf", _erf_numpy))
 erfc = _define("erfc", 1, lambda y, x: (exp(-(x * x)) * -_TWO_OVER_SQRT_PI,),
-               impl=_erf_impl("erfc", erf_numpy.erfc))
+               impl=_erf_impl("erfc", _erfc_numpy))
 erfinv = _define("erfinv", 1, lambda y, x: (exp(y * y) * _SQRT_PI_OVER_2,))
 erfcinv = _define("erfcinv", 1, lambda y, x: (exp(y * y) * -_SQRT_PI_OVER_2,))
 ndtr = _define("ndtr", 1, lambda y, x: (exp(x * x * -0.5) * _ONE_OVER_SQRT_2PI,))
