@@ -88,6 +88,21 @@ def fourier():
     return tape, loss, [x]
 
 
+def special_functions():
+    import pytest  # here, not above: the line numbers of the other programs are pinned
+
+    pytest.importorskip("scipy")
+    import scipy.special as sp
+
+    rng = _rng()
+    x = gt.constant(rng.uniform(0.5, 2.0, (4, 3)))
+    w = gt.Variable(rng.uniform(0.5, 2.0, (3,)))
+    with gt.GradientTape(persistent=True) as tape:
+        h = gt.nn.gelu(x * w)
+        loss = gt.reduce_sum(sp.gammaln(h + 1.0) + sp.xlogy(x, w) + gt.math.log_ndtr(x))
+    return tape, loss, [w]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
@@ -95,4 +110,5 @@ PROGRAMS = {
     "indexing": indexing,
     "nested_tapes": nested_tapes,
     "fourier": fourier,
+    "special_functions": special_functions,
 }

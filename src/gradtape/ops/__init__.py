@@ -19,6 +19,7 @@ from . import (
            scan,
            shape,
            sorting,
+           special,  # noqa: F401  (its names stay in gradtape.ops.special)
            stacking,
 )
 from .arrange import *  # noqa: F403
