@@ -114,3 +114,23 @@ def dispatch_function(func, args, kwargs):
 
 # Tensors route NumPy's protocols through this module.
 _tensor.install_numpy_dispatch(sys.modules[__name__])
+
+
+def supported_names() -> dict[str, list[str]]:
+    """The NumPy functions and ufuncs with gradtape rules, and the inspection-only ones,
+    by qualified name (``numpy.sin``, ``numpy.linalg.svd``): what docs/api.md lists."""
+
+    def qualified(f: Any) -> str:
+        module = getattr(f, "__module__", None) or "numpy"
+        if isinstance(f, np.ufunc) or module.startswith("numpy._") or module == "numpy":
+            module = "numpy"
+        module = module.replace("numpy.fft._pocketfft", "numpy.fft")
+        module = module.replace("numpy.linalg._linalg", "numpy.linalg")
+        module = module.replace("numpy.linalg.linalg", "numpy.linalg")
+        return f"{module}.{f.__name__}"
+
+    numpy_ufuncs = [u for u in _UFUNCS if getattr(np, u.__name__, None) is u]
+    return {
+        "differentiable": sorted({qualified(f) for f in [*_FUNCTIONS, *numpy_ufuncs]}),
+        "inspection": sorted({qualified(f) for f in _INSPECTION}),
+    }
