@@ -290,7 +290,7 @@ def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,  # noq
             results = fn(tensors)
     else:
         results = list(bind(prim, *tensors, call=PyCall(name, fn)))
-        tracer.keep([tracer.value_of(r) for r in results])  # run on every call
+        tracer.keep([tracer.value_of(results[0])])  # run on every call, used or not
     results = results[:len(dtypes)]  # without the token of a function with no results
     return results[0] if single else results
 
