@@ -4,9 +4,9 @@ compiled vs interpreted, jacobians, forward mode)."""
 
 import numpy as np
 import pytest
-from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
 
 import gradtape as gt
+from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
 
 
 def sin_times(a, b):

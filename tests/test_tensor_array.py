@@ -3,9 +3,9 @@ nested tapes, @gt.function compiled and interpreted, jacobians, forward mode).""
 
 import numpy as np
 import pytest
-from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
 
 import gradtape as gt
+from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
 
 # --- values and TF's API -------------------------------------------------------------------
 
