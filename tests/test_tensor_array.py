@@ -235,3 +235,15 @@ def test_jacobian_and_forward_mode_through_a_loop():
     np.testing.assert_allclose(tape.jacobian(y, x).numpy(), expected, rtol=1e-12)
     _, tangent = gt.jvp(f, [x], [gt.constant(np.array([1.0, 0.0]))])
     np.testing.assert_allclose(tangent.numpy(), expected[..., 0], rtol=1e-12)
+
+
+def test_an_array_made_outside_a_function_cannot_be_written_inside():
+    outside = gt.TensorArray(gt.float32, size=2)
+
+    @gt.function
+    def f(x):
+        outside.write(0, x)  # its element would be the trace's tensor on later calls
+        return x
+
+    with pytest.raises(NotImplementedError, match="created outside @gt.function"):
+        f(gt.constant(1.0))

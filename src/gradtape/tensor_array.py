@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .core.state import state
 from .core.tensor import Tensor, concrete_value, constant, convert_to_tensor
 from .core.tensor_shape import TensorShape
 from .dtypes import DType, as_dtype
@@ -53,6 +54,19 @@ class TensorArray:
         self._element_shape = _as_partial_shape(element_shape)
         self._elements: list[Tensor | None] = [None] * _as_size(size)
         self._read_indices: set[int] = set()
+        # The @gt.function trace it was made in (None: eagerly): only there may it change.
+        self._tracer = state.tracer
+
+    def _check_changeable(self, doing: str) -> None:
+        """A TensorArray made outside a trace and written inside it (or the other way)
+        would keep the trace's tensors, stale on the calls that reuse the trace."""
+        if state.tracer is not self._tracer:
+            where = "outside" if self._tracer is None else "inside another"
+            raise NotImplementedError(
+                f"TensorArray.{doing}: this TensorArray was created {where} @gt.function "
+                "trace than the code changing it, so its elements would not follow later "
+                "calls. Create the TensorArray in the function that writes it, and pass "
+                "tensors (ta.stack()) in and out of @gt.function.")
 
     # --- properties ---------------------------------------------------------------------
     @property
@@ -84,6 +98,7 @@ class TensorArray:
         return self
 
     def _write(self, index: int, value: Any) -> None:
+        self._check_changeable("write")
         if index < 0:
             raise OutOfRangeError(f"Writing to negative indices (index {index}) is not "
                                   "allowed.")
@@ -191,6 +206,7 @@ class TensorArray:
         return self
 
     def _replace(self, tensors: list) -> None:
+        self._check_changeable("unstack")
         self._elements = list(tensors)
         self._read_indices.clear()
         if self._infer_shape and tensors and len({tuple(t.shape) for t in tensors}) == 1:
@@ -201,6 +217,8 @@ class TensorArray:
         """The element at ``index`` (the tensor written there: gradients flow to it)."""
         del name
         index = _as_index(index, "read")
+        if self._clear_after_read:  # the read changes the array
+            self._check_changeable("read")
         self._check_in_range(index, "read from")
         tensor = self._elements[index]
         if tensor is None:
