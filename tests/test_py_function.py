@@ -233,3 +233,4 @@ def test_batching_rule_runs_func_once_per_element():
     vectorized = batching.batch_program(program, [True, False], 3)
     result = interpreter.run(vectorized, values)[0]
     np.testing.assert_array_equal(result, values[0] ** 2 + 0.5)
+    assert [e.prim for e in vectorized.eqns] == [py_function_p]  # its rule, no fallback
