@@ -38,6 +38,7 @@ from .dtypes import (
 )
 from .functions.api import function
 from .functions.printing import tf_print as print  # noqa: A001 - TF's name
+from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
 from .math_ns import namespace as math
 from .module import Module, name_scope
@@ -48,6 +49,7 @@ from .ops.fft import namespace as signal
 from .ops.linalg import namespace as linalg
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
+from .tensor_array import TensorArray
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
@@ -71,6 +73,7 @@ __all__ = [
     "Module",
     "Tensor",
     "TensorShape",
+    "TensorArray",
     "TensorSpec",
     "UnconnectedGradients",
     "Variable",
@@ -109,9 +112,11 @@ __all__ = [
     "math",
     "nn",
     "name_scope",
+    "numpy_function",
     "ones",
     "optimizers",
     "print",
+    "py_function",
     "random",
     "range",
     "rank",

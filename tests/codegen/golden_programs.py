@@ -103,6 +103,21 @@ def special_functions():
     return tape, loss, [w]
 
 
+def tensor_array_rnn():
+    """TF's loop idiom: each step's state written to a TensorArray, then stacked."""
+    rng = _rng()
+    x = gt.constant(rng.standard_normal((3, 4)).astype(np.float32))
+    w = gt.Variable(rng.standard_normal((4, 4)).astype(np.float32) * 0.5)
+    with gt.GradientTape(persistent=True) as tape:
+        states = gt.TensorArray(gt.float32, size=3)
+        state = gt.zeros([4])
+        for i in range(3):
+            state = gt.tanh(gt.linalg.matvec(w, state) + x[i])
+            states = states.write(i, state)
+        loss = gt.reduce_sum(gt.square(states.stack()))
+    return tape, loss, [w]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
@@ -111,4 +126,5 @@ PROGRAMS = {
     "nested_tapes": nested_tapes,
     "fourier": fourier,
     "special_functions": special_functions,
+    "tensor_array_rnn": tensor_array_rnn,
 }

@@ -116,6 +116,7 @@ class Tracer:
         self.read_objects: dict[int, Any] = {}  # what Python got from a value read
         self.pinned: list[Any] = []  # arrays whose ids are keys above: kept alive
         self.prints: list[Any] = []  # gt.print calls (PrintRecord), printed at each call
+        self.kept: list[Var] = []  # results of ops run for their effects (py_function)
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -257,6 +258,10 @@ class Tracer:
             self.env[t._id] = var
             self._remember_array(t._value, var)
 
+    def keep(self, values: list[Var]) -> None:
+        """Compute ``values`` on every call even if nothing uses them (py_function)."""
+        self.kept += [v for v in values if isinstance(v, Var)]
+
     def on_read(self, tensor: Tensor, kind: str, result: Any) -> None:
         """Python read ``tensor``'s value as ``kind`` and got ``result``: a guard."""
         if not isinstance(result, (bool, int)):  # small ints and bools are shared objects
@@ -364,6 +369,7 @@ class Tracer:
         for record in self.prints:  # printed on every call: outputs, never dead code
             record.indices = list(range(len(outputs), len(outputs) + len(record.values())))
             outputs += record.values()
+        outputs += self.kept  # computed on every call even if unused: never dead code
         inputs, sources = [], []
         for kind in ("arg", "var", "capture", "const"):
             for var, ref in self.inputs[kind]:
