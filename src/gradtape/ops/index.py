@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.state import state
 from ..core.tensor import Tensor, concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
@@ -213,9 +214,20 @@ def _is_int_scalar(entry: Any) -> bool:
         return False
     if isinstance(entry, (int, np.integer)):
         return True
+    if isinstance(entry, Tensor) and state.tracer is not None:
+        return False  # a program input while tracing (_index_tensor), not a Python int
     if isinstance(entry, (Tensor, np.ndarray)):
         return entry.ndim == 0 and np.issubdtype(entry.dtype, np.integer)
     return False
+
+
+def _index_tensor(entry: Tensor) -> Tensor | None:
+    """An integer tensor used as an index, as it is: an input of the indexing op, so a
+    ``@gt.function`` trace takes its value at each call instead of guarding on it.
+    ``None`` for other dtypes (boolean masks, the errors of _index_array)."""
+    if np.issubdtype(entry.dtype, np.integer):
+        return entry
+    return None
 
 
 def _index_array(entry: Any) -> np.ndarray:
@@ -315,6 +327,8 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
                     f"{e.dtype}."
                 )
             entries.append(e)
+        elif isinstance(e, Tensor) and _index_tensor(e) is not None:
+            entries.append(e)
         elif isinstance(e, (Tensor, np.ndarray, list)):
             entries.append(_index_array(e))
         else:
@@ -335,7 +349,7 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
             template.append(_slice_entry(e))
         elif e is None or e is Ellipsis:
             template.append(e)
-        elif isinstance(e, IRValue):
+        elif isinstance(e, (IRValue, Tensor)):
             add_array(e)
         elif isinstance(e, np.ndarray) and e.dtype == bool:
             for a in np.nonzero(e):
@@ -380,6 +394,8 @@ def index_axis(x: Any, axis: int, entry: Any) -> Any:
 
 def _int_indices(indices: Any) -> Any:
     if isinstance(indices, IRValue):
+        return indices
+    if isinstance(indices, Tensor) and _index_tensor(indices) is not None:
         return indices
     arr = _index_array(indices)
     if arr.dtype == bool:
@@ -510,7 +526,10 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     depth = idx.shape[-1]
     if depth > len(params.shape):
         raise InvalidArgumentError(f"indices.shape[-1]={depth} exceeds the rank of params.")
-    arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
+    if isinstance(idx, Tensor):  # index columns by ops: program values under a trace
+        arrays = tuple(index_axis(idx, idx.ndim - 1, k) for k in range(depth))
+    else:
+        arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
     template = tuple(("array", k) for k in range(depth))
     return bind(getitem_p, params, *arrays, index=template)
 
