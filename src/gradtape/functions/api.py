@@ -213,8 +213,11 @@ class Function:
         concretes = self._cache.get(key)
         if concretes:
             for fn in concretes:
-                outs = fn.execute(values, taping)
-                if not fn.guards or fn.guards_hold(outs):
+                # A trace with guards may not fit these values (a guarded count fixed
+                # shapes): None, then another trace; a real error raises when retracing.
+                outs = fn.execute(values, taping) if not fn.guards \
+                    else fn.try_execute(values, taping)
+                if outs is not None and (not fn.guards or fn.guards_hold(outs)):
                     self._recent.append(False)
                     try:  # the most recently used signature (self._used, inlined)
                         self._cache.move_to_end(key)
@@ -351,7 +354,8 @@ class Function:
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
         for fn in list(self._cache.get(key, ())):
-            if fn.guards_hold(fn.execute(values, taping=False)):
+            outs = fn.try_execute(values, taping=False)
+            if outs is not None and fn.guards_hold(outs):
                 self._used(key)
                 return fn
         return self._trace(key, args, kwargs, "get_concrete_function")

@@ -29,7 +29,7 @@ from ..core import nest
 from ..core.config import options
 from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
-from ..ir import builder
+from ..ir import builder, interpreter
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
@@ -85,6 +85,19 @@ class _Compiled(CompiledRunner):
         return self.compile(_for_codegen(self.program), self.title)
 
     __call__ = CompiledRunner.run  # the per-call hot path: no extra call
+
+    def try_run(self, args: Sequence[Any]) -> Sequence[Any] | None:
+        """``run``, but ``None`` where it raises, without falling back to the interpreter
+        (which would take the generated code for wrong): the caller tries another trace."""
+        compiled = self.compiled
+        if options.compile and compiled is None:
+            compiled = self._maybe_compile()
+        try:
+            if compiled is not None and options.compile:
+                return compiled.function(*args)
+            return interpreter.run(self.program, args)
+        except Exception:  # noqa: BLE001 - the caller traces again, raising it if real
+            return None
 
     @property
     def source(self) -> str:
@@ -320,6 +333,16 @@ class ConcreteFunction:
         if taping:
             return self.gradient().residual_forward(arrays)
         return self.forward(arrays)
+
+    def try_execute(self, values: list[Any], taping: bool) -> Sequence[Any] | None:
+        """``execute``, or ``None`` if the trace raised on these values. For a trace with
+        guards: a guarded count (a boolean mask's) fixed shapes that may no longer fit."""
+        if self._args_only:
+            arrays = values
+        else:
+            arrays = values + [v._value for v in self.variables] + self.fixed_values
+        runner = self.gradient().residual_forward if taping else self.forward
+        return runner.try_run(arrays)
 
     def guards_hold(self, outs: Sequence[Any]) -> bool:
         for index, kind, expected in self.guards:

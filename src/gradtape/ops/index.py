@@ -223,11 +223,35 @@ def _is_int_scalar(entry: Any) -> bool:
 
 def _index_tensor(entry: Tensor) -> Tensor | None:
     """An integer tensor used as an index, as it is: an input of the indexing op, so a
-    ``@gt.function`` trace takes its value at each call instead of guarding on it.
-    ``None`` for other dtypes (boolean masks, the errors of _index_array)."""
+    ``@gt.function`` trace takes its value at each call instead of guarding on it. A
+    boolean mask too while tracing (``_mask_indices``). ``None`` for anything else
+    (eager masks become arrays; _index_array raises for other dtypes)."""
     if np.issubdtype(entry.dtype, np.integer):
         return entry
+    if entry.dtype == bool and entry.ndim > 0 and state.tracer is not None:
+        return entry
     return None
+
+
+def _is_mask(entry: Any) -> bool:
+    return isinstance(entry, (np.ndarray, Tensor)) and entry.dtype == bool
+
+
+# ``nonzero(mask)``: NumPy's ``np.nonzero``, one index array per axis of the mask. Its
+# output shape depends on the mask's value (the count of True): only traces make it,
+# with a guard on that count (``_mask_indices``). No vjp: indices are integers.
+nonzero_p = Primitive("nonzero", np.nonzero, multiple_results=True)
+
+
+def _mask_indices(mask: Tensor) -> tuple:
+    """The indices of a boolean mask's True entries, computed by an op on the mask so a
+    ``@gt.function`` trace takes the mask at each call. The number of them fixes every
+    shape after it, so Python reads that count (a guard) and not the whole mask."""
+    from .elementwise import cast
+    from .reduce import sum as reduce_sum
+
+    int(reduce_sum(cast(mask, np.int64)))  # the guard: a new count traces again
+    return bind(nonzero_p, mask)
 
 
 def _index_array(entry: Any) -> np.ndarray:
@@ -252,7 +276,7 @@ def _consumed(entry: Any) -> int:
     """How many dimensions of ``x`` an index entry uses up."""
     if entry is None or entry is Ellipsis:
         return 0
-    if isinstance(entry, np.ndarray) and entry.dtype == bool:
+    if _is_mask(entry):
         return entry.ndim
     return 1
 
@@ -271,9 +295,9 @@ def _check_masks(entries: list, x_shape: tuple) -> None:
     for e in entries:
         if e is Ellipsis:
             dim += ndim - used
-        elif isinstance(e, np.ndarray) and e.dtype == bool:
+        elif _is_mask(e):
             expected = tuple(x_shape[dim:dim + e.ndim])
-            if e.shape != expected:
+            if tuple(e.shape) != expected:
                 raise IndexError(
                     f"boolean index of shape {e.shape} does not match the indexed "
                     f"dimensions {expected} (tensor shape {tuple(x_shape)}, from axis {dim})."
@@ -349,6 +373,9 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
             template.append(_slice_entry(e))
         elif e is None or e is Ellipsis:
             template.append(e)
+        elif isinstance(e, Tensor) and e.dtype == bool:
+            for a in _mask_indices(e):
+                add_array(a)
         elif isinstance(e, (IRValue, Tensor)):
             add_array(e)
         elif isinstance(e, np.ndarray) and e.dtype == bool:
@@ -539,6 +566,8 @@ def boolean_mask(tensor: Any, mask: Any, axis: int | None = None,
     """TF's ``tf.boolean_mask``: the elements (or slices from ``axis``) where mask holds."""
     del name
     tensor = operand(tensor)
-    mask = np.asarray(concrete_value(mask) if isinstance(mask, Tensor) else mask, dtype=bool)
+    if not (isinstance(mask, Tensor) and mask.dtype == bool):  # a bool tensor: an input
+        mask = np.asarray(concrete_value(mask) if isinstance(mask, Tensor) else mask,
+                          dtype=bool)
     axis = 0 if axis is None else _shape._normalize_axis(int(axis), len(tensor.shape))
     return getitem(tensor, (slice(None),) * axis + (mask,))

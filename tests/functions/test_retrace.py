@@ -1,0 +1,124 @@
+"""@gt.function retracing: integer tensors used as labels or indices are program inputs
+(no guard on their values), boolean masks guard only on their count, and the retracing
+warning names its cause."""
+
+import logging
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradient_checks import assert_vjp_matches_differences
+
+
+def _dataset(rng, steps, batch=16, features=6, classes=4):
+    xs = [rng.normal(size=(batch, features)) for _ in range(steps)]
+    ys = [rng.integers(0, classes, size=batch).astype(np.int32) for _ in range(steps)]
+    return xs, ys
+
+
+def _train(step_fn, xs, ys, classes=4):
+    """Run ``step_fn`` over the data with fresh float64 parameters: losses, parameters."""
+    w = gt.Variable(np.linspace(-1.0, 1.0, xs[0].shape[1] * classes).reshape(-1, classes))
+    b = gt.Variable(np.zeros(classes))
+    opt = gt.keras.optimizers.SGD(learning_rate=0.2)
+
+    def step(x, y):
+        with gt.GradientTape() as tape:
+            logits = gt.matmul(x, w) + b
+            loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients(zip(grads, [w, b]))
+        return loss
+
+    fn = step_fn(step)
+    losses = [float(fn(gt.constant(x), gt.constant(y))) for x, y in zip(xs, ys)]
+    return np.array(losses), w.numpy(), b.numpy(), fn
+
+
+def test_sparse_cross_entropy_train_step_traces_once(compile_mode):
+    xs, ys = _dataset(np.random.default_rng(0), 80)
+    eager_losses, eager_w, eager_b, _ = _train(lambda f: f, xs, ys)
+    losses, w, b, fn = _train(gt.function, xs, ys)
+    assert fn.experimental_get_tracing_count() == 1
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-12)
+    np.testing.assert_allclose(w, eager_w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(b, eager_b, rtol=1e-12, atol=1e-14)
+
+
+def test_out_of_range_labels_raise_on_a_later_call(compile_mode):
+    @gt.function
+    def loss(logits, labels):
+        return gt.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+    logits = gt.constant(np.zeros((2, 3)))
+    np.testing.assert_allclose(loss(logits, gt.constant([0, 2])).numpy(), [np.log(3.0)] * 2)
+    with pytest.raises(gt.errors.InvalidArgumentError, match=r"label value of 3 .*\[0, 3\)"):
+        loss(logits, gt.constant([0, 3]))
+    assert loss.experimental_get_tracing_count() == 1
+
+
+INDEXERS = {
+    "getitem": lambda x, i: x[i],
+    "getitem_with_slice": lambda x, i: x[:, i[:2]],
+    "scalar_getitem": lambda x, i: x[i[0]],
+    "take": lambda x, i: np.take(x, i, axis=1),
+    "gather": lambda x, i: gt.gather(x, i, axis=0),
+    "gather_nd": lambda x, i: gt.gather_nd(x, gt.stack([i, i[::-1]], axis=-1)),
+    "take_along_axis": lambda x, i: np.take_along_axis(x, gt.reshape(i, (-1, 1)), axis=1),
+    "argsort_gather": lambda x, i: gt.gather(x, gt.argsort(gt.cast(i, gt.float64))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXERS))
+def test_changing_index_tensors_do_not_retrace(compile_mode, name):
+    index_fn = INDEXERS[name]
+
+    def f(x, i):
+        return gt.reduce_sum(gt.sin(index_fn(x, i)) * index_fn(x, i))
+
+    traced = gt.function(f)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, 4))
+    for _ in range(6):
+        i = rng.integers(0, 4, size=4).astype(np.int32)
+        got = traced(gt.constant(x), gt.constant(i))
+        np.testing.assert_allclose(got.numpy(), f(gt.constant(x), gt.constant(i)).numpy(),
+                                   rtol=1e-13)
+        xt = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xt)
+            y = traced(xt, gt.constant(i))
+        grad = tape.gradient(y, xt)
+        assert_vjp_matches_differences(lambda a, i=i: f(a, gt.constant(i)), [x], np.ones(()),
+                                       [grad.numpy()], rng)
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def _masked(x, m):
+    return gt.reduce_sum(x[m] ** 2) + gt.reduce_sum(gt.boolean_mask(x, m[:, 0]))
+
+
+def test_boolean_masks_guard_on_their_count_only(compile_mode):
+    traced = gt.function(_masked)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4, 3))
+    counts = []
+    for step in range(8):
+        # the same counts (6 in the mask, 2 in its first column) for the first 5 calls
+        m = np.zeros((4, 3), bool)
+        m[:2, 0] = True
+        m[rng.permutation(4)[:2], 1:] = True
+        if step >= 5:
+            m[2, 0] = True  # 3 in the first column: a new count
+        counts.append(traced.experimental_get_tracing_count())
+        mt = gt.constant(m)
+        xt = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xt)
+            y = traced(xt, mt)
+        want = (x[m] ** 2).sum() + x[m[:, 0]].sum()
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-13)
+        grad = tape.gradient(y, xt)
+        np.testing.assert_allclose(grad.numpy(), 2 * x * m + m[:, :1], rtol=1e-13)
+    assert counts == [0, 1, 1, 1, 1, 1, 2, 2]
