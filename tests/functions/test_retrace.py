@@ -66,6 +66,7 @@ INDEXERS = {
     "gather": lambda x, i: gt.gather(x, i, axis=0),
     "gather_nd": lambda x, i: gt.gather_nd(x, gt.stack([i, i[::-1]], axis=-1)),
     "take_along_axis": lambda x, i: np.take_along_axis(x, gt.reshape(i, (-1, 1)), axis=1),
+    "roll": lambda x, i: gt.roll(x, i[0], axis=1) + np.roll(x, i[:2] - 1, axis=[0, 1]),
     "argsort_gather": lambda x, i: gt.gather(x, gt.argsort(gt.cast(i, gt.float64))),
 }
 
