@@ -123,3 +123,79 @@ def test_boolean_masks_guard_on_their_count_only(compile_mode):
         grad = tape.gradient(y, xt)
         np.testing.assert_allclose(grad.numpy(), 2 * x * m + m[:, :1], rtol=1e-13)
     assert counts == [0, 1, 1, 1, 1, 1, 2, 2]
+
+
+# --- the retracing warning names its cause ---------------------------------------------
+
+def _warnings(caplog, fn, calls):
+    with caplog.at_level(logging.WARNING, logger="gradtape"):
+        for args in calls:
+            fn(*args)
+    return [r.getMessage() for r in caplog.records if "retracing" in r.getMessage()]
+
+
+def test_warning_names_the_nested_argument_that_changed(caplog):
+    @gt.function
+    def step(x, config):
+        return x * config["scales"][1]
+
+    x = gt.constant([1.0, 2.0])
+    messages = _warnings(caplog, step, [(x, {"scales": (1.0, float(k))}) for k in range(5)])
+    assert len(messages) == 1
+    assert messages[0].startswith("5 out of the last 5 calls to <gt.function step> "
+                                  "triggered tf.function retracing. Tracing is expensive")
+    assert "  - the first call\n" in messages[0]
+    assert "argument `config['scales'][1]` changed: Python float 3.0 -> Python float 4.0" \
+        in messages[0]
+
+
+def test_warning_names_a_shape_change():
+    @gt.function
+    def step(x, y):
+        return x + gt.reduce_sum(y)
+
+    step(gt.constant(1.0), gt.constant(np.zeros((2, 3), np.float32)))
+    fn = step.get_concrete_function(gt.constant(1.0), gt.constant(np.zeros((2, 4))))
+    assert fn is not None
+    reason = step._signature_change(*_key_and_description(step, gt.constant(1.0),
+                                                          gt.constant(np.zeros((5,)))))
+    assert reason == ("argument `y` changed: float64 tensor of shape (2, 4) -> float64 "
+                      "tensor of shape (5,)")
+
+
+def _key_and_description(fn, *args):
+    from gradtape.functions.retrace import describe_arguments
+
+    key, _ = fn._signature(args, {})
+    return key, describe_arguments(fn._parameter_names, args, {})
+
+
+def test_warning_names_the_value_read_and_its_line(caplog):
+    @gt.function
+    def step(x):
+        threshold = float(gt.reduce_max(x))  # the guarded read
+        return x * threshold
+
+    line = step.python_function.__code__.co_firstlineno + 2
+    messages = _warnings(caplog, step, [(gt.constant([float(k), 0.0]),) for k in range(5)])
+    assert len(messages) == 1
+    where = f"{__file__}:{line}"
+    assert (f"float(t) at {where} read the value of the result of `max` (made at {where}): "
+            "it was 3.0 when traced, 4.0 now") in messages[0]
+
+
+def test_warning_names_numpy_reads_and_ops_reading_values(caplog):
+    @gt.function
+    def step(x, widths):
+        shift = x.numpy()[0]
+        return gt.pad(x, widths) * shift
+
+    calls = [(gt.constant([float(k)]), gt.constant([[1, 1]])) for k in range(5)]
+    messages = _warnings(caplog, step, calls)
+    assert "t.numpy() at " in messages[0]
+    assert "read the value of argument `x`: it was [3.] when traced, [4.] now" in messages[0]
+    caplog.clear()
+    calls = [(gt.constant([7.0]), gt.constant([[k, 1]])) for k in range(5)]
+    messages = _warnings(caplog, step, calls)
+    assert ("gt.pad(...) reading a tensor argument's value at " in messages[0]
+            and "read the value of argument `widths`" in messages[0])

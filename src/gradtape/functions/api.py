@@ -45,6 +45,7 @@ from ..core.state import state
 from ..core.tensor import Tensor
 from ..core.variable import Variable
 from .call import ConcreteFunction
+from .retrace import describe_arguments, guard_change, retracing_message, signature_change
 from .spec import TensorSpec
 from .trace import arg_hints, trace
 
@@ -212,21 +213,24 @@ class Function:
         taping = bool(state.recording or state.accumulators)
         concretes = self._cache.get(key)
         if concretes:
+            tried = None
             for fn in concretes:
                 # A trace with guards may not fit these values (a guarded count fixed
                 # shapes): None, then another trace; a real error raises when retracing.
                 outs = fn.execute(values, taping) if not fn.guards \
                     else fn.try_execute(values, taping)
                 if outs is not None and (not fn.guards or fn.guards_hold(outs)):
-                    self._recent.append(False)
+                    self._recent.append(None)
                     try:  # the most recently used signature (self._used, inlined)
                         self._cache.move_to_end(key)
                     except KeyError:  # another thread dropped it just now
                         pass
                     return fn.finish(outs, leaves, values, taping)
-            reason = "a value Python read while tracing (a guard) came out differently"
+                if tried is None:  # the newest trace of this signature: its guards tell
+                    tried = (fn, outs)
+            reason = guard_change(*tried)
         else:
-            reason = "a new signature" if self._tracing_count else "the first call"
+            reason = None  # a new signature: _trace compares it with the previous call's
         fn = self._trace(key, args, kwargs, reason)
         outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
         return fn.finish(outs, leaves, values, taping)
@@ -252,33 +256,45 @@ class Function:
         return tuple(spec.conform(value, f"{where}, argument {i}")
                      for i, (value, spec) in enumerate(zip(bound, specs)))
 
-    def _trace(self, key: Any, args: tuple, kwargs: dict, reason: str) -> ConcreteFunction:
+    def _trace(self, key: Any, args: tuple, kwargs: dict,
+               reason: str | None) -> ConcreteFunction:
+        """Trace for these arguments; ``reason`` says why (``None``: a new signature,
+        described by comparing the arguments with those of the previous call)."""
         hints = arg_hints(self._parameter_names, args, kwargs)
+        described = describe_arguments(self._parameter_names, args, kwargs)
+        if reason is None:
+            reason = self._signature_change(key, described)
         traced = trace(self.python_function, self.__name__, args, kwargs, hints,
                        first_trace=self._tracing_count == 0)
         fn = ConcreteFunction(self.__name__, traced)
         fn.fallback = _fallback(self, args, kwargs)
+        fn.signature = (key, described)
         with self._lock:
             self._tracing_count += 1
             self._keep(key, fn)
         logger.info("@gt.function %s traced (%s): %d equations, %d guards.", self.__name__,
                     reason, len(fn.program.eqns), len(fn.guards))
-        self._recent.append(True)
+        self._recent.append(reason)
         if len(self._recent) == RETRACE_WINDOW and all(self._recent):
+            reasons = list(self._recent)
             self._recent.clear()
-            logger.warning(
-                "%d out of the last %d calls to @gt.function %s triggered retracing (last "
-                "reason: %s). Tracing is expensive; it happens for (1) tensors of new shapes "
-                "or dtypes, (2) new values of Python arguments (pass numbers that change as "
-                "tensors), (3) Python control flow on tensor values (`if t > 0`, float(t), "
-                "t.numpy()) whose outcome changed: each outcome is a guard, (4) a "
-                "gt.function created anew in a loop (define it once, outside), or (5) more "
-                "signatures in turn than the %d traces the function keeps (raise "
-                "max_traces).",
-                RETRACE_WINDOW, RETRACE_WINDOW, self.__name__, reason, self._limit())
+            logger.warning(retracing_message(RETRACE_WINDOW, self.__name__, reasons,
+                                             self._limit()))
         for listener in list(trace_listeners):
             listener(self, fn)
         return fn
+
+    def _signature_change(self, key: Any, described: dict[str, str]) -> str:
+        """How this call's signature differs from the previous call's (the most recently
+        used signature's trace)."""
+        if not self._tracing_count:
+            return "the first call"
+        try:
+            previous = self._cache[next(reversed(self._cache))][0]
+        except (StopIteration, KeyError, IndexError, RuntimeError):  # dropped meanwhile
+            return signature_change(None, described, False)
+        old_key, old_described = previous.signature
+        return signature_change(old_described, described, old_key[-1:] != key[-1:])
 
     # --- the traces kept ----------------------------------------------------------------
     def _limit(self) -> int:

@@ -246,6 +246,8 @@ class ConcreteFunction:
         self.leaves = traced.leaves
         self.assigned = traced.assigned
         self.guards = traced.guards
+        self.guard_notes = traced.guard_notes
+        self.signature: tuple[Any, dict[str, str]] = ((), {})  # set by the Function
         self.prints = traced.prints
         self._pack = _packer(traced.structure, traced.leaves)
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
