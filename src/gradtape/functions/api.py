@@ -46,7 +46,7 @@ from ..core.tensor import Tensor
 from ..core.variable import Variable
 from .call import ConcreteFunction
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
-from .spec import TensorSpec
+from .spec import TensorSpec, conform_structure, is_spec_structure
 from .trace import arg_hints, trace
 
 __all__ = ["function"]
@@ -253,8 +253,12 @@ class Function:
             raise TypeError(
                 f"{where} takes exactly {len(specs)} argument(s) ({specs}); got "
                 f"{len(args)} positional and keywords {sorted(kwargs)}.")
-        return tuple(spec.conform(value, f"{where}, argument {i}")
+        return tuple(conform_structure(spec, value, where, self._arg_name(i))
                      for i, (value, spec) in enumerate(zip(bound, specs)))
+
+    def _arg_name(self, index: int) -> str:
+        names = self._parameter_names
+        return names[index] if index < len(names) else f"args[{index}]"
 
     def _trace(self, key: Any, args: tuple, kwargs: dict,
                reason: str | None) -> ConcreteFunction:
@@ -393,14 +397,14 @@ class Function:
         return self.get_concrete_function(*args, **kwargs).backward_source
 
 
-def _check_input_signature(signature: Any) -> tuple[TensorSpec, ...] | None:
+def _check_input_signature(signature: Any) -> tuple[Any, ...] | None:
     if signature is None:
         return None
     if not isinstance(signature, (list, tuple)) or \
-            not all(isinstance(spec, TensorSpec) for spec in signature):
+            not all(is_spec_structure(spec) for spec in signature):
         raise TypeError(
-            f"gt.function: input_signature must be a list or tuple of gt.TensorSpec, got "
-            f"{signature!r}. (Nested structures of specs are not supported.)")
+            f"gt.function: input_signature must be a list or tuple of gt.TensorSpec (or of "
+            f"lists, tuples and dicts of them), got {signature!r}.")
     return tuple(signature)
 
 
@@ -417,7 +421,7 @@ def _specs_to_examples(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dic
                 "example tensor, or call the function (it traces each new shape).")
         return Tensor(np.zeros(tuple(value.shape), value.dtype.dtype))
 
-    return tuple(example(a) for a in args), {k: example(v) for k, v in kwargs.items()}
+    return nest.map_structure(example, (args, kwargs))
 
 
 def _fallback(function: Function, args: tuple, kwargs: dict) -> Callable[[tuple], Any]:

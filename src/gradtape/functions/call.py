@@ -280,7 +280,12 @@ class ConcreteFunction:
     def __call__(self, *tensors: Any) -> Any:
         """Run this trace on the tensor arguments (positional, in the order of the
         traced call; other arguments are fixed by the trace). Raises ``TypeError`` for a
-        wrong number of tensors or a shape or dtype other than traced."""
+        wrong number of tensors or a shape or dtype other than traced. Nested
+        arguments (as the traced call's, e.g. a dict of tensors) are flattened first."""
+        if any(isinstance(t, (list, tuple, dict)) for t in tensors):
+            flat = nest.flatten(tensors)
+            if len(flat) == len(self.arg_avals):
+                tensors = tuple(flat)
         values = self._call_values(tensors)
         if state.tracer is None:
             taping = bool(state.recording or state.accumulators)
