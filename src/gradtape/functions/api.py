@@ -18,6 +18,9 @@ argument (it must be hashable), the identity of each variable passed or captured
 control flow runs at trace time; where it read a tensor's value (``if x > 0``,
 ``float(t)``, ``t.numpy()``) the trace keeps a guard, and a call whose guards come out
 differently traces again. Several traces per signature are kept, one per set of outcomes.
+Integer tensors used as indices or labels are inputs of the ops, never guards; a boolean
+mask guards on its count of True only. When calls keep tracing, the warning names the
+argument or the read that made each trace (``functions/retrace.py``).
 
 A function keeps at most ``max_traces`` traces (``gt.function(..., max_traces=n)``, else
 ``gt.config(max_traces=...)``, 128 by default), dropping the least recently used: a
@@ -502,9 +505,10 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
     ``None`` and strings as they are. While tracing, a tensor's ``repr`` shows no
     value (as TF's graph tensors): ``print(x)`` inside shows its name, shape, dtype.
 
-    ``input_signature`` (a list of ``gt.TensorSpec``) fixes the arguments: every call
-    must pass tensors matching the specs (``None`` dimensions take any size), else
-    ``TypeError``; Python values are converted to the spec's dtype. Traces are still
+    ``input_signature`` (a list of ``gt.TensorSpec``, or of lists, tuples and dicts of
+    them) fixes the arguments: every call must pass tensors matching the specs in the
+    same structure (``None`` dimensions take any size, ``TensorSpec(None)`` any shape),
+    else ``TypeError``; Python values are converted to the spec's dtype. Traces are still
     made per concrete shape. ``reduce_retracing`` is accepted and changes nothing (see
     docs/function.md).
 

@@ -6,8 +6,10 @@ index array, ``("arange", n, shape)`` for an ``np.arange(n).reshape(shape)`` bui
 the implementation, ``("const", ints)`` for a 1-d index fixed by static shapes) and the
 integer index arrays, which are extra non-differentiable inputs. The compile-cache key
 therefore holds no arrays: the same indexing structure with new index values reuses the
-compiled code. Boolean masks become integer arrays at trace time (``np.nonzero``), which
-is exactly how NumPy defines them.
+compiled code. Boolean masks become integer arrays (``np.nonzero``), which is exactly how
+NumPy defines them. Integer index tensors are passed as they are (inputs of the op), so
+a ``@gt.function`` trace takes new index values without a guard; while tracing, a
+boolean tensor mask becomes a ``nonzero`` op on it, guarded on its count only.
 
 The VJP of ``getitem`` is ``scatter_add`` (``np.add.at``: repeated indices accumulate),
 whose VJP is ``getitem`` again, so derivatives of any order stay in these two primitives.
