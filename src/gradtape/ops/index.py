@@ -242,7 +242,15 @@ def _is_mask(entry: Any) -> bool:
 # ``nonzero(mask)``: NumPy's ``np.nonzero``, one index array per axis of the mask. Its
 # output shape depends on the mask's value (the count of True): only traces make it,
 # with a guard on that count (``_mask_indices``). No vjp: indices are integers.
-nonzero_p = Primitive("nonzero", np.nonzero, multiple_results=True)
+def _nonzero_batch(size, args, batched):
+    """One ``nonzero`` per batch member, stacked: rectangular only when every member has
+    the same count (stacking raises otherwise, as the shapes differ)."""
+    from . import batch_rules
+
+    return batch_rules.batch_by_loop(nonzero_p, size, args, batched)
+
+
+nonzero_p = Primitive("nonzero", np.nonzero, multiple_results=True, batch=_nonzero_batch)
 
 
 def _mask_indices(mask: Tensor) -> tuple:
