@@ -299,7 +299,7 @@ class Tracer:
             expected = np.array(tensor._value, copy=True)
         else:
             expected = READERS[kind](tensor._value)
-        if (var, kind) not in self.guarded:
+        if not (isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded):
             self._guard(var, kind, expected, self._note(var, *_read_site()))
 
     def _note(self, var: Var | Literal, what: str, where: str) -> str:
