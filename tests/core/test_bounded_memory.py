@@ -171,7 +171,7 @@ def test_max_traces_from_config_and_retracing_still_warns(caplog):
             for n in (1, 2, 3, 4, 1, 2):  # more signatures in turn than kept
                 np.testing.assert_array_equal(f(np.ones(n)).numpy(), np.full(n, 3.0))
     assert f._kept == 3
-    assert "triggered retracing" in caplog.text and "max_traces" in caplog.text
+    assert "triggered tf.function retracing" in caplog.text and "max_traces" in caplog.text
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "8"])

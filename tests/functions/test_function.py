@@ -218,7 +218,9 @@ def test_retracing_warns_after_five_consecutive_traces(caplog):
             fn(gt.constant(1.0), k)
         assert "retracing" not in caplog.text
         fn(gt.constant(1.0), 4)
-    assert "5 out of the last 5 calls to @gt.function fn triggered retracing" in caplog.text
+    assert "5 out of the last 5 calls to <gt.function fn> triggered tf.function retracing" \
+        in caplog.text
+    assert "argument `k` changed: Python int 3 -> Python int 4" in caplog.text
 
 
 def test_each_trace_is_logged_with_its_reason(caplog):
@@ -229,8 +231,10 @@ def test_each_trace_is_logged_with_its_reason(caplog):
         traced(gt.constant([-1.0, -2.0]))
     reasons = [r.getMessage() for r in caplog.records if "traced" in r.getMessage()]
     assert len(reasons) == 3
-    assert "(the first call)" in reasons[0] and "(a new signature)" in reasons[1]
-    assert "guard" in reasons[2]
+    assert "(the first call)" in reasons[0]
+    assert "(argument `x` changed: float32 tensor of shape (1,) -> float32 tensor of " \
+        "shape (2,))" in reasons[1]
+    assert "bool(t) at " in reasons[2] and "it was True when traced, False now" in reasons[2]
 
 
 def test_reusing_a_trace_does_not_warn(caplog):

@@ -18,6 +18,9 @@ argument (it must be hashable), the identity of each variable passed or captured
 control flow runs at trace time; where it read a tensor's value (``if x > 0``,
 ``float(t)``, ``t.numpy()``) the trace keeps a guard, and a call whose guards come out
 differently traces again. Several traces per signature are kept, one per set of outcomes.
+Integer tensors used as indices or labels are inputs of the ops, never guards; a boolean
+mask guards on its count of True only. When calls keep tracing, the warning names the
+argument or the read that made each trace (``functions/retrace.py``).
 
 A function keeps at most ``max_traces`` traces (``gt.function(..., max_traces=n)``, else
 ``gt.config(max_traces=...)``, 128 by default), dropping the least recently used: a
@@ -45,7 +48,8 @@ from ..core.state import state
 from ..core.tensor import Tensor
 from ..core.variable import Variable
 from .call import ConcreteFunction
-from .spec import TensorSpec
+from .retrace import describe_arguments, guard_change, retracing_message, signature_change
+from .spec import TensorSpec, conform_structure, is_spec_structure
 from .trace import arg_hints, trace
 
 __all__ = ["function"]
@@ -212,18 +216,24 @@ class Function:
         taping = bool(state.recording or state.accumulators)
         concretes = self._cache.get(key)
         if concretes:
+            tried = None
             for fn in concretes:
-                outs = fn.execute(values, taping)
-                if not fn.guards or fn.guards_hold(outs):
-                    self._recent.append(False)
+                # A trace with guards may not fit these values (a guarded count fixed
+                # shapes): None, then another trace; a real error raises when retracing.
+                outs = fn.execute(values, taping) if not fn.guards \
+                    else fn.try_execute(values, taping)
+                if outs is not None and (not fn.guards or fn.guards_hold(outs)):
+                    self._recent.append(None)
                     try:  # the most recently used signature (self._used, inlined)
                         self._cache.move_to_end(key)
                     except KeyError:  # another thread dropped it just now
                         pass
                     return fn.finish(outs, leaves, values, taping)
-            reason = "a value Python read while tracing (a guard) came out differently"
+                if tried is None:  # the newest trace of this signature: its guards tell
+                    tried = (fn, outs)
+            reason = guard_change(*tried)
         else:
-            reason = "a new signature" if self._tracing_count else "the first call"
+            reason = None  # a new signature: _trace compares it with the previous call's
         fn = self._trace(key, args, kwargs, reason)
         outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
         return fn.finish(outs, leaves, values, taping)
@@ -246,36 +256,52 @@ class Function:
             raise TypeError(
                 f"{where} takes exactly {len(specs)} argument(s) ({specs}); got "
                 f"{len(args)} positional and keywords {sorted(kwargs)}.")
-        return tuple(spec.conform(value, f"{where}, argument {i}")
+        return tuple(conform_structure(spec, value, where, self._arg_name(i))
                      for i, (value, spec) in enumerate(zip(bound, specs)))
 
-    def _trace(self, key: Any, args: tuple, kwargs: dict, reason: str) -> ConcreteFunction:
+    def _arg_name(self, index: int) -> str:
+        names = self._parameter_names
+        return names[index] if index < len(names) else f"args[{index}]"
+
+    def _trace(self, key: Any, args: tuple, kwargs: dict,
+               reason: str | None) -> ConcreteFunction:
+        """Trace for these arguments; ``reason`` says why (``None``: a new signature,
+        described by comparing the arguments with those of the previous call)."""
         hints = arg_hints(self._parameter_names, args, kwargs)
+        described = describe_arguments(self._parameter_names, args, kwargs)
+        if reason is None:
+            reason = self._signature_change(key, described)
         traced = trace(self.python_function, self.__name__, args, kwargs, hints,
                        first_trace=self._tracing_count == 0)
         fn = ConcreteFunction(self.__name__, traced)
         fn.fallback = _fallback(self, args, kwargs)
+        fn.signature = (key, described)
         with self._lock:
             self._tracing_count += 1
             self._keep(key, fn)
         logger.info("@gt.function %s traced (%s): %d equations, %d guards.", self.__name__,
                     reason, len(fn.program.eqns), len(fn.guards))
-        self._recent.append(True)
+        self._recent.append(reason)
         if len(self._recent) == RETRACE_WINDOW and all(self._recent):
+            reasons = list(self._recent)
             self._recent.clear()
-            logger.warning(
-                "%d out of the last %d calls to @gt.function %s triggered retracing (last "
-                "reason: %s). Tracing is expensive; it happens for (1) tensors of new shapes "
-                "or dtypes, (2) new values of Python arguments (pass numbers that change as "
-                "tensors), (3) Python control flow on tensor values (`if t > 0`, float(t), "
-                "t.numpy()) whose outcome changed: each outcome is a guard, (4) a "
-                "gt.function created anew in a loop (define it once, outside), or (5) more "
-                "signatures in turn than the %d traces the function keeps (raise "
-                "max_traces).",
-                RETRACE_WINDOW, RETRACE_WINDOW, self.__name__, reason, self._limit())
+            logger.warning(retracing_message(RETRACE_WINDOW, self.__name__, reasons,
+                                             self._limit()))
         for listener in list(trace_listeners):
             listener(self, fn)
         return fn
+
+    def _signature_change(self, key: Any, described: dict[str, str]) -> str:
+        """How this call's signature differs from the previous call's (the most recently
+        used signature's trace)."""
+        if not self._tracing_count:
+            return "the first call"
+        try:
+            previous = self._cache[next(reversed(self._cache))][0]
+        except (StopIteration, KeyError, IndexError, RuntimeError):  # dropped meanwhile
+            return signature_change(None, described, False)
+        old_key, old_described = previous.signature
+        return signature_change(old_described, described, old_key[-1:] != key[-1:])
 
     # --- the traces kept ----------------------------------------------------------------
     def _limit(self) -> int:
@@ -351,7 +377,8 @@ class Function:
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
         for fn in list(self._cache.get(key, ())):
-            if fn.guards_hold(fn.execute(values, taping=False)):
+            outs = fn.try_execute(values, taping=False)
+            if outs is not None and fn.guards_hold(outs):
                 self._used(key)
                 return fn
         return self._trace(key, args, kwargs, "get_concrete_function")
@@ -373,14 +400,14 @@ class Function:
         return self.get_concrete_function(*args, **kwargs).backward_source
 
 
-def _check_input_signature(signature: Any) -> tuple[TensorSpec, ...] | None:
+def _check_input_signature(signature: Any) -> tuple[Any, ...] | None:
     if signature is None:
         return None
     if not isinstance(signature, (list, tuple)) or \
-            not all(isinstance(spec, TensorSpec) for spec in signature):
+            not all(is_spec_structure(spec) for spec in signature):
         raise TypeError(
-            f"gt.function: input_signature must be a list or tuple of gt.TensorSpec, got "
-            f"{signature!r}. (Nested structures of specs are not supported.)")
+            f"gt.function: input_signature must be a list or tuple of gt.TensorSpec (or of "
+            f"lists, tuples and dicts of them), got {signature!r}.")
     return tuple(signature)
 
 
@@ -397,7 +424,7 @@ def _specs_to_examples(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dic
                 "example tensor, or call the function (it traces each new shape).")
         return Tensor(np.zeros(tuple(value.shape), value.dtype.dtype))
 
-    return tuple(example(a) for a in args), {k: example(v) for k, v in kwargs.items()}
+    return nest.map_structure(example, (args, kwargs))
 
 
 def _fallback(function: Function, args: tuple, kwargs: dict) -> Callable[[tuple], Any]:
@@ -478,9 +505,10 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
     ``None`` and strings as they are. While tracing, a tensor's ``repr`` shows no
     value (as TF's graph tensors): ``print(x)`` inside shows its name, shape, dtype.
 
-    ``input_signature`` (a list of ``gt.TensorSpec``) fixes the arguments: every call
-    must pass tensors matching the specs (``None`` dimensions take any size), else
-    ``TypeError``; Python values are converted to the spec's dtype. Traces are still
+    ``input_signature`` (a list of ``gt.TensorSpec``, or of lists, tuples and dicts of
+    them) fixes the arguments: every call must pass tensors matching the specs in the
+    same structure (``None`` dimensions take any size, ``TensorSpec(None)`` any shape),
+    else ``TypeError``; Python values are converted to the spec's dtype. Traces are still
     made per concrete shape. ``reduce_retracing`` is accepted and changes nothing (see
     docs/function.md).
 

@@ -29,7 +29,7 @@ from ..core import nest
 from ..core.config import options
 from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
-from ..ir import builder
+from ..ir import builder, interpreter
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
@@ -85,6 +85,19 @@ class _Compiled(CompiledRunner):
         return self.compile(_for_codegen(self.program), self.title)
 
     __call__ = CompiledRunner.run  # the per-call hot path: no extra call
+
+    def try_run(self, args: Sequence[Any]) -> Sequence[Any] | None:
+        """``run``, but ``None`` where it raises, without falling back to the interpreter
+        (which would take the generated code for wrong): the caller tries another trace."""
+        compiled = self.compiled
+        if options.compile and compiled is None:
+            compiled = self._maybe_compile()
+        try:
+            if compiled is not None and options.compile:
+                return compiled.function(*args)
+            return interpreter.run(self.program, args)
+        except Exception:  # noqa: BLE001 - the caller traces again, raising it if real
+            return None
 
     @property
     def source(self) -> str:
@@ -233,6 +246,8 @@ class ConcreteFunction:
         self.leaves = traced.leaves
         self.assigned = traced.assigned
         self.guards = traced.guards
+        self.guard_notes = traced.guard_notes
+        self.signature: tuple[Any, dict[str, str]] = ((), {})  # set by the Function
         self.prints = traced.prints
         self._pack = _packer(traced.structure, traced.leaves)
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
@@ -265,7 +280,12 @@ class ConcreteFunction:
     def __call__(self, *tensors: Any) -> Any:
         """Run this trace on the tensor arguments (positional, in the order of the
         traced call; other arguments are fixed by the trace). Raises ``TypeError`` for a
-        wrong number of tensors or a shape or dtype other than traced."""
+        wrong number of tensors or a shape or dtype other than traced. Nested
+        arguments (as the traced call's, e.g. a dict of tensors) are flattened first."""
+        if any(isinstance(t, (list, tuple, dict)) for t in tensors):
+            flat = nest.flatten(tensors)
+            if len(flat) == len(self.arg_avals):
+                tensors = tuple(flat)
         values = self._call_values(tensors)
         if state.tracer is None:
             taping = bool(state.recording or state.accumulators)
@@ -320,6 +340,16 @@ class ConcreteFunction:
         if taping:
             return self.gradient().residual_forward(arrays)
         return self.forward(arrays)
+
+    def try_execute(self, values: list[Any], taping: bool) -> Sequence[Any] | None:
+        """``execute``, or ``None`` if the trace raised on these values. For a trace with
+        guards: a guarded count (a boolean mask's) fixed shapes that may no longer fit."""
+        if self._args_only:
+            arrays = values
+        else:
+            arrays = values + [v._value for v in self.variables] + self.fixed_values
+        runner = self.gradient().residual_forward if taping else self.forward
+        return runner.try_run(arrays)
 
     def guards_hold(self, outs: Sequence[Any]) -> bool:
         for index, kind, expected in self.guards:

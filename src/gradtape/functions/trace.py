@@ -21,6 +21,7 @@ the compiled function then runs the call for real.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from ..ad.nested import backward_call_p
 from ..core import nest
-from ..core.state import state, user_location
+from ..core.state import location_from, state, user_location
 from ..core.tensor import Tensor, _next_id, constant, wrap
 from ..core.variable import Variable
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
@@ -45,11 +46,40 @@ READERS: dict[str, Callable[[Any], Any]] = {
 
 class Guard(NamedTuple):
     """Python read ``value`` with ``kind`` (``"bool"``, ``"int"``, ``"float"``,
-    ``"complex"`` or ``"array"``) and saw ``expected``."""
+    ``"complex"`` or ``"array"``) and saw ``expected``; ``note`` says where, for the
+    retracing warning (``read_note``)."""
 
     value: Var
     kind: str
     expected: Any
+    note: str = ""
+
+
+# How the retracing warning names a read, by the gradtape function Python called.
+_READ_NAMES = {
+    "__bool__": "bool(t)", "__float__": "float(t)", "__int__": "int(t)",
+    "__index__": "int(t)", "__complex__": "complex(t)", "__array__": "np.asarray(t)",
+    "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()",
+}
+
+
+def _read_site() -> tuple[str, str]:
+    """(what read a tensor's value, the user's ``file:line``): the outermost gradtape
+    frame below the user's code is the read (``float(t)``) or the op that needed the
+    value as a Python value (``pad`` for its widths)."""
+    frame = sys._getframe(2)
+    inner = None
+    while frame is not None and location_from(frame) != _here(frame):
+        inner, frame = frame, frame.f_back
+    name = inner.f_code.co_name if inner is not None else "?"
+    what = _READ_NAMES.get(name, f"gt.{name}(...) reading a tensor argument's value")
+    if frame is None:
+        return what, "an unknown line"
+    return what, f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _here(frame: Any) -> tuple[str, int]:
+    return (frame.f_code.co_filename, frame.f_lineno)
 
 
 def guard_holds(kind: str, expected: Any, got: Any) -> bool:
@@ -83,6 +113,7 @@ class TracedFunction(NamedTuple):
     assigned: list[tuple[Variable, int]]  # variable, index of the output with its value
     guards: list[tuple[int, str, Any]]  # output index, kind, expected
     prints: list[Any] = []  # gt.print calls (printing.PrintRecord), in order
+    guard_notes: list[str] = []  # per guard, what read the value where (Guard.note)
 
 
 def _aval(value: Any) -> Aval:
@@ -193,7 +224,7 @@ class Tracer:
         value = np.array(value, copy=True)
         return self._input("const", value, value, "c")
 
-    def _raw(self, value: Any) -> Var | Literal:
+    def _raw(self, value: Any, reader: str) -> Var | Literal:
         """A non-tensor op input (an array an op wrapper made): a constant of the trace.
 
         If it is a traced tensor's array (or a view of one), the wrapper read that
@@ -203,7 +234,9 @@ class Tracer:
         while base is not None:
             hit = self.traced_arrays.get(id(base))
             if hit is not None and hit[0] is base:
-                self._guard(hit[1], "array", np.array(base, copy=True))
+                note = self._note(hit[1], f"the op `{reader}` (it took the array, not "
+                                  "the tensor)", _location_text(user_location()))
+                self._guard(hit[1], "array", np.array(base, copy=True), note)
                 break
             base = base.base if isinstance(base, np.ndarray) else None
         return self._constant(array)
@@ -224,7 +257,7 @@ class Tracer:
             elif a.__class__ in _PY_SCALARS:
                 ins.append(Literal(a))
             else:
-                ins.append(self._raw(v))
+                ins.append(self._raw(v, prim.name))
         results = result if prim.multiple_results else (result,)
         if prim is backward_call_p:
             self._inline_backward(params["inner"], ins, results)
@@ -271,7 +304,20 @@ class Tracer:
             expected = np.array(tensor._value, copy=True)
         else:
             expected = READERS[kind](tensor._value)
-        self._guard(var, kind, expected)
+        if not (isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded):
+            self._guard(var, kind, expected, self._note(var, *_read_site()))
+
+    def _note(self, var: Var | Literal, what: str, where: str) -> str:
+        """A guard's description: the read, the tensor read, the user's line."""
+        if any(var is v for v, _ in self.inputs["arg"]):
+            tensor = f"argument `{var.hint}`"
+        elif any(var is v for v, _ in self.inputs["var"]):
+            tensor = f"variable `{var.hint}`"
+        elif isinstance(var, Var):
+            tensor = f"the result of `{var.hint}`{self._made_at(var)}"
+        else:
+            tensor = "a constant"
+        return f"{what} at {where} read the value of {tensor}"
 
     def symbolic_name(self, tensor: Tensor) -> str | None:
         """How ``repr`` shows ``tensor`` while tracing: a name without a value (as TF
@@ -292,11 +338,20 @@ class Tracer:
             return format_value(var.value)
         return var
 
-    def _guard(self, var: Var, kind: str, expected: Any) -> None:
+    def _made_at(self, var: Var) -> str:
+        """`` (made at file:line)`` for the op whose result is ``var``, if known."""
+        for eqn in reversed(self.eqns):
+            if any(out is var for out in eqn.outs):
+                loc = eqn.loc[0] if isinstance(eqn.loc, tuple) and \
+                    isinstance(eqn.loc[0], tuple) else eqn.loc
+                return f" (made at {_location_text(loc)})" if loc else ""
+        return ""
+
+    def _guard(self, var: Var, kind: str, expected: Any, note: str = "") -> None:
         if isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded:
             return  # a fixed value, or read before: the same var always has one value
         self.guarded.add((var, kind))
-        self.guards.append(Guard(var, kind, expected))
+        self.guards.append(Guard(var, kind, expected, note))
 
     def assign(self, variable: Variable, kind: str, value: Any, read_value: bool) -> Any:
         """``variable.assign*(value)`` while tracing: computed with traced ops, so the new
@@ -378,7 +433,7 @@ class Tracer:
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
         return TracedFunction(program, sources, structure, leaves, assigned, guards,
-                              self.prints)
+                              self.prints, [g.note for g in self.guards])
 
     def _returned_constant(self, leaf: Any) -> tuple[str, Any]:
         """A returned leaf that is not a tensor, as TF's ``tf.function`` returns it:
@@ -494,6 +549,10 @@ def _check_assignable(variable: Variable, value: Tensor) -> None:
             f"{tuple(value.shape)} are incompatible; assign a value of shape "
             f"{tuple(variable.shape)}."
         )
+
+
+def _location_text(location: tuple[str, int] | None) -> str:
+    return "an unknown line" if location is None else f"{location[0]}:{location[1]}"
 
 
 def arg_hints(names: list[str], args: tuple, kwargs: dict) -> list[str]:

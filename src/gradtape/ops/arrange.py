@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tensor import concrete_value
+from ..core.state import state
+from ..core.tensor import Tensor, concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import index as _index
@@ -66,6 +67,8 @@ def roll(a: Any, shift: Any, axis: Any = None, name: str | None = None) -> Any:
     a = operand(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), tuple(a.shape))
+    if isinstance(shift, Tensor) and state.tracer is not None:
+        return _roll_by_tensor(a, shift, axis)
     ndim = len(a.shape)
     total: dict[int, int] = {}
     for s, ax in np.broadcast(np.asarray(shift), np.asarray(axis)):
@@ -79,6 +82,32 @@ def roll(a: Any, shift: Any, axis: Any = None, name: str | None = None) -> Any:
         tail = _index.index_axis(a, ax, ("slice", cut, None, None))
         head = _index.index_axis(a, ax, ("slice", None, cut, None))
         a = concatenate([tail, head], axis=ax)
+    return unchanged(a)
+
+
+def _roll_by_tensor(a: Any, shift: Tensor, axis: Any) -> Any:
+    """``roll`` by a tensor's amounts while a ``@gt.function`` traces: a gather at
+    ``(arange(n) - shift) % n``, computed by ops, so the shift is an input of the trace
+    (not a guard on its value)."""
+    from .elementwise import cast, mod
+
+    if not np.issubdtype(shift.dtype, np.integer):
+        raise TypeError(f"roll's shift must be integers, got {shift.dtype}.")
+    axes = np.asarray(axis)
+    if shift.ndim > 1 or axes.ndim > 1 or (shift.ndim == 1 and axes.ndim == 1
+                                           and shift.shape[0] != axes.shape[0]):
+        raise ValueError(f"roll's shift (shape {tuple(shift.shape)}) and axis "
+                         f"({axis!r}) must be scalars or 1-d of the same length.")
+    ndim = len(a.shape)
+    count = max(shift.shape[0] if shift.ndim else 1, axes.size)
+    for k in range(count):
+        s = _index.getitem(shift, k) if shift.ndim else shift
+        ax = _normalize_axis(int(axes.flat[k if axes.ndim else 0]), ndim)
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        positions = mod(np.arange(n, dtype=np.int64) - cast(s, np.int64), n)
+        a = _index.take(a, positions, axis=ax)
     return unchanged(a)
 
 

@@ -6,8 +6,10 @@ index array, ``("arange", n, shape)`` for an ``np.arange(n).reshape(shape)`` bui
 the implementation, ``("const", ints)`` for a 1-d index fixed by static shapes) and the
 integer index arrays, which are extra non-differentiable inputs. The compile-cache key
 therefore holds no arrays: the same indexing structure with new index values reuses the
-compiled code. Boolean masks become integer arrays at trace time (``np.nonzero``), which
-is exactly how NumPy defines them.
+compiled code. Boolean masks become integer arrays (``np.nonzero``), which is exactly how
+NumPy defines them. Integer index tensors are passed as they are (inputs of the op), so
+a ``@gt.function`` trace takes new index values without a guard; while tracing, a
+boolean tensor mask becomes a ``nonzero`` op on it, guarded on its count only.
 
 The VJP of ``getitem`` is ``scatter_add`` (``np.add.at``: repeated indices accumulate),
 whose VJP is ``getitem`` again, so derivatives of any order stay in these two primitives.
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.state import state
 from ..core.tensor import Tensor, concrete_value
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
@@ -213,9 +216,52 @@ def _is_int_scalar(entry: Any) -> bool:
         return False
     if isinstance(entry, (int, np.integer)):
         return True
+    if isinstance(entry, Tensor) and state.tracer is not None:
+        return False  # a program input while tracing (_index_tensor), not a Python int
     if isinstance(entry, (Tensor, np.ndarray)):
         return entry.ndim == 0 and np.issubdtype(entry.dtype, np.integer)
     return False
+
+
+def _index_tensor(entry: Tensor) -> Tensor | None:
+    """An integer tensor used as an index, as it is: an input of the indexing op, so a
+    ``@gt.function`` trace takes its value at each call instead of guarding on it. A
+    boolean mask too while tracing (``_mask_indices``). ``None`` for anything else
+    (eager masks become arrays; _index_array raises for other dtypes)."""
+    if np.issubdtype(entry.dtype, np.integer):
+        return entry
+    if entry.dtype == bool and entry.ndim > 0 and state.tracer is not None:
+        return entry
+    return None
+
+
+def _is_mask(entry: Any) -> bool:
+    return isinstance(entry, (np.ndarray, Tensor)) and entry.dtype == bool
+
+
+# ``nonzero(mask)``: NumPy's ``np.nonzero``, one index array per axis of the mask. Its
+# output shape depends on the mask's value (the count of True): only traces make it,
+# with a guard on that count (``_mask_indices``). No vjp: indices are integers.
+def _nonzero_batch(size, args, batched):
+    """One ``nonzero`` per batch member, stacked: rectangular only when every member has
+    the same count (stacking raises otherwise, as the shapes differ)."""
+    from . import batch_rules
+
+    return batch_rules.batch_by_loop(nonzero_p, size, args, batched)
+
+
+nonzero_p = Primitive("nonzero", np.nonzero, multiple_results=True, batch=_nonzero_batch)
+
+
+def _mask_indices(mask: Tensor) -> tuple:
+    """The indices of a boolean mask's True entries, computed by an op on the mask so a
+    ``@gt.function`` trace takes the mask at each call. The number of them fixes every
+    shape after it, so Python reads that count (a guard) and not the whole mask."""
+    from .elementwise import cast
+    from .reduce import sum as reduce_sum
+
+    int(reduce_sum(cast(mask, np.int64)))  # the guard: a new count traces again
+    return bind(nonzero_p, mask)
 
 
 def _index_array(entry: Any) -> np.ndarray:
@@ -240,7 +286,7 @@ def _consumed(entry: Any) -> int:
     """How many dimensions of ``x`` an index entry uses up."""
     if entry is None or entry is Ellipsis:
         return 0
-    if isinstance(entry, np.ndarray) and entry.dtype == bool:
+    if _is_mask(entry):
         return entry.ndim
     return 1
 
@@ -259,9 +305,9 @@ def _check_masks(entries: list, x_shape: tuple) -> None:
     for e in entries:
         if e is Ellipsis:
             dim += ndim - used
-        elif isinstance(e, np.ndarray) and e.dtype == bool:
+        elif _is_mask(e):
             expected = tuple(x_shape[dim:dim + e.ndim])
-            if e.shape != expected:
+            if tuple(e.shape) != expected:
                 raise IndexError(
                     f"boolean index of shape {e.shape} does not match the indexed "
                     f"dimensions {expected} (tensor shape {tuple(x_shape)}, from axis {dim})."
@@ -315,6 +361,8 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
                     f"{e.dtype}."
                 )
             entries.append(e)
+        elif isinstance(e, Tensor) and _index_tensor(e) is not None:
+            entries.append(e)
         elif isinstance(e, (Tensor, np.ndarray, list, tuple)):  # NumPy: a tuple inside
             entries.append(_index_array(e))  # the index is a sequence, like a list
         else:
@@ -335,7 +383,10 @@ def parse_index(index: Any, x_shape: tuple) -> tuple[tuple, tuple]:
             template.append(_slice_entry(e))
         elif e is None or e is Ellipsis:
             template.append(e)
-        elif isinstance(e, IRValue):
+        elif isinstance(e, Tensor) and e.dtype == bool:
+            for a in _mask_indices(e):
+                add_array(a)
+        elif isinstance(e, (IRValue, Tensor)):
             add_array(e)
         elif isinstance(e, np.ndarray) and e.dtype == bool:
             for a in np.nonzero(e):
@@ -380,6 +431,8 @@ def index_axis(x: Any, axis: int, entry: Any) -> Any:
 
 def _int_indices(indices: Any) -> Any:
     if isinstance(indices, IRValue):
+        return indices
+    if isinstance(indices, Tensor) and _index_tensor(indices) is not None:
         return indices
     arr = _index_array(indices)
     if arr.dtype == bool:
@@ -510,7 +563,10 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     depth = idx.shape[-1]
     if depth > len(params.shape):
         raise InvalidArgumentError(f"indices.shape[-1]={depth} exceeds the rank of params.")
-    arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
+    if isinstance(idx, Tensor):  # index columns by ops: program values under a trace
+        arrays = tuple(index_axis(idx, idx.ndim - 1, k) for k in range(depth))
+    else:
+        arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
     template = tuple(("array", k) for k in range(depth))
     return bind(getitem_p, params, *arrays, index=template)
 
@@ -520,6 +576,8 @@ def boolean_mask(tensor: Any, mask: Any, axis: int | None = None,
     """TF's ``tf.boolean_mask``: the elements (or slices from ``axis``) where mask holds."""
     del name
     tensor = operand(tensor)
-    mask = np.asarray(concrete_value(mask) if isinstance(mask, Tensor) else mask, dtype=bool)
+    if not (isinstance(mask, Tensor) and mask.dtype == bool):  # a bool tensor: an input
+        mask = np.asarray(concrete_value(mask) if isinstance(mask, Tensor) else mask,
+                          dtype=bool)
     axis = 0 if axis is None else _shape._normalize_axis(int(axis), len(tensor.shape))
     return getitem(tensor, (slice(None),) * axis + (mask,))

@@ -169,13 +169,32 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     if tuple(labels.shape) != tuple(logits.shape[:-1]):
         raise ValueError(f"labels shape {tuple(labels.shape)} must equal logits.shape[:-1] = "
                          f"{tuple(logits.shape[:-1])}.")
-    depth = logits.shape[-1]
-    values = np.asarray(concrete_value(labels))
-    if values.size and (values.min() < 0 or values.max() >= depth):
-        raise InvalidArgumentError(f"labels must be in [0, {depth}); got values from "
-                                   f"{values.min()} to {values.max()}.")
-    picked = _index.take_along_axis(log_softmax(logits), values[..., None], axis=-1)
+    # The labels stay a tensor (an input of the ops, not a guard under @gt.function),
+    # checked by an op, so a traced train step takes new labels without retracing.
+    checked = bind(class_labels_p, labels, depth=int(logits.shape[-1]))
+    picked = _index.take_along_axis(log_softmax(logits), checked[..., None], axis=-1)
     return -_index.getitem(picked, (Ellipsis, 0))
+
+
+def _class_labels_impl(labels, depth):
+    """``labels`` as they are, if each is a class in ``[0, depth)``; else TF's error."""
+    labels = np.asarray(labels)
+    if labels.size and (labels.min() < 0 or labels.max() >= depth):
+        bad = labels[(labels < 0) | (labels >= depth)].flat[0]
+        raise InvalidArgumentError(
+            f"Received a label value of {bad} which is outside the valid range of "
+            f"[0, {depth}); labels range from {labels.min()} to {labels.max()}. Each "
+            f"label must be a class index below logits.shape[-1] = {depth}.")
+    return labels
+
+
+# ``class_labels(labels, depth=)``: the range check of sparse cross-entropy's labels, an
+# op so that it runs on every call of a traced function. No vjp: labels are integers.
+class_labels_p = Primitive(
+    "class_labels", _class_labels_impl,
+    shape_rule=lambda labels, depth: Aval(tuple(labels.shape), labels.dtype),
+    batch=lambda size, args, batched, depth: bind(class_labels_p, args[0], depth=depth),
+)
 
 
 def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
