@@ -1,5 +1,6 @@
 """Linear algebra: matmul and its relatives (``products.py``), and ``np.linalg``'s
-matrix functions with their gradient conventions (``solve.py``).
+matrix functions with their gradient conventions (``solve.py``), and the decompositions
+``svd``, ``eigh``, ``eig`` and ``pinv`` (``decompositions.py``).
 
 ``gt.linalg`` (``namespace`` below) gathers NumPy's ``np.linalg`` and TF's ``tf.linalg``
 names; there, like in both, ``trace`` and ``diagonal`` work on the last two axes, while
@@ -13,6 +14,16 @@ import numpy as np
 from ...namespaces import namespace as public_namespace
 from ..contraction import einsum
 from ..numpy_dispatch import implements
+from .decompositions import (
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    matrix_rank,
+    pinv,
+    singular_values,
+    svd,
+)
 from .products import (
     _linalg_diagonal,
     _linalg_trace,
@@ -70,5 +81,7 @@ namespace = public_namespace(
     "matvec": matvec, "norm": norm, "outer": outer, "slogdet": slogdet, "solve": solve,
     "tensordot": tensordot, "trace": _linalg_trace, "vector_norm": _vector_norm_np,
     "LinAlgError": LinAlgError,
+    "svd": svd, "eigh": eigh, "eigvalsh": eigvalsh, "eig": eig, "eigvals": eigvals,
+    "pinv": pinv, "matrix_rank": matrix_rank, "svdvals": singular_values,
 })
 del _name, _op, _func

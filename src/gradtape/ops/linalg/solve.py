@@ -274,14 +274,24 @@ def _matrix_norm(x, ord, row: int, col: int, keepdims: bool):
         pick = _reduce.max if ord == np.inf else _reduce.min
         out = pick(_reduce.sum(_ew.abs(x), col), row - 1 if row > col else row)
     elif ord in (2, -2, "nuc"):
-        raise NotImplementedError(
-            f"norm ord={ord!r} needs singular values, which gradtape does not "
-            "differentiate yet; use ord='fro', 1 or inf.")
+        out = _spectral_norm(x, ord, row, col)
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices.")
     if keepdims:
         out = _shape.reshape(out, _reduce.keepdims_shape(x.shape, (row, col)))
     return out
+
+
+def _spectral_norm(x, ord, row: int, col: int):
+    """The largest (2), smallest (-2) or summed ('nuc') singular values of the matrices
+    in axes ``row`` and ``col``."""
+    from .decompositions import singular_values  # decompositions builds on this module
+
+    rest = tuple(i for i in range(len(x.shape)) if i not in (row, col))
+    s = singular_values(_shape.transpose(x, rest + (row, col)))
+    if ord == "nuc":
+        return _reduce.sum(s, -1)
+    return (_reduce.max if ord == 2 else _reduce.min)(s, -1)
 
 
 def norm(x, ord=None, axis=None, keepdims=False, name=None):
