@@ -107,6 +107,24 @@ def _inverse_gaps(w):
     return _safe_reciprocal(gaps, _ew.abs(gaps), _tolerance(_ew.abs(w), w.shape[-1]))
 
 
+def _inverse_sums(s):
+    """``H[..., i, j] = 1 / (s_i + s_j)`` off the diagonal (0 where both are zero)."""
+    n = s.shape[-1]
+    sums = _row(s) + _col(s)
+    inverse = _safe_reciprocal(sums, sums, _tolerance(s, n))
+    return inverse - _diag_matrix(_diag_part(inverse))
+
+
+def _svd_gap_terms(s):
+    """``(G + H, G - H)`` with ``G = 1/(s_j - s_i)`` and ``H = 1/(s_i + s_j)``:
+    ``1/(s_j^2 - s_i^2)`` split so that only the Hermitian part of ``U^H dA V`` meets
+    the gap. The anti-Hermitian part keeps ``1/(s_i + s_j)``, finite at repeated singular
+    values (the polar factor ``u vh`` has an exact derivative there)."""
+    g = _inverse_gaps(s)
+    h = _inverse_sums(s)
+    return g + h, g - h
+
+
 def _leading(prim):
     """The op maps over leading dims: the batch axis is one more of them."""
     return lambda size, args, batched, **params: bind(prim, args[0], **params)
@@ -152,11 +170,11 @@ def _svd_vjp(g, y, a, full_matrices):
     k = min(m, n)
     u1, v1, u2, vh2 = _svd_parts(u, vh, k, full_matrices)
     gu1, gv1, gu2, gvh2 = _svd_parts(gu, gvh, k, full_matrices)
-    f = _inverse_gaps(_ew.square(s))
+    u_terms, v_terms = _svd_gap_terms(s)
     s_inv = _singular_inverses(s)
     j = _mm(_mH(u1), gu1)
     kk = _mm(_mH(v1), gv1)
-    inner = ((j - _mH(j)) * f) * _row(s) + _col(s) * ((kk - _mH(kk)) * f) + _diag_matrix(gs)
+    inner = (u_terms * (j - _mH(j)) + v_terms * (kk - _mH(kk))) * 0.5 + _diag_matrix(gs)
     if _is_complex(u):  # the phase of u_i: i Im(u_i^H gu_i) / s_i
         inner = inner + _diag_matrix(_ew.cast(_ew.imag(_diag_part(j)) * s_inv, u.dtype)
                                      * 1j)
@@ -180,19 +198,20 @@ def _svd_jvp(ts, y, a, full_matrices):
     m, n = a.shape[-2:]
     k = min(m, n)
     u1, v1, u2, vh2 = _svd_parts(u, vh, k, full_matrices)
-    f = _inverse_gaps(_ew.square(s))
+    u_terms, v_terms = _svd_gap_terms(s)
     s_inv = _singular_inverses(s)
     da_v = _mm(da, v1)
     dp = _mm(_mH(u1), da_v)
     ds = _ew.real(_diag_part(dp))
-    dp_s = dp * _row(s)
-    s_dp = _col(s) * dp
-    du_inner = f * (dp_s + _mH(dp_s))
+    # F * (dP S + S dP^H) with F = 1/(s_j^2 - s_i^2), written as G * herm + H * anti
+    herm = (dp + _mH(dp)) * 0.5
+    anti = (dp - _mH(dp)) * 0.5
+    du_inner = (u_terms * (herm + anti) + v_terms * (herm - anti)) * 0.5
     if _is_complex(dp):  # the phase change goes to u: i Im(dP_ii) / s_i
         du_inner = du_inner + _diag_matrix(
             _ew.cast(_ew.imag(_diag_part(dp)) * s_inv, dp.dtype) * 1j)
     du = _mm(u1, du_inner)
-    dv = _mm(v1, f * (s_dp + _mH(s_dp)))
+    dv = _mm(v1, (u_terms * (herm - anti) + v_terms * (herm + anti)) * 0.5)
     if m > k:
         du = du + (da_v - _mm(u1, dp)) * _row(s_inv)
         if u2 is not None:  # U2 moves only into U1's span
