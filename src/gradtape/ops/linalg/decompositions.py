@@ -5,11 +5,13 @@
 Derivative conventions (those of TF and JAX, ``docs/semantics.md``):
 
 - The eigenvector and singular vector rules divide by gaps between eigenvalues
-  (``1/(w_j - w_i)``) or squared singular values (``1/(s_j^2 - s_i^2)``). A gap within
-  rounding of zero (``|gap| <= n * eps * max|w|``) counts as a degenerate pair and its
-  term is 0, as TF's ``_SafeReciprocal`` does; likewise ``1/s`` is 0 for a zero singular
-  value. The gradient of a gauge-invariant function (one that does not depend on the
-  basis chosen inside a degenerate eigenspace) is then finite and exact.
+  (``1/(w_j - w_i)``) or singular values. A gap within rounding of zero (``|gap| <= n *
+  eps * max|w|``) counts as a degenerate pair and its term is 0, as TF's
+  ``_SafeReciprocal`` does; likewise ``1/s`` is 0 for a zero singular value. ``svd``
+  splits ``1/(s_j^2 - s_i^2)`` so that only the Hermitian part of ``U^H dA V`` meets
+  ``1/(s_j - s_i)``; the rest has ``1/(s_i + s_j)``. The gradient of a gauge-invariant
+  function (one that does not depend on the basis chosen inside a degenerate
+  eigenspace, like a projector or the polar factor ``u vh``) is then finite and exact.
 - Vectors are defined up to a phase (a sign for real inputs): their derivative is the
   one with ``Re(v_i^H dv_i) = 0`` and, for ``eigh``/``svd``, ``Im(v_i^H dv_i) = 0``
   (``svd`` puts a complex phase change on ``u``). Only gauge-invariant functions of
