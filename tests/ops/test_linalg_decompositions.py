@@ -297,6 +297,83 @@ def test_under_function_compiled_and_interpreted_agree():
     ("eigh", lambda a: decompositions._eigh_np(a, UPLO="U")[1], (3, 3)),
     ("eig", lambda a: gt.linalg.eig(a)[0], (3, 3)),
     ("pinv", gt.linalg.pinv, (3, 2)),
+    ("qr", lambda a: gt.linalg.qr(a)[1], (3, 2)),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_batching_rules(name, f, shape, check_batching):
     check_batching(f, [rng.standard_normal(shape)])
+
+
+# --- qr ------------------------------------------------------------------------------------
+
+def _qr_loss(shape, dtype=float):
+    wq = _randn(shape[-2], min(shape[-2:])).astype(dtype)
+    wr = _randn(min(shape[-2:]), shape[-1]).astype(dtype)
+
+    def f(t):
+        q, r = np.linalg.qr(t)
+        return gt.reduce_sum(gt.real(q * wq)) + gt.reduce_sum(gt.real(r * wr))
+    return f
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5), (2, 4, 3)], ids=str)
+def test_qr_values_and_gradients(shape, check_jvp):
+    a = _randn(*shape)
+    q, r = np.linalg.qr(gt.constant(a))
+    want_q, want_r = np.linalg.qr(a)
+    np.testing.assert_allclose(q.numpy(), want_q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r.numpy(), want_r, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.qr(gt.constant(a), mode="r").numpy(), want_r,
+                               atol=1e-12)
+    f = _qr_loss(shape)
+    check_grads(f, [a], order=2)
+    check_jvp(f, [a])
+
+
+def test_qr_complex_and_tf_names():
+    for shape in [(4, 3), (2, 3)]:
+        a = _crandn(*shape)
+        f = _qr_loss(shape, complex)
+        t = gt.constant(a)
+        with gt.GradientTape() as tape:
+            tape.watch(t)
+            y = f(t)
+        np.testing.assert_allclose(tape.gradient(y, t).numpy(),
+                                   numeric_complex_gradient(f, [a], 0), atol=1e-6)
+    a = _randn(4, 3)
+    q, r = gt.linalg.qr(a, full_matrices=True)
+    assert q.shape == (4, 4) and r.shape == (4, 3)
+    np.testing.assert_allclose((q @ r).numpy(), a, atol=1e-12)
+    t = gt.constant(a)
+    with gt.GradientTape() as tape:
+        tape.watch(t)
+        q, r = gt.linalg.qr(t, full_matrices=True)
+    with pytest.raises(NotImplementedError, match="full_matrices"):
+        tape.gradient(r, t)
+    with pytest.raises(ValueError, match="mode"):
+        np.linalg.qr(t, mode="raw")
+
+
+def test_every_nesting_of_forward_and_reverse_mode():
+    a = _randn(4, 3)
+    v, w = _randn(4, 3), _randn(4, 3)
+    eps = 1e-6
+
+    def f(t):
+        u, s, vh = np.linalg.svd(t, full_matrices=True)
+        q = np.linalg.qr(t)[0]
+        w_, v_ = np.linalg.eig(t[:3] @ t[1:])
+        return (gt.reduce_sum(gt.abs(u[:, :3])) + gt.reduce_sum(s ** 3)
+                + gt.reduce_sum(q * q * q) + gt.reduce_sum(gt.abs(v_)) + gt.reduce_sum(gt.abs(w_)))
+
+    def along_v(t):  # forward mode inside
+        return gt.jvp(f, [t], [gt.constant(v)])[1]
+
+    def numeric(h):
+        return (h(gt.constant(a + eps * w)).numpy() - h(gt.constant(a - eps * w)).numpy()) / (
+            2 * eps)
+
+    expected = numeric(along_v)
+    reverse_over_forward = np.sum(gt.grad(along_v)(gt.constant(a)).numpy() * w)
+    forward_over_forward = gt.jvp(along_v, [gt.constant(a)], [gt.constant(w)])[1].numpy()
+    np.testing.assert_allclose([reverse_over_forward, forward_over_forward],
+                               [expected, expected], rtol=1e-6)

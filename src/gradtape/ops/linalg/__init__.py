@@ -21,6 +21,7 @@ from .decompositions import (
     eigvalsh,
     matrix_rank,
     pinv,
+    qr,
     singular_values,
     svd,
 )
@@ -82,6 +83,6 @@ namespace = public_namespace(
     "tensordot": tensordot, "trace": _linalg_trace, "vector_norm": _vector_norm_np,
     "LinAlgError": LinAlgError,
     "svd": svd, "eigh": eigh, "eigvalsh": eigvalsh, "eig": eig, "eigvals": eigvals,
-    "pinv": pinv, "matrix_rank": matrix_rank, "svdvals": singular_values,
+    "pinv": pinv, "matrix_rank": matrix_rank, "svdvals": singular_values, "qr": qr,
 })
 del _name, _op, _func

@@ -44,7 +44,7 @@ from ..registry import Primitive, bind, operand, per_primitive
 from .products import _mH, _mm, diagonal_p, diagonal_scatter_p
 from .solve import LinAlgError, _result_dtype, _square, solve
 
-__all__ = ["svd", "eigh", "eigvalsh", "eig", "eigvals", "pinv", "matrix_rank",
+__all__ = ["svd", "eigh", "eigvalsh", "eig", "eigvals", "qr", "pinv", "matrix_rank",
            "singular_values"]
 
 
@@ -416,6 +416,112 @@ def eigvals(tensor, name=None):
     return _eig_np(tensor)[0]
 
 
+# --- qr --------------------------------------------------------------------------------------
+
+def _qr_impl(a, full):
+    q, r = np.linalg.qr(a, mode="complete" if full else "reduced")
+    return q, r
+
+
+def _qr_shape(a, full):
+    m, n = a.shape[-2:]
+    k = m if full else min(m, n)
+    batch = tuple(a.shape[:-2])
+    dtype = _result_dtype(a.dtype)
+    return [Aval(batch + (m, k), dtype), Aval(batch + (k, n), dtype)]
+
+
+def _check_qr_differentiable(a, full: bool) -> None:
+    m, n = a.shape[-2:]
+    if full and m > n:  # TF raises too: Q's extra columns are any basis of a complement
+        raise NotImplementedError(
+            "qr: no derivative for full_matrices=True (mode='complete') when rows > "
+            "columns; use the reduced decomposition.")
+
+
+def _times_inverse_adjoint(x, r):
+    """``x R^-H`` for a square upper triangular ``r``."""
+    return _mH(solve(r, _mH(x)))
+
+
+def _qr_omega(c):
+    """``Q^H dQ`` from ``C = Q^H dA R^-1``: anti-Hermitian, its strictly lower part is
+    ``C``'s (``dR R^-1`` is upper triangular), its diagonal imaginary (R's is real)."""
+    lower = _arrange.tril(c, -1)
+    omega = lower - _mH(lower)
+    if _is_complex(c):
+        omega = omega + _diag_matrix(_ew.cast(_ew.imag(_diag_part(c)), c.dtype) * 1j)
+    return omega
+
+
+def _qr_omega_adjoint(n):
+    """The adjoint of ``_qr_omega``."""
+    lower = _arrange.tril(n - _mH(n), -1)
+    if _is_complex(n):
+        lower = lower + _diag_matrix(_ew.cast(_ew.imag(_diag_part(n)), n.dtype) * 1j)
+    return lower
+
+
+def _qr_square_vjp(q, r, gq, gr):
+    """The cotangent of ``a`` (rows >= columns, ``r`` square) from those of ``q``, ``r``."""
+    n = _mm(_mH(q), gq) - _mm(gr, _mH(r))
+    return _times_inverse_adjoint(gq + _mm(q, _qr_omega_adjoint(n) - n), r)
+
+
+def _qr_square_jvp(q, r, da):
+    e = _times_inverse_adjoint(da, _mH(r))  # dA R^-1
+    c = _mm(_mH(q), e)
+    omega = _qr_omega(c)
+    return _mm(q, omega) + e - _mm(q, c), _mm(c - omega, r)
+
+
+def _qr_vjp(g, y, a, full):
+    _check_qr_differentiable(a, full)
+    (q, r), (gq, gr) = y, g
+    m, n = a.shape[-2:]
+    if m >= n:
+        return (_qr_square_vjp(q, r, gq, gr),)
+    # wide: a = [x | rest] with x = q r1 and r2 = q^H rest
+    rest, gr2 = _columns(a, m), _columns(gr, m)
+    gx = _qr_square_vjp(q, _columns(r, 0, m), gq + _mm(rest, _mH(gr2)), _columns(gr, 0, m))
+    return (_stacking.concatenate([gx, _mm(q, gr2)], -1),)
+
+
+def _qr_jvp(ts, y, a, full):
+    _check_qr_differentiable(a, full)
+    (q, r), da = y, ts[0]
+    m, n = a.shape[-2:]
+    if m >= n:
+        return _qr_square_jvp(q, r, da)
+    dq, dr1 = _qr_square_jvp(q, _columns(r, 0, m), _columns(da, 0, m))
+    dr2 = _mm(_mH(dq), _columns(a, m)) + _mm(_mH(q), _columns(da, m))
+    return dq, _stacking.concatenate([dr1, dr2], -1)
+
+
+qr_p = Primitive(
+    "qr", _qr_impl, multiple_results=True, vjp=_qr_vjp, jvp=_qr_jvp,
+    shape_rule=_qr_shape, batch=per_primitive(_leading),
+)
+
+QRResult = namedtuple("QRResult", ["Q", "R"])
+
+
+def _qr_np(a, mode="reduced"):
+    """``np.linalg.qr``: ``mode`` 'reduced', 'complete' or 'r'."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode {mode!r} is not supported on tensors; use 'reduced', "
+                         "'complete' or 'r'.")
+    q, r = bind(qr_p, _matrices(a, "qr"), full=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002 (TF's name)
+    """TF's ``tf.linalg.qr``: ``q, r`` with orthonormal ``q`` and upper triangular
+    ``r``."""
+    del name
+    return tuple(bind(qr_p, _matrices(input, "qr"), full=bool(full_matrices)))
+
+
 # --- pinv, matrix_rank ---------------------------------------------------------------------
 
 def _pinv_impl(a, rcond):
@@ -498,6 +604,7 @@ implements(np.linalg.eigvalsh)(_eigvalsh_np)
 implements(np.linalg.eig)(_eig_np)
 implements(np.linalg.eigvals)(_eigvals_np)
 implements(np.linalg.pinv)(_pinv_np)
+implements(np.linalg.qr)(_qr_np)
 implements(np.linalg.matrix_rank)(matrix_rank)
 if hasattr(np.linalg, "svdvals"):
     implements(np.linalg.svdvals)(singular_values)
