@@ -377,3 +377,18 @@ def test_every_nesting_of_forward_and_reverse_mode():
     forward_over_forward = gt.jvp(along_v, [gt.constant(a)], [gt.constant(w)])[1].numpy()
     np.testing.assert_allclose([reverse_over_forward, forward_over_forward],
                                [expected, expected], rtol=1e-6)
+
+
+@pytest.mark.parametrize("sa,sb", [((5, 3), (5,)), ((5, 3), (5, 2)), ((3, 5), (3,))], ids=str)
+def test_lstsq_numpy_and_tf(sa, sb):
+    a, b = _randn(*sa), _randn(*sb)
+    got = np.linalg.lstsq(gt.constant(a), gt.constant(b))
+    for value, expected in zip(got, np.linalg.lstsq(a, b)):
+        np.testing.assert_allclose(np.asarray(value), expected, atol=1e-12)
+    check_grads(lambda x, y: np.linalg.lstsq(x, y)[0], [a, b], order=2)
+    if sa[0] > sa[1]:  # the residuals exist for full-rank tall a
+        check_grads(lambda x, y: np.linalg.lstsq(x, y)[1], [a, b], order=1)
+    rhs = b if len(sb) == 2 else b[:, None]
+    np.testing.assert_allclose(gt.linalg.lstsq(a, rhs).numpy(), np.linalg.pinv(a) @ rhs,
+                               atol=1e-10)
+    check_grads(lambda x, y: gt.linalg.lstsq(x, y, l2_regularizer=0.1), [a, rhs], order=1)

@@ -19,6 +19,7 @@ from .decompositions import (
     eigh,
     eigvals,
     eigvalsh,
+    lstsq,
     matrix_rank,
     pinv,
     qr,
@@ -84,5 +85,6 @@ namespace = public_namespace(
     "LinAlgError": LinAlgError,
     "svd": svd, "eigh": eigh, "eigvalsh": eigvalsh, "eig": eig, "eigvals": eigvals,
     "pinv": pinv, "matrix_rank": matrix_rank, "svdvals": singular_values, "qr": qr,
+    "lstsq": lstsq,
 })
 del _name, _op, _func

@@ -44,7 +44,7 @@ from ..registry import Primitive, bind, operand, per_primitive
 from .products import _mH, _mm, diagonal_p, diagonal_scatter_p
 from .solve import LinAlgError, _result_dtype, _square, solve
 
-__all__ = ["svd", "eigh", "eigvalsh", "eig", "eigvals", "qr", "pinv", "matrix_rank",
+__all__ = ["svd", "eigh", "eigvalsh", "eig", "eigvals", "qr", "pinv", "matrix_rank", "lstsq",
            "singular_values"]
 
 
@@ -598,6 +598,60 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (NumP
     return np.linalg.matrix_rank(value, tol=tol, hermitian=hermitian, rtol=rtol)
 
 
+# --- lstsq: composites -------------------------------------------------------------------
+
+def _concrete(x, name: str) -> np.ndarray:
+    value = getattr(x, "_value", None)
+    if value is None:
+        raise TypeError(f"{name}: the rank and residuals depend on the values; call it on "
+                        "tensors, not inside @gt.function (use gt.linalg.lstsq there).")
+    return np.asarray(value)
+
+
+def _lstsq_np(a, b, rcond=None):
+    """``np.linalg.lstsq``: ``(x, residuals, rank, s)``. ``x = pinv(a) @ b``, the
+    residuals and ``s`` are differentiable (fixed rank); ``rank`` is an integer."""
+    a = _matrices(a, "lstsq")
+    b = operand(b)
+    m, n = a.shape[-2:]
+    if len(a.shape) != 2 or len(b.shape) not in (1, 2) or b.shape[0] != m:
+        raise LinAlgError(f"lstsq: a must be 2-d and b's first axis must match its rows; "
+                          f"got shapes {tuple(a.shape)} and {tuple(b.shape)}.")
+    if rcond is None:
+        rcond = _default_rcond(m, n, a.dtype)
+    vector = len(b.shape) == 1
+    rhs = _col(b) if vector else b
+    x = _mm(bind(pinv_p, a, rcond=float(rcond)), rhs)
+    s_values = np.linalg.svd(_concrete(a, "lstsq"), compute_uv=False)
+    rank = int(np.sum(s_values > float(rcond) * np.max(s_values, initial=0.0)))
+    if rank == n and m > n:
+        residual = rhs - _mm(a, x)
+        residuals = _reduce.sum(_ew.real(residual * _ew.conj(residual)), 0)
+    else:
+        residuals = np.empty((0,), _real_dtype(a.dtype))
+    if vector:
+        x = _shape.reshape(x, (n,))
+    return x, residuals, rank, singular_values(a)
+
+
+def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
+    """TF's ``tf.linalg.lstsq`` (its ``fast`` path): the solution of the regularized normal
+    equations, ``(A^H A + l2 I)^-1 A^H rhs`` (rows >= columns) or ``A^H (A A^H + l2
+    I)^-1 rhs``; batch dims allowed."""
+    del fast, name
+    a = _matrices(matrix, "lstsq")
+    rhs = operand(rhs)
+    m, n = a.shape[-2:]
+    ah = _mH(a)
+    if m >= n:
+        gram = _mm(ah, a)
+        return solve(gram + _diag_matrix(_ew.zeros_like(_diag_part(gram)) + l2_regularizer),
+                     _mm(ah, rhs))
+    gram = _mm(a, ah)
+    return _mm(ah, solve(gram + _diag_matrix(_ew.zeros_like(_diag_part(gram)) + l2_regularizer),
+                         rhs))
+
+
 implements(np.linalg.svd)(_svd_np)
 implements(np.linalg.eigh)(_eigh_np)
 implements(np.linalg.eigvalsh)(_eigvalsh_np)
@@ -605,6 +659,7 @@ implements(np.linalg.eig)(_eig_np)
 implements(np.linalg.eigvals)(_eigvals_np)
 implements(np.linalg.pinv)(_pinv_np)
 implements(np.linalg.qr)(_qr_np)
+implements(np.linalg.lstsq)(_lstsq_np)
 implements(np.linalg.matrix_rank)(matrix_rank)
 if hasattr(np.linalg, "svdvals"):
     implements(np.linalg.svdvals)(singular_values)
