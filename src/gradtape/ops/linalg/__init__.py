@@ -49,13 +49,15 @@ from .solve import (
     det,
     inv,
     logdet,
-    norm,
     slogdet,
     solve,
+    tf_norm,
 )
 
 __all__ = ["matmul", "dot", "vdot", "tensordot", "einsum", "outer", "inner", "trace",
            "diagonal", "norm"]
+
+norm = tf_norm  # gt.norm is tf.norm; np.linalg.norm on tensors keeps NumPy's rules
 
 # NumPy 2's array-API additions to np.linalg, where they exist.
 for _name, _op in [("matmul", matmul), ("outer", outer), ("trace", _linalg_trace),
@@ -80,7 +82,7 @@ namespace = public_namespace(
     "adjoint": adjoint, "cholesky": cholesky, "det": det, "diag_part": _linalg_diagonal,
     "diagonal": _linalg_diagonal, "einsum": einsum, "inv": inv, "logdet": logdet,
     "matmul": matmul, "matrix_norm": _matrix_norm_np, "matrix_transpose": matrix_transpose,
-    "matvec": matvec, "norm": norm, "outer": outer, "slogdet": slogdet, "solve": solve,
+    "matvec": matvec, "norm": tf_norm, "outer": outer, "slogdet": slogdet, "solve": solve,
     "tensordot": tensordot, "trace": _linalg_trace, "vector_norm": _vector_norm_np,
     "LinAlgError": LinAlgError,
     "svd": svd, "eigh": eigh, "eigvalsh": eigvalsh, "eig": eig, "eigvals": eigvals,
