@@ -118,6 +118,17 @@ def tensor_array_rnn():
     return tape, loss, [w]
 
 
+def decompositions():
+    """Singular values, gauge-invariant |u| and eigenvalues of a Gram matrix."""
+    rng = _rng()
+    a = gt.Variable(rng.standard_normal((4, 3)))
+    with gt.GradientTape(persistent=True) as tape:
+        s, u, v = gt.linalg.svd(a)
+        e, w = gt.linalg.eigh(gt.linalg.matmul(a, a, transpose_a=True))
+        loss = gt.reduce_sum(s) + gt.reduce_sum(gt.abs(u)) + gt.reduce_sum(e * e)
+    return tape, loss, [a]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
@@ -127,4 +138,5 @@ PROGRAMS = {
     "fourier": fourier,
     "special_functions": special_functions,
     "tensor_array_rnn": tensor_array_rnn,
+    "decompositions": decompositions,
 }

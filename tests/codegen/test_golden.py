@@ -67,8 +67,10 @@ def test_the_running_function_is_the_inspected_source():
 
 def _sources_in_subprocess(hash_seed: str) -> str:
     here = str(pathlib.Path(__file__).resolve().parent)
+    # The package under test, also when PYTHONPATH is relative to another directory.
+    package_root = str(pathlib.Path(gt.__file__).resolve().parent.parent)
     code = (
-        f"import sys; sys.path.insert(0, {here!r})\n"
+        f"import sys; sys.path[:0] = [{here!r}, {package_root!r}]\n"
         "from golden_programs import PROGRAMS\n"
         "for name, make in PROGRAMS.items():\n"
         "    tape, target, sources = make()\n"

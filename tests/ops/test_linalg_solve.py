@@ -193,11 +193,13 @@ def test_vector_norms(ord, shape, axis, keepdims):
     x = rng.permutation(int(np.prod(shape))).reshape(shape) * 0.3 + 0.2
     x *= rng.choice([-1.0, 1.0], size=shape)
     expected = np.linalg.norm(x, ord, axis, keepdims)
-    np.testing.assert_allclose(gt.linalg.norm(x, ord, axis, keepdims).numpy(), expected,
-                               rtol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(gt.constant(x), ord, axis, keepdims).numpy(),
                                expected, rtol=1e-12)
-    check_grads(lambda t: gt.linalg.norm(t, ord, axis, keepdims), [x], order=2)
+    check_grads(lambda t: np.linalg.norm(t, ord, axis, keepdims), [x], order=2)
+    if axis is not None and (ord is None or ord > 0):  # TF's vector norms: the same
+        tf_ord = "euclidean" if ord is None else ord
+        np.testing.assert_allclose(gt.linalg.norm(x, tf_ord, axis, keepdims).numpy(),
+                                   expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("ord", MATRIX_NORMS, ids=str)
@@ -208,25 +210,48 @@ def test_matrix_norms(ord, shape, axis, keepdims):
     # Continuous values: no ties among row/column sums (max/min are kinked there).
     x = rng.uniform(0.2, 1.5, shape) * rng.choice([-1.0, 1.0], size=shape)
     expected = np.linalg.norm(x, ord, axis, keepdims)
-    np.testing.assert_allclose(gt.linalg.norm(x, ord, axis, keepdims).numpy(), expected,
-                               rtol=1e-12)
-    check_grads(lambda t: gt.linalg.norm(t, ord, axis, keepdims), [x], order=2)
+    np.testing.assert_allclose(np.linalg.norm(gt.constant(x), ord, axis, keepdims).numpy(),
+                               expected, rtol=1e-12)
+    check_grads(lambda t: np.linalg.norm(t, ord, axis, keepdims), [x], order=2)
+    if axis is not None and ord in (None, "fro", 1, np.inf):  # TF's matrix norms: the same
+        tf_ord = "euclidean" if ord is None else ord
+        np.testing.assert_allclose(gt.linalg.norm(x, tf_ord, axis, keepdims).numpy(),
+                                   expected, rtol=1e-12)
 
 
 def test_norm_defaults_and_errors():
     x = _randn(2, 3, 4)
+    t = gt.constant(x)
     np.testing.assert_allclose(gt.norm(x).numpy(), np.linalg.norm(x), rtol=1e-12)
-    np.testing.assert_allclose(gt.linalg.norm(x, keepdims=True).numpy(),
+    np.testing.assert_allclose(np.linalg.norm(t, keepdims=True).numpy(),
                                np.linalg.norm(x, keepdims=True), rtol=1e-12)
-    np.testing.assert_allclose(gt.linalg.norm(x, "euclidean").numpy(), np.linalg.norm(x))
-    np.testing.assert_array_equal(gt.linalg.norm(np.array([0.0, 2.0, 0.0]), 0).numpy(), 1.0)
+    np.testing.assert_allclose(np.linalg.norm(t, "euclidean").numpy(), np.linalg.norm(x))
+    np.testing.assert_array_equal(
+        np.linalg.norm(gt.constant(np.array([0.0, 2.0, 0.0])), 0).numpy(), 1.0)
     with pytest.raises(ValueError, match="Improper number of dimensions"):
-        gt.linalg.norm(x, 1)
+        np.linalg.norm(t, 1)
     with pytest.raises(ValueError, match="Invalid norm order"):
-        gt.linalg.norm(x[0, 0], "fro")
-    with pytest.raises(NotImplementedError, match="singular values"):
-        gt.linalg.norm(x[0], "nuc")
+        np.linalg.norm(t[0, 0], "fro")
+    np.testing.assert_allclose(np.linalg.norm(t[0], "nuc").numpy(),
+                               np.linalg.norm(x[0], "nuc"), rtol=1e-12)
     assert gt.linalg.norm(np.arange(3)).dtype == np.float64
+
+
+def test_tf_norm_follows_tensorflow():
+    x = _randn(2, 3, 4)
+    # axis=None: the whole tensor is one vector, whatever the order and rank
+    np.testing.assert_allclose(gt.linalg.norm(x, 1).numpy(), np.sum(np.abs(x)), rtol=1e-12)
+    np.testing.assert_allclose(gt.norm(x, np.inf).numpy(), np.max(np.abs(x)))
+    np.testing.assert_allclose(gt.norm(x, 3, keepdims=True).numpy(),
+                               np.sum(np.abs(x) ** 3, keepdims=True) ** (1 / 3), rtol=1e-12)
+    np.testing.assert_allclose(gt.linalg.norm(x, 2, axis=(1, 2)).numpy(),
+                               np.linalg.norm(x, 2, axis=(1, 2)), rtol=1e-12)
+    check_grads(lambda t: gt.linalg.norm(t, 2, axis=[-1, 0]), [x], order=2)
+    for bad_ord, axis in [(-1, None), (0, 1), ("fro", None), ("nuc", (0, 1)), (-2, (0, 1))]:
+        with pytest.raises(ValueError, match="'ord' must be a supported"):
+            gt.linalg.norm(x, bad_ord, axis)
+    with pytest.raises(ValueError, match="'axis' must be None"):
+        gt.norm(x, axis=(1, 1))
 
 
 def test_norm_gradient_at_zero_is_nan_like_jax():

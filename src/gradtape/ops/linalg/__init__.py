@@ -1,5 +1,6 @@
 """Linear algebra: matmul and its relatives (``products.py``), and ``np.linalg``'s
-matrix functions with their gradient conventions (``solve.py``).
+matrix functions with their gradient conventions (``solve.py``), and the decompositions
+``svd``, ``eigh``, ``eig`` and ``pinv`` (``decompositions.py``).
 
 ``gt.linalg`` (``namespace`` below) gathers NumPy's ``np.linalg`` and TF's ``tf.linalg``
 names; there, like in both, ``trace`` and ``diagonal`` work on the last two axes, while
@@ -13,6 +14,18 @@ import numpy as np
 from ...namespaces import namespace as public_namespace
 from ..contraction import einsum
 from ..numpy_dispatch import implements
+from .decompositions import (
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    lstsq,
+    matrix_rank,
+    pinv,
+    qr,
+    singular_values,
+    svd,
+)
 from .products import (
     _linalg_diagonal,
     _linalg_trace,
@@ -36,13 +49,15 @@ from .solve import (
     det,
     inv,
     logdet,
-    norm,
     slogdet,
     solve,
+    tf_norm,
 )
 
 __all__ = ["matmul", "dot", "vdot", "tensordot", "einsum", "outer", "inner", "trace",
            "diagonal", "norm"]
+
+norm = tf_norm  # gt.norm is tf.norm; np.linalg.norm on tensors keeps NumPy's rules
 
 # NumPy 2's array-API additions to np.linalg, where they exist.
 for _name, _op in [("matmul", matmul), ("outer", outer), ("trace", _linalg_trace),
@@ -67,8 +82,11 @@ namespace = public_namespace(
     "adjoint": adjoint, "cholesky": cholesky, "det": det, "diag_part": _linalg_diagonal,
     "diagonal": _linalg_diagonal, "einsum": einsum, "inv": inv, "logdet": logdet,
     "matmul": matmul, "matrix_norm": _matrix_norm_np, "matrix_transpose": matrix_transpose,
-    "matvec": matvec, "norm": norm, "outer": outer, "slogdet": slogdet, "solve": solve,
+    "matvec": matvec, "norm": tf_norm, "outer": outer, "slogdet": slogdet, "solve": solve,
     "tensordot": tensordot, "trace": _linalg_trace, "vector_norm": _vector_norm_np,
     "LinAlgError": LinAlgError,
+    "svd": svd, "eigh": eigh, "eigvalsh": eigvalsh, "eig": eig, "eigvals": eigvals,
+    "pinv": pinv, "matrix_rank": matrix_rank, "svdvals": singular_values, "qr": qr,
+    "lstsq": lstsq,
 })
 del _name, _op, _func

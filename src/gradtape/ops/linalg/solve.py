@@ -37,7 +37,7 @@ from .products import (
     diagonal_p,
 )
 
-__all__ = ["norm"]
+__all__ = ["norm", "tf_norm"]
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -274,14 +274,24 @@ def _matrix_norm(x, ord, row: int, col: int, keepdims: bool):
         pick = _reduce.max if ord == np.inf else _reduce.min
         out = pick(_reduce.sum(_ew.abs(x), col), row - 1 if row > col else row)
     elif ord in (2, -2, "nuc"):
-        raise NotImplementedError(
-            f"norm ord={ord!r} needs singular values, which gradtape does not "
-            "differentiate yet; use ord='fro', 1 or inf.")
+        out = _spectral_norm(x, ord, row, col)
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices.")
     if keepdims:
         out = _shape.reshape(out, _reduce.keepdims_shape(x.shape, (row, col)))
     return out
+
+
+def _spectral_norm(x, ord, row: int, col: int):
+    """The largest (2), smallest (-2) or summed ('nuc') singular values of the matrices
+    in axes ``row`` and ``col``."""
+    from .decompositions import singular_values  # decompositions builds on this module
+
+    rest = tuple(i for i in range(len(x.shape)) if i not in (row, col))
+    s = singular_values(_shape.transpose(x, rest + (row, col)))
+    if ord == "nuc":
+        return _reduce.sum(s, -1)
+    return (_reduce.max if ord == 2 else _reduce.min)(s, -1)
 
 
 def norm(x, ord=None, axis=None, keepdims=False, name=None):
@@ -308,6 +318,53 @@ def norm(x, ord=None, axis=None, keepdims=False, name=None):
             raise ValueError("norm: duplicate axes given.")
         return _matrix_norm(x, ord, axes[0], axes[1], bool(keepdims))
     raise ValueError("Improper number of dimensions to norm.")
+
+
+_TF_MATRIX_NORMS = ("euclidean", "fro", 1, 2, np.inf)
+
+
+def _check_tf_norm_args(ord, axis) -> bool:
+    """TF's argument checks of ``tf.norm``; whether ``axis`` names a matrix norm."""
+    matrix = isinstance(axis, (tuple, list)) and len(axis) == 2
+    if matrix:
+        if not all(isinstance(a, (int, np.integer)) for a in axis) or axis[0] == axis[1]:
+            raise ValueError("'axis' must be None, an integer, or a tuple of 2 unique "
+                             f"integers, got {axis}")
+        if ord not in _TF_MATRIX_NORMS or isinstance(ord, bool):
+            raise ValueError(f"'ord' must be a supported matrix norm in "
+                             f"{list(_TF_MATRIX_NORMS)}, got {ord!r}")
+        return True
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise ValueError("'axis' must be None, an integer, or a tuple of 2 unique "
+                         f"integers, got {axis}")
+    positive = isinstance(ord, (int, float, np.number)) and not isinstance(ord, bool) \
+        and ord > 0
+    if ord != "euclidean" and not positive:
+        raise ValueError(f"'ord' must be a supported vector norm (positive or "
+                         f"'euclidean'), got {ord!r}")
+    return False
+
+
+def tf_norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+    """TF's ``tf.norm``: with ``axis=None`` the whole tensor is one vector (any rank);
+    an int ``axis`` is a vector norm, a pair a matrix norm (``'fro'``/``'euclidean'``,
+    1, 2, inf). Orders must be positive (NumPy's negative and ``'nuc'`` ones are
+    ``np.linalg.norm``'s)."""
+    del name
+    matrix = _check_tf_norm_args(ord, axis)
+    x = operand(tensor)
+    if not np.issubdtype(x.dtype, np.inexact):
+        x = _ew.cast(x, np.float64)
+    nd = len(x.shape)
+    keepdims = bool(keepdims)
+    if matrix:
+        row, col = (_shape._normalize_axis(int(a), nd) for a in axis)
+        return _matrix_norm(x, "fro" if ord == "euclidean" else ord, row, col, keepdims)
+    vector_ord = None if ord == "euclidean" else ord
+    if axis is not None:
+        return _vector_norm(x, vector_ord, _shape._normalize_axis(int(axis), nd), keepdims)
+    out = _vector_norm(_shape.reshape(x, (-1,)), vector_ord, 0, False)
+    return _shape.reshape(out, (1,) * nd) if keepdims else out
 
 
 def _vector_norm_np(x, /, *, axis=None, keepdims=False, ord=2):
