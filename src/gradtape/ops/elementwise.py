@@ -475,11 +475,28 @@ clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=Tr
 
 
 @implements(np.clip)
-def clip(x, a_min, a_max):
-    """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside."""
+def clip(x, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A002
+    """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside. A
+    bound that is ``None`` is no bound (NumPy's ``min=``/``max=`` names work too)."""
+    if out is not None:
+        raise TypeError("np.clip(..., out=) cannot write into a tensor: tensors are immutable.")
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
+    if a_min is None or a_max is None:
+        return _one_sided_clip(x, a_min, a_max)
     if _NUMPY1:
         x, a_min, a_max = weak_scalars(x, a_min, a_max)
     return bind(clip_p, x, a_min, a_max)
+
+
+def _one_sided_clip(x, a_min, a_max):
+    """``clip`` with one bound (or none): ``maximum``/``minimum``, whose ties send the
+    gradient to ``x`` as ``clip``'s do."""
+    if a_min is not None:
+        return maximum(x, a_min)
+    if a_max is not None:
+        return minimum(x, a_max)
+    return unchanged(operand(x))
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -557,11 +574,24 @@ register_ufunc(np.bitwise_and, logical_and)
 register_ufunc(np.bitwise_or, logical_or)
 register_ufunc(np.invert, logical_not)
 __all__ += ["rint", "floordiv"]
-implements(np.round, np.around)(lambda x, decimals=0: round(x) if decimals == 0 else _no_decimals())
-
-
-def _no_decimals():
-    raise TypeError("np.round(tensor, decimals=...) is not supported; use decimals=0.")
+@implements(np.round, np.around)
+def _np_round(a, decimals=0, out=None):
+    """NumPy's ``round``: half to even, at ``decimals`` places (negative: tens,
+    hundreds...), scaling as NumPy does. Not differentiable, like ``round``."""
+    if out is not None:
+        raise TypeError("np.round(..., out=) cannot write into a tensor: tensors are immutable.")
+    a = operand(a)
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return round(a)
+    if a.dtype.kind in "iub":
+        if decimals > 0:  # an integer has no digits after the point
+            return unchanged(a)
+        return cast(round(cast(a, np.float64) / 10.0 ** -decimals) * 10.0 ** -decimals,
+                    a.dtype)
+    if decimals > 0:
+        return round(a * 10.0 ** decimals) / 10.0 ** decimals
+    return round(a / 10.0 ** -decimals) * 10.0 ** -decimals
 
 
 # --- creation helpers used by rules --------------------------------------------------
