@@ -117,8 +117,8 @@ _GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 def pad(tensor: Any, paddings: Any = None, mode: str = "CONSTANT", constant_values: Any = 0,
         name: str | None = None, *, pad_width: Any = None, **kwargs: Any) -> Any:
     """TF's ``tf.pad(tensor, paddings, mode, constant_values)``: one ``(before, after)``
-    row per axis (one int or pair broadcasts to all axes). Modes: CONSTANT, REFLECT, SYMMETRIC (and NumPy's edge and wrap). The
-    padding value gets no gradient, as in TF."""
+    row per axis (one int or pair broadcasts to all axes). Modes: CONSTANT, REFLECT,
+    SYMMETRIC (and NumPy's edge and wrap). The padding value gets no gradient, as in TF."""
     del name
     if paddings is None:
         paddings = pad_width

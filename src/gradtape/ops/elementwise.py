@@ -22,8 +22,9 @@ from .registry import Primitive, bind, operand, unchanged
 __all__: list[str] = []
 
 
-def _export(op, *ufuncs):
-    __all__.append(op.__name__)
+def _export(op, *ufuncs, public=True):
+    if public:  # a name of gt (and docs/api.md); else only NumPy's ufuncs reach it
+        __all__.append(op.__name__)
     for ufunc in ufuncs:
         register_ufunc(ufunc, op)
     return op
@@ -255,7 +256,7 @@ __all__.append("cast")
 
 # --- binary ops ----------------------------------------------------------------------
 
-def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None):
+def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
                      template=template)
 
@@ -274,7 +275,7 @@ def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None):
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} with NumPy broadcasting, differentiable."
     op.primitive = prim
-    return _export(op, *([ufunc] if ufunc is not None else []))
+    return _export(op, *([ufunc] if ufunc is not None else []), public=public)
 
 
 def _tangent_sum(a, b):
@@ -426,7 +427,15 @@ mod = _binary(
     np.remainder, template="{0} % {1}",
 )
 floormod = remainder = mod
-__all__ += ["atan2", "floormod", "remainder", "fmax", "fmin"]
+# C's remainder (the sign of the dividend): a - b * trunc(a / b). TF's truncatemod.
+fmod = _binary(
+    "fmod", np.fmod,
+    lambda g, out, a, b: (_ub(g, a), _ub(-g * trunc(a / b), b)),
+    lambda ts, out, a, b: _tangent_sum(ts[0], _scaled(ts[1], -trunc(a / b))),
+    np.fmod, public=False,
+)
+truncatemod = fmod
+__all__ += ["atan2", "floormod", "remainder", "fmax", "fmin", "truncatemod"]
 register_ufunc(np.fmax, maximum)
 register_ufunc(np.fmin, minimum)
 
@@ -510,7 +519,7 @@ __all__ += ["where", "clip", "clip_by_value"]
 
 # --- non-differentiable ops: their outputs are constants to every tape -----------------
 
-def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
+def _constant_op(name, impl, arity, ufunc=None, check_operands=True, public=True):
     prim = Primitive(name, impl, elementwise=True)  # no vjp: never recorded
     if arity == 1:
         def op(x):
@@ -532,7 +541,7 @@ def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} (not differentiable: no gradient flows through it)."
     op.primitive = prim
-    return _export(op, *([ufunc] if ufunc is not None else []))
+    return _export(op, *([ufunc] if ufunc is not None else []), public=public)
 
 
 # sign is piecewise constant like floor, ceil and round, but TF registers a zero
@@ -553,6 +562,17 @@ _export(sign, np.sign)
 floor = _constant_op("floor", np.floor, 1, np.floor)
 ceil = _constant_op("ceil", np.ceil, 1, np.ceil)
 round = _constant_op("round", np.round, 1, np.rint)  # noqa: A001
+trunc = _constant_op("trunc", np.trunc, 1, np.trunc, public=False)
+
+
+@implements(np.fix)
+def _np_fix(x, out=None):
+    """NumPy's ``fix``: rounding toward zero, ``trunc``."""
+    if out is not None:
+        raise TypeError("np.fix(..., out=) cannot write into a tensor: tensors are immutable.")
+    return trunc(x)
+
+
 rint = round
 floor_divide = _constant_op("floor_divide", np.floor_divide, 2, np.floor_divide)
 floordiv = floor_divide
