@@ -184,16 +184,27 @@ def _pad_pairs(pad_width: Any, ndim: int, one_row_per_axis: bool) -> tuple[tuple
 
 
 def _constant_pad(array: Any, pad_width: tuple, constant_values: Any) -> Any:
-    """Constant padding: one value (the primitive's param), or NumPy's per-axis
-    ``(before, after)`` values, added as a constant frame around zero padding (NumPy
-    fills axis by axis, so where frames overlap the later axis's value wins)."""
+    """Constant padding: one value for every side (one primitive), or NumPy's per-axis
+    ``(before, after)`` values, padded side by side, axis by axis as NumPy fills them (so
+    a later axis's value fills the corners it shares with an earlier one)."""
     values = np.asarray(concrete_value(constant_values)
                         if hasattr(constant_values, "_value") else constant_values)
     if values.ndim == 0:
         return bind(pad_p, array, pad_width=pad_width, value=values.item())
-    frame = np.pad(np.zeros(tuple(array.shape), array.dtype), pad_width, mode="constant",
-                   constant_values=values)
-    return bind(pad_p, array, pad_width=pad_width, value=0) + frame
+    try:
+        values = np.broadcast_to(values, (len(pad_width), 2))
+    except ValueError:
+        raise ValueError(
+            f"constant_values of shape {values.shape} does not fit a tensor of rank "
+            f"{len(pad_width)}: give a value, one (before, after) pair, or one per axis."
+        ) from None
+    no_pad = ((0, 0),) * len(pad_width)
+    for ax, (widths, sides) in enumerate(zip(pad_width, values)):
+        for side, (width, value) in enumerate(zip(widths, sides)):
+            if width:
+                one_side = no_pad[:ax] + ((0, width) if side else (width, 0),) + no_pad[ax + 1:]
+                array = bind(pad_p, array, pad_width=one_side, value=value.item())
+    return array
 
 
 __all__ += ["pad"]
