@@ -130,15 +130,3 @@ def test_rounding_ops_keep_tf_gradients_while_forward_mode_gets_zeros():
         tape.watch(x)
         y = gt.sign(x)
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), np.zeros_like(X))
-
-
-def test_fmod_values_and_gradients_follow_c_remainder():
-    a = np.array([5.5, -5.5, 5.5, -5.5, 0.3])
-    b = np.array([2.0, 2.0, -2.0, -2.0, 0.7])
-    np.testing.assert_array_equal(np.fmod(gt.constant(a), gt.constant(b)).numpy(),
-                                  np.fmod(a, b))
-    assert gt.truncatemod is gt.math.truncatemod
-    grads = gt.grad(lambda p, q: np.sum(gt.truncatemod(p, q)), argnums=(0, 1))(a, b)
-    np.testing.assert_array_equal(grads[0].numpy(), np.ones_like(a))
-    np.testing.assert_array_equal(grads[1].numpy(), -np.trunc(a / b))
-    np.testing.assert_array_equal(np.fix(gt.constant(a / b)).numpy(), np.fix(a / b))
