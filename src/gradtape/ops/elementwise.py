@@ -389,7 +389,20 @@ minimum = _binary(
     _select_jvp(lambda a, b: less_equal(a, b)),
     np.minimum,
 )
-fmax, fmin = maximum, minimum
+# NumPy's fmax/fmin ignore a NaN operand: the other one is selected, and so gets the
+# gradient.
+fmax = _binary(
+    "fmax", np.fmax,
+    _select_vjp(lambda a, b: logical_or(greater_equal(a, b), isnan(b))),
+    _select_jvp(lambda a, b: logical_or(greater_equal(a, b), isnan(b))),
+    np.fmax, public=False,
+)
+fmin = _binary(
+    "fmin", np.fmin,
+    _select_vjp(lambda a, b: logical_or(less_equal(a, b), isnan(b))),
+    _select_jvp(lambda a, b: logical_or(less_equal(a, b), isnan(b))),
+    np.fmin, public=False,
+)
 
 
 def _atan2_parts(y, x):
@@ -436,8 +449,6 @@ fmod = _binary(
 )
 truncatemod = fmod
 __all__ += ["atan2", "floormod", "remainder", "fmax", "fmin", "truncatemod"]
-register_ufunc(np.fmax, maximum)
-register_ufunc(np.fmin, minimum)
 
 
 # --- where and clip ------------------------------------------------------------------
