@@ -122,6 +122,8 @@ def test_methods_in_forward_mode_jacobian_and_compiled(name):
         interpreted = np.asarray(gt.jacobian(method)(A))
         hess_interpreted = np.asarray(gt.hessian(lambda a: gt.reduce_sum(method(a) ** 3))(A))
     np.testing.assert_allclose(jac, interpreted, rtol=1e-12)
+    np.testing.assert_allclose(gt.function(method)(gt.constant(A)).numpy(),
+                               np.asarray(method(gt.constant(A))), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gt.hessian(lambda a: gt.reduce_sum(method(a) ** 3))(A)),
                                hess_interpreted, rtol=1e-10, atol=1e-12)
 
