@@ -98,6 +98,7 @@ _SAME_AS_TOP_LEVEL = [
     "reduce_variance", "rint", "round", "sigmoid", "sign", "sin", "sinh", "softmax",
     "softplus", "sqrt", "square", "subtract", "tan", "tanh",
 ]
+_SAME_AS_TOP_LEVEL += ["truncatemod"]
 _RENAMED = {"is_nan": ops.isnan, "is_finite": ops.isfinite, "is_inf": ops.isinf,
             "truediv": ops.divide, "log_sigmoid": nn.log_sigmoid}
 _DEFINED_HERE = {"add_n": add_n, "rsqrt": rsqrt, "squared_difference": squared_difference,

@@ -129,6 +129,17 @@ def decompositions():
     return tape, loss, [a]
 
 
+def remainders_and_padding():
+    """fmod, mod, clip, abs and a reflect pad: rounding ops in the backward are constants."""
+    x = gt.Variable(np.array([[0.35, -1.25, 2.45], [-0.7, 1.15, 0.6]]))
+    y = gt.Variable(np.array([0.7, 1.3, -0.9]))
+    with gt.GradientTape(persistent=True) as tape:
+        rem = np.fmod(x * x, y) + np.mod(x, y)
+        padded = np.pad(np.clip(rem, -0.5, 0.5), (1, 2), mode="reflect")
+        loss = gt.reduce_sum(np.abs(padded) * padded)
+    return tape, loss, [x, y]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
@@ -139,4 +150,5 @@ PROGRAMS = {
     "special_functions": special_functions,
     "tensor_array_rnn": tensor_array_rnn,
     "decompositions": decompositions,
+    "remainders_and_padding": remainders_and_padding,
 }

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .gradient_drops import report_conversion
+from .methods import NdarrayMethods
 from .operators import OperatorMixin
 from .state import state
 from .tensor_shape import _CACHE as _SHAPES
@@ -18,7 +19,7 @@ from .tensor_shape import TensorShape, shape_of
 _next_id = itertools.count(1).__next__
 
 
-class Tensor(OperatorMixin):
+class Tensor(NdarrayMethods, OperatorMixin):
     """An immutable n-dimensional array, TF-style. Operators and NumPy functions on it
     run at once (eagerly) and are recorded by any tape that watches an input."""
 

@@ -143,38 +143,40 @@ pad_p = Primitive(
 _GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
-@implements(np.pad)
-def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_values: Any = 0,
-        *, paddings: Any = None, name: str | None = None, **kwargs: Any) -> Any:
-    """NumPy's ``pad`` and TF's ``tf.pad(tensor, paddings, mode, constant_values)``.
-
-    Modes: constant (a scalar value), edge, reflect, symmetric, wrap (TF's CONSTANT,
-    REFLECT, SYMMETRIC). The padding value gets no gradient, as in TF.
-    """
+def pad(tensor: Any, paddings: Any = None, mode: str = "CONSTANT", constant_values: Any = 0,
+        name: str | None = None, *, pad_width: Any = None, **kwargs: Any) -> Any:
+    """TF's ``tf.pad(tensor, paddings, mode, constant_values)``: one ``(before, after)``
+    row per axis (one int or pair broadcasts to all axes). Modes: CONSTANT, REFLECT,
+    SYMMETRIC (and NumPy's edge and wrap). The padding value gets no gradient, as in TF."""
     del name
-    if paddings is not None:
-        pad_width = paddings
+    if paddings is None:
+        paddings = pad_width
+    return _pad(tensor, paddings, mode, constant_values, kwargs, one_row_per_axis=True)
+
+
+@implements(np.pad)
+def _np_pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """NumPy's ``pad``: constant, edge, reflect, symmetric, wrap. ``pad_width``
+    broadcasts as NumPy's (an int, one ``(before, after)`` pair for all axes, or one
+    pair per axis); ``constant_values`` too."""
+    constant_values = kwargs.pop("constant_values", 0)
+    return _pad(array, pad_width, mode, constant_values, kwargs, one_row_per_axis=False)
+
+
+def _pad(array: Any, pad_width: Any, mode: str, constant_values: Any, kwargs: dict,
+         one_row_per_axis: bool) -> Any:
+    if kwargs.get("reflect_type", "even") == "even":
+        kwargs.pop("reflect_type", None)
     if kwargs:
-        raise TypeError(f"gradtape pad does not support the arguments {sorted(kwargs)}.")
+        raise TypeError(f"gradtape pad does not support the arguments {sorted(kwargs)} "
+                        "(reflect_type='odd' neither).")
     array = operand(array)
-    ndim = len(array.shape)
-    widths = np.asarray(concrete_value(pad_width) if hasattr(pad_width, "_value") else pad_width)
-    if not np.issubdtype(widths.dtype, np.integer):
-        raise TypeError(f"pad widths must be integers, got {widths.dtype}.")
-    if widths.ndim == 2 and widths.shape[0] != ndim:
-        raise ValueError(f"paddings has {widths.shape[0]} rows for a tensor of rank {ndim}.")
-    widths = np.broadcast_to(widths, (ndim, 2))
-    if (widths < 0).any():
-        raise InvalidArgumentError("pad widths must be non-negative.")
-    pad_width = tuple((int(b), int(a)) for b, a in widths)
+    pad_width = _pad_pairs(pad_width, len(array.shape), one_row_per_axis)
     mode = str(mode).lower()
     if all(b == 0 and a == 0 for b, a in pad_width):
         return array
     if mode == "constant":
-        if np.ndim(constant_values) != 0:
-            raise NotImplementedError("gradtape pad takes one scalar constant value.")
-        value = np.asarray(constant_values).item()
-        return bind(pad_p, array, pad_width=pad_width, value=value)
+        return _constant_pad(array, pad_width, constant_values)
     if mode not in _GATHER_PAD_MODES:
         raise NotImplementedError(
             f"pad mode {mode!r} is not supported; use one of constant, "
@@ -185,6 +187,52 @@ def pad(array: Any, pad_width: Any = None, mode: str = "constant", constant_valu
         if b or a:
             index = np.pad(np.arange(array.shape[ax]), (b, a), mode=mode)
             array = _index.take_static(array, index, axis=ax)
+    return array
+
+
+def _pad_pairs(pad_width: Any, ndim: int, one_row_per_axis: bool) -> tuple[tuple[int, int], ...]:
+    """One ``(before, after)`` pair per axis. NumPy broadcasts ``pad_width`` to
+    ``(ndim, 2)`` (``3``, ``(3,)``, ``(1, 2)`` and ``((1, 2),)`` mean every axis); TF's
+    ``paddings`` given as rows needs one row per axis."""
+    widths = np.asarray(concrete_value(pad_width) if hasattr(pad_width, "_value") else pad_width)
+    if not np.issubdtype(widths.dtype, np.integer):
+        raise TypeError(f"pad widths must be integers, got {widths.dtype}.")
+    if one_row_per_axis and widths.ndim == 2 and widths.shape[0] != ndim:
+        raise ValueError(f"paddings has {widths.shape[0]} rows for a tensor of rank {ndim}: "
+                         "give one (before, after) row per axis.")
+    try:
+        widths = np.broadcast_to(widths, (ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"pad_width of shape {widths.shape} does not fit a tensor of rank {ndim}: give "
+            "an int, one (before, after) pair for all axes, or one pair per axis."
+        ) from None
+    if (widths < 0).any():
+        raise InvalidArgumentError("pad widths must be non-negative.")
+    return tuple((int(b), int(a)) for b, a in widths)
+
+
+def _constant_pad(array: Any, pad_width: tuple, constant_values: Any) -> Any:
+    """Constant padding: one value for every side (one primitive), or NumPy's per-axis
+    ``(before, after)`` values, padded side by side, axis by axis as NumPy fills them (so
+    a later axis's value fills the corners it shares with an earlier one)."""
+    values = np.asarray(concrete_value(constant_values)
+                        if hasattr(constant_values, "_value") else constant_values)
+    if values.ndim == 0:
+        return bind(pad_p, array, pad_width=pad_width, value=values.item())
+    try:
+        values = np.broadcast_to(values, (len(pad_width), 2))
+    except ValueError:
+        raise ValueError(
+            f"constant_values of shape {values.shape} does not fit a tensor of rank "
+            f"{len(pad_width)}: give a value, one (before, after) pair, or one per axis."
+        ) from None
+    no_pad = ((0, 0),) * len(pad_width)
+    for ax, (widths, sides) in enumerate(zip(pad_width, values)):
+        for side, (width, value) in enumerate(zip(widths, sides)):
+            if width:
+                one_side = no_pad[:ax] + ((0, width) if side else (width, 0),) + no_pad[ax + 1:]
+                array = bind(pad_p, array, pad_width=one_side, value=value.item())
     return array
 
 

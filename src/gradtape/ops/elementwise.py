@@ -22,8 +22,9 @@ from .registry import Primitive, bind, operand, unchanged
 __all__: list[str] = []
 
 
-def _export(op, *ufuncs):
-    __all__.append(op.__name__)
+def _export(op, *ufuncs, public=True):
+    if public:  # a name of gt (and docs/api.md); else only NumPy's ufuncs reach it
+        __all__.append(op.__name__)
     for ufunc in ufuncs:
         register_ufunc(ufunc, op)
     return op
@@ -264,7 +265,7 @@ __all__.append("cast")
 
 # --- binary ops ----------------------------------------------------------------------
 
-def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None):
+def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
                      template=template)
 
@@ -283,7 +284,7 @@ def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None):
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} with NumPy broadcasting, differentiable."
     op.primitive = prim
-    return _export(op, *([ufunc] if ufunc is not None else []))
+    return _export(op, *([ufunc] if ufunc is not None else []), public=public)
 
 
 def _tangent_sum(a, b):
@@ -402,7 +403,20 @@ minimum = _binary(
     _select_jvp(lambda a, b: less_equal(a, b)),
     np.minimum,
 )
-fmax, fmin = maximum, minimum
+# NumPy's fmax/fmin ignore a NaN operand: the other one is selected, and so gets the
+# gradient.
+fmax = _binary(
+    "fmax", np.fmax,
+    _select_vjp(lambda a, b: logical_or(greater_equal(a, b), isnan(b))),
+    _select_jvp(lambda a, b: logical_or(greater_equal(a, b), isnan(b))),
+    np.fmax, public=False,
+)
+fmin = _binary(
+    "fmin", np.fmin,
+    _select_vjp(lambda a, b: logical_or(less_equal(a, b), isnan(b))),
+    _select_jvp(lambda a, b: logical_or(less_equal(a, b), isnan(b))),
+    np.fmin, public=False,
+)
 
 
 def _atan2_parts(y, x):
@@ -440,9 +454,15 @@ mod = _binary(
     np.remainder, template="{0} % {1}",
 )
 floormod = remainder = mod
-__all__ += ["atan2", "floormod", "remainder", "fmax", "fmin"]
-register_ufunc(np.fmax, maximum)
-register_ufunc(np.fmin, minimum)
+# C's remainder (the sign of the dividend): a - b * trunc(a / b). TF's truncatemod.
+fmod = _binary(
+    "fmod", np.fmod,
+    lambda g, out, a, b: (_ub(g, a), _ub(-g * trunc(a / b), b)),
+    lambda ts, out, a, b: _tangent_sum(ts[0], _scaled(ts[1], -trunc(a / b))),
+    np.fmod, public=False,
+)
+truncatemod = fmod
+__all__ += ["atan2", "floormod", "remainder", "fmax", "fmin", "truncatemod"]
 
 
 # --- where and clip ------------------------------------------------------------------
@@ -489,11 +509,28 @@ clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=Tr
 
 
 @implements(np.clip)
-def clip(x, a_min, a_max):
-    """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside."""
+def clip(x, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A002
+    """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside. A
+    bound that is ``None`` is no bound (NumPy's ``min=``/``max=`` names work too)."""
+    if out is not None:
+        raise TypeError("np.clip(..., out=) cannot write into a tensor: tensors are immutable.")
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
+    if a_min is None or a_max is None:
+        return _one_sided_clip(x, a_min, a_max)
     if _NUMPY1:
         x, a_min, a_max = weak_scalars(x, a_min, a_max)
     return bind(clip_p, x, a_min, a_max)
+
+
+def _one_sided_clip(x, a_min, a_max):
+    """``clip`` with one bound (or none): ``maximum``/``minimum``, whose ties send the
+    gradient to ``x`` as ``clip``'s do."""
+    if a_min is not None:
+        return maximum(x, a_min)
+    if a_max is not None:
+        return minimum(x, a_max)
+    return unchanged(operand(x))
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -507,7 +544,7 @@ __all__ += ["where", "clip", "clip_by_value"]
 
 # --- non-differentiable ops: their outputs are constants to every tape -----------------
 
-def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
+def _constant_op(name, impl, arity, ufunc=None, check_operands=True, public=True):
     prim = Primitive(name, impl, elementwise=True)  # no vjp: never recorded
     if arity == 1:
         def op(x):
@@ -529,7 +566,7 @@ def _constant_op(name, impl, arity, ufunc=None, check_operands=True):
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} (not differentiable: no gradient flows through it)."
     op.primitive = prim
-    return _export(op, *([ufunc] if ufunc is not None else []))
+    return _export(op, *([ufunc] if ufunc is not None else []), public=public)
 
 
 # sign is piecewise constant like floor, ceil and round, but TF registers a zero
@@ -550,6 +587,17 @@ _export(sign, np.sign)
 floor = _constant_op("floor", np.floor, 1, np.floor)
 ceil = _constant_op("ceil", np.ceil, 1, np.ceil)
 round = _constant_op("round", np.round, 1, np.rint)  # noqa: A001
+trunc = _constant_op("trunc", np.trunc, 1, np.trunc, public=False)
+
+
+@implements(np.fix)
+def _np_fix(x, out=None):
+    """NumPy's ``fix``: rounding toward zero, ``trunc``."""
+    if out is not None:
+        raise TypeError("np.fix(..., out=) cannot write into a tensor: tensors are immutable.")
+    return trunc(x)
+
+
 rint = round
 floor_divide = _constant_op("floor_divide", np.floor_divide, 2, np.floor_divide)
 floordiv = floor_divide
@@ -571,11 +619,24 @@ register_ufunc(np.bitwise_and, logical_and)
 register_ufunc(np.bitwise_or, logical_or)
 register_ufunc(np.invert, logical_not)
 __all__ += ["rint", "floordiv"]
-implements(np.round, np.around)(lambda x, decimals=0: round(x) if decimals == 0 else _no_decimals())
-
-
-def _no_decimals():
-    raise TypeError("np.round(tensor, decimals=...) is not supported; use decimals=0.")
+@implements(np.round, np.around)
+def _np_round(a, decimals=0, out=None):
+    """NumPy's ``round``: half to even, at ``decimals`` places (negative: tens,
+    hundreds...), scaling as NumPy does. Not differentiable, like ``round``."""
+    if out is not None:
+        raise TypeError("np.round(..., out=) cannot write into a tensor: tensors are immutable.")
+    a = operand(a)
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return round(a)
+    if a.dtype.kind in "iub":
+        if decimals > 0:  # an integer has no digits after the point
+            return unchanged(a)
+        return cast(round(cast(a, np.float64) / 10.0 ** -decimals) * 10.0 ** -decimals,
+                    a.dtype)
+    if decimals > 0:
+        return round(a * 10.0 ** decimals) / 10.0 ** decimals
+    return round(a / 10.0 ** -decimals) * 10.0 ** -decimals
 
 
 # --- creation helpers used by rules --------------------------------------------------

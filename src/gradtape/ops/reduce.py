@@ -261,8 +261,14 @@ def var(x, axis=None, ddof=0, keepdims=False, dtype=None):
 
 def std(x, axis=None, ddof=0, keepdims=False, dtype=None):
     """Standard deviation: ``sqrt(var(x))``. Its gradient is infinite where all the
-    values of a slice are equal (the square root's derivative at zero)."""
-    return _ew.sqrt(var(x, axis, ddof, keepdims, dtype))
+    values of a slice are equal (the square root's derivative at zero), except for
+    slices of one element, where the deviation is 0 whatever ``x`` is, and so is its
+    derivative."""
+    x = operand(x)
+    variance = var(x, axis, ddof, keepdims, dtype)
+    if ddof == 0 and _reduced_size(x.shape, normalize_axes(axis, len(x.shape))) == 1:
+        return variance  # 0 with a zero derivative; sqrt's slope at 0 would give 0 * inf
+    return _ew.sqrt(variance)
 
 
 @implements(np.var)
