@@ -14,6 +14,7 @@ from . import (
            index,
            linalg,
            nn,
+           numpy_extra,
            reduce,
            scan,
            shape,
@@ -26,6 +27,7 @@ from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .nn import *  # noqa: F403
+from .numpy_extra import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .shape import *  # noqa: F403
