@@ -134,17 +134,20 @@ def logaddexp2(a: Any, b: Any) -> Any:
 register_ufunc(np.logaddexp2, logaddexp2)
 
 
+_SINC_SERIES_BELOW = 1e-2  # |pi x| under which sinc is its Taylor polynomial
+
+
 @implements(np.sinc)
 def sinc(x: Any) -> Any:
-    """NumPy's normalized ``sinc``: ``sin(pi x) / (pi x)``, 1 at 0. At exactly 0 its
-    Taylor polynomial stands in, so derivatives there are right up to the fourth order."""
+    """NumPy's normalized ``sinc``: ``sin(pi x) / (pi x)``, 1 at 0. Near 0 its Taylor
+    polynomial stands in: the quotient's derivatives cancel catastrophically there."""
     x = _floating(x)
     y = x * math.pi
-    at_zero = _ew.equal(x, 0)
-    safe = _ew.where(at_zero, 1.0, y)
+    near_zero = _ew.less(_ew.abs(y), _SINC_SERIES_BELOW)
+    safe = _ew.where(near_zero, 1.0, y)
     y2 = y * y
-    series = 1.0 - y2 * (1.0 / 6.0) + y2 * y2 * (1.0 / 120.0)
-    return _ew.where(at_zero, series, _ew.sin(safe) / safe)
+    series = 1.0 + y2 * (-1.0 / 6.0 + y2 * (1.0 / 120.0 - y2 * (1.0 / 5040.0)))
+    return _ew.where(near_zero, series, _ew.sin(safe) / safe)
 
 
 @implements(np.nan_to_num)
@@ -785,9 +788,13 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     if correction is not None:
         ddof = correction
     a = _floating(a)
-    centered = a - nanmean(a, axis, keepdims=True)
+    missing = _ew.isnan(a)
+    # Centered with the NaNs zeroed first: a NaN must not reach a product whose
+    # gradient is masked later (0 * nan is nan).
+    centered = _without_nans(a, 0.0) - nanmean(a, axis, keepdims=True)
     squares = _ew.real(centered * _ew.conj(centered)) if _is_complex(a) else centered * centered
-    return nansum(squares, axis, keepdims=keepdims) / (_nan_count(a, axis, keepdims) - ddof)
+    squares = _ew.where(missing, 0.0, squares)
+    return _reduce.sum(squares, axis, keepdims) / (_nan_count(a, axis, keepdims) - ddof)
 
 
 @implements(np.nanstd)
@@ -848,3 +855,35 @@ def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = No
     if axis is None:
         x, axis = _shape.ravel(x), 0
     return _scan.cumprod(x, axis, dtype=dtype)
+
+
+# --- linspace -------------------------------------------------------------------------------
+
+@implements(np.linspace)
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *,
+             device: Any = None) -> Any:
+    """NumPy's ``linspace``, differentiable in ``start`` and ``stop``: ``start + t (stop -
+    start)`` with constant fractions ``t``; the last point is ``stop`` itself when
+    ``endpoint`` holds."""
+    del device
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = _floating(start), _floating(stop)
+    delta = stop - start
+    divisions = num - 1 if endpoint else num
+    fractions = np.arange(num, dtype=np.float64) / divisions if divisions > 0 \
+        else np.zeros(num)
+    fractions = fractions.reshape((num,) + (1,) * len(delta.shape)).astype(delta.dtype)
+    points = start + fractions * delta
+    if endpoint and num > 1:  # exactly ``stop`` at the end, as NumPy makes it
+        points = _stacking.concatenate(
+            [_slice(points, 0, None, -1), _shape.expand_dims(stop + _ew.zeros_like(delta), 0)])
+    points = _shape.moveaxis(points, 0, _shape._normalize_axis(int(axis), len(points.shape)))
+    if dtype is not None:
+        points = _ew.cast(points, dtype)
+    if retstep:
+        step = delta * (1.0 / divisions) if divisions > 0 else delta * np.nan
+        return points, step
+    return points
