@@ -580,7 +580,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     choices = [operand(c) for c in choicelist]
     dtype = np.result_type(*(c.dtype for c in choices), np.asarray(default).dtype) \
         if choices else np.asarray(default).dtype
-    out = _ew.cast(operand(default), dtype) if not isinstance(default, Tensor) else default
+    out = default if isinstance(default, Tensor) else constant(np.asarray(default, dtype))
     for cond, choice in reversed(list(zip(condlist, choices))):
         out = _ew.where(cond, choice, out)
     return out
