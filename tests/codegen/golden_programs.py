@@ -76,10 +76,25 @@ def nested_tapes():
     return outer, curvature, [x]
 
 
+def numpy_functions():
+    """NumPy functions that gradtape composes from its primitives (ops/numpy_extra.py)."""
+    rng = _rng()
+    x = gt.Variable(rng.standard_normal(6))
+    m = gt.Variable(rng.standard_normal((2, 3)))
+    with gt.GradientTape(persistent=True) as tape:
+        roughness = np.sum(np.diff(x, n=2) ** 2)
+        spread = np.ptp(x) + np.median(x)
+        blocks = np.sum(np.sinc(np.kron(m, np.eye(2))))
+        normal = np.cross(m[0], m[1])
+        loss = roughness + spread + blocks + np.sum(normal * normal)
+    return tape, loss, [x, m]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
     "broadcasting": broadcasting,
     "indexing": indexing,
     "nested_tapes": nested_tapes,
+    "numpy_functions": numpy_functions,
 }
