@@ -14,7 +14,6 @@ from . import (
            index,
            linalg,
            nn,
-           numpy_extra,
            reduce,
            scan,
            shape,
@@ -27,7 +26,7 @@ from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .nn import *  # noqa: F403
-from .numpy_extra import *  # noqa: F403
+from . import numpy_extra  # noqa: F401  (registers NumPy functions; no gt.* names)
 from .reduce import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .shape import *  # noqa: F403
