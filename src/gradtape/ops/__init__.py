@@ -14,6 +14,7 @@ from . import (
            index,
            linalg,
            nn,
+           numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
            reduce,
            scan,
            shape,
@@ -26,7 +27,6 @@ from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .nn import *  # noqa: F403
-from . import numpy_extra  # noqa: F401  (registers NumPy functions; no gt.* names)
 from .reduce import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .shape import *  # noqa: F403
