@@ -262,3 +262,122 @@ BATCHED = {
 def test_batching_rules(name, check_batching):
     fn, arrays = BATCHED[name]
     check_batching(fn, arrays)
+
+
+# --- complex inputs: TF's convention (dL/dRe + i dL/dIm) --------------------------------
+
+def _complex(*shape):
+    return R(*shape) + 1j * R(*shape)
+
+
+COMPLEX_CASES = {
+    "angle": (np.angle, [_complex(4)]),
+    "angle degrees": (lambda z: np.angle(z, deg=True) * 0.01, [_complex(4)]),
+    "kron": (np.kron, [_complex(2, 2), _complex(2, 1)]),
+    "real_if_close": (np.real_if_close, [R(3) + 0j]),
+    "real_if_close stays complex": (np.real_if_close, [_complex(3)]),
+    "cross": (np.cross, [_complex(2, 3), _complex(2, 3)]),
+    "convolve": (np.convolve, [_complex(4), _complex(2)]),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPLEX_CASES))
+def test_complex_gradients_follow_tf_convention(name):
+    from complex_testing import numeric_complex_gradient, real_loss
+
+    fn, arrays = COMPLEX_CASES[name]
+    expected = fn(*arrays)
+    np.testing.assert_allclose(fn(*_tensors(arrays)).numpy(), expected, rtol=1e-12)
+
+    def loss(*zs):
+        return real_loss(fn(*zs))
+
+    sources = _tensors(arrays)
+    with gt.GradientTape() as tape:
+        tape.watch(sources)
+        value = loss(*sources)
+    grads = tape.gradient(value, sources)
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g.numpy(), numeric_complex_gradient(loss, arrays, k),
+                                   rtol=1e-6, atol=1e-6)
+
+
+# --- inspection, constants and conventions --------------------------------------------
+
+def test_inspection_functions_return_numpy_arrays():
+    z = np.array([1 + 0j, 2 + 1e-3j, 3j])
+    t = gt.constant(z)
+    np.testing.assert_array_equal(np.iscomplex(t), np.iscomplex(z))
+    np.testing.assert_array_equal(np.isreal(t), np.isreal(z))
+    m = np.array([[0.0, 1.5], [-2.0, 0.0]])
+    for got, expected in zip(np.where(gt.constant(m)), np.where(m)):
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_array_equal(got, expected)
+    signs = np.array([-1.0, 0.0, -0.0, 2.0])
+    np.testing.assert_array_equal(np.signbit(gt.constant(signs)).numpy(), np.signbit(signs))
+
+
+def test_like_constructors_are_constants_of_the_shape():
+    x = gt.Variable(np.ones((2, 3), np.float32))
+    with gt.GradientTape() as tape:
+        full = np.full_like(x, 4.0)
+        y = gt.reduce_sum(full * x + np.empty_like(x))
+    assert full.dtype == np.float32 and full.shape == (2, 3)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), np.full((2, 3), 4.0))
+
+
+def test_zero_gradients_where_values_are_replaced_or_piecewise_constant():
+    x = gt.Variable(np.array([0.5, -1.0, 0.0]))
+    with gt.GradientTape(persistent=True) as tape:
+        replaced = gt.reduce_sum(np.nan_to_num(x + np.array([0.0, np.nan, -np.inf])))
+        step = gt.reduce_sum(np.heaviside(x, 0.5))
+        real_angle = gt.reduce_sum(np.angle(x))
+    np.testing.assert_array_equal(tape.gradient(replaced, x).numpy(), [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(tape.gradient(step, x).numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(tape.gradient(real_angle, x).numpy(), [0.0, 0.0, 0.0])
+
+
+def test_median_of_an_even_count_splits_the_gradient():
+    x = gt.Variable(np.array([4.0, 1.0, 3.0, 2.0]))
+    with gt.GradientTape() as tape:
+        m = np.median(x)
+    assert float(m) == 2.5
+    np.testing.assert_array_equal(tape.gradient(m, x).numpy(), [0.0, 0.0, 0.5, 0.5])
+
+
+def test_sinc_derivatives_at_zero():
+    # sinc(x) = 1 - (pi x)^2 / 6 + ...: first derivative 0, second -pi^2 / 3.
+    x = gt.Variable(np.array(0.0))
+    with gt.GradientTape() as outer:
+        with gt.GradientTape() as inner:
+            y = np.sinc(x)
+        dy = inner.gradient(y, x)
+    assert float(dy) == 0.0
+    np.testing.assert_allclose(float(outer.gradient(dy, x)), -np.pi ** 2 / 3, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda t: np.diag(np.reshape(t, (2, 2, 2))), ValueError, "rank 1 or 2"),
+    (lambda t: np.cross(t, t), ValueError, "dimension must be 2 or 3"),
+    (lambda t: np.convolve(t, t, "wide"), ValueError, "'full', 'same' or 'valid'"),
+    (lambda t: np.quantile(t, 0.5, method="nearest"), ValueError, "method='linear'"),
+    (lambda t: np.quantile(t, 1.5), ValueError, r"range \[0, 1\]"),
+    (lambda t: np.gradient(t, np.arange(8.0)), TypeError, "scalar spacings"),
+    (lambda t: np.diff(t, -1), ValueError, "non-negative"),
+    (lambda t: np.select([t > 0], [t, t]), ValueError, "same length"),
+    (lambda t: np.fabs(t + 1j), TypeError, "complex"),
+    (lambda t: np.interp(t, t, t, period=2.0), TypeError, "period"),
+])
+def test_bad_arguments_raise_clear_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call(gt.constant(np.arange(8.0)))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_float32_results_have_numpys_dtype(name):
+    fn, arrays = CASES[name]
+    arrays = [np.asarray(a, np.float32) for a in arrays]
+    expected = fn(*arrays)
+    out = fn(*_tensors(arrays))
+    assert out.dtype == expected.dtype
+    np.testing.assert_allclose(out.numpy(), expected, rtol=2e-5, atol=2e-5)

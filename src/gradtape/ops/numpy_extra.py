@@ -50,6 +50,24 @@ def _floating(x: Any) -> Any:
     return _ew.cast(x, np.float64)
 
 
+def _dtype_of(value: Any) -> Any:
+    """What ``np.result_type`` should see for ``value``: a tensor's dtype, a Python scalar
+    as it is (weak, as NumPy 2 treats it), anything else as an array."""
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    return np.asarray(value).dtype
+
+
+def _numpy_array(value: Any, dtype: Any = None) -> Any:
+    """A tensor as it is, anything else converted by NumPy's rules (``1.0`` is float64,
+    not TF's float32)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None else _ew.cast(value, dtype)
+    return constant(np.asarray(value, dtype))
+
+
 def _no_out(name: str, out: Any) -> None:
     if out is not None:
         raise TypeError(f"numpy.{name}(..., out=) cannot write into a tensor: tensors are "
@@ -87,9 +105,10 @@ def angle(z: Any, deg: bool = False) -> Any:
     z = operand(z)
     if _is_complex(z):
         out = _ew.arctan2(_ew.imag(z), _ew.real(z))
-    else:
+    else:  # arctan2(0, z): pi where the sign bit is set; sign's zero gradient keeps the
+        # result connected without arctan2's 0/0 at z == 0
         z = _floating(z)
-        out = _ew.arctan2(_ew.zeros_like(z), z)
+        out = _ew.cast(_ew.where(signbit(z), math.pi, 0.0), z.dtype) + _ew.sign(z) * 0.0
     return out * (180.0 / math.pi) if deg else out
 
 
@@ -176,7 +195,9 @@ def _sign_of_sign_bit(x: Any) -> Any:
 
 def copysign(x1: Any, x2: Any) -> Any:
     """``|x1|`` with the sign (bit) of ``x2``; no gradient flows to ``x2``."""
-    return _ew.abs(_floating(x1)) * _sign_of_sign_bit(x2)
+    x1 = _floating(x1)
+    dtype = np.result_type(x1.dtype, _dtype_of(x2))
+    return _ew.cast(_ew.abs(x1) * _sign_of_sign_bit(x2), dtype)
 
 
 register_ufunc(np.copysign, copysign)
@@ -187,7 +208,7 @@ def heaviside(x1: Any, x2: Any) -> Any:
     zeros (like TF's ``sign``), the one for ``x2`` flows where ``x1 == 0``."""
     x1 = _floating(x1)
     step = _ew.where(_ew.less(x1, 0), 0.0, _ew.where(_ew.greater(x1, 0), 1.0, x2))
-    return step + _ew.sign(x1) * 0.0
+    return _ew.cast(step, np.result_type(x1.dtype, _dtype_of(x2))) + _ew.sign(x1) * 0.0
 
 
 register_ufunc(np.heaviside, heaviside)
@@ -291,7 +312,7 @@ def _np_where(condition: Any, *xy: Any) -> Any:
 def _along(value: Any, like: Any, axis: int) -> Any:
     """``value`` (prepend/append) as a tensor matching ``like`` except at ``axis``: a
     scalar becomes one slice along ``axis``."""
-    value = operand(value)
+    value = _numpy_array(value)
     if len(value.shape) == 0:
         shape = list(like.shape)
         shape[axis] = 1
@@ -325,10 +346,11 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of the flattened input, with optional values before and after."""
     d = diff(_shape.ravel(operand(ary)))
-    parts = [_shape.ravel(operand(to_begin))] if to_begin is not None else []
+    # NumPy keeps the input's dtype: the added values are cast to it.
+    parts = [_shape.ravel(_numpy_array(to_begin, d.dtype))] if to_begin is not None else []
     parts.append(d)
     if to_end is not None:
-        parts.append(_shape.ravel(operand(to_end)))
+        parts.append(_shape.ravel(_numpy_array(to_end, d.dtype)))
     return _stacking.concatenate(parts) if len(parts) > 1 else d
 
 
@@ -578,9 +600,8 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     choices = [operand(c) for c in choicelist]
-    dtype = np.result_type(*(c.dtype for c in choices), np.asarray(default).dtype) \
-        if choices else np.asarray(default).dtype
-    out = default if isinstance(default, Tensor) else constant(np.asarray(default, dtype))
+    dtype = np.result_type(*(c.dtype for c in choices), _dtype_of(default))
+    out = _numpy_array(default, dtype)
     for cond, choice in reversed(list(zip(condlist, choices))):
         out = _ew.where(cond, choice, out)
     return out
@@ -617,14 +638,17 @@ def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect"
     return _gather_sorted(x, order_, axis)
 
 
-def _quantiles(a: Any, q: Any, axis: Any, keepdims: bool, method: str) -> Any:
+def _quantiles(a: Any, q: Any, axis: Any, keepdims: bool, method: str,
+               scale: float = 1.0) -> Any:
     """Linear-interpolated quantiles ``q`` (in [0, 1]) of ``a`` along ``axis``: two sorted
     elements mixed by constant weights, so the gradient goes to them as in ``sort``."""
     if method != "linear":
         raise ValueError(f"gradtape supports method='linear' only, got {method!r}.")
     x = _floating(a)
     ndim = len(x.shape)
-    q_array = np.asarray(concrete_value(q) if isinstance(q, Tensor) else q, np.float64)
+    dtype = np.result_type(x.dtype, _dtype_of(q))  # NumPy's: a float64 q array wins
+    x = _ew.cast(x, dtype)
+    q_array = np.asarray(concrete_value(q) if isinstance(q, Tensor) else q, np.float64) * scale
     if np.any((q_array < 0) | (q_array > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     if axis is None:
@@ -639,7 +663,7 @@ def _quantiles(a: Any, q: Any, axis: Any, keepdims: bool, method: str) -> Any:
     position = q_array * (n - 1)
     lo = np.floor(position).astype(np.intp)
     hi = np.minimum(lo + 1, n - 1)
-    frac = (position - lo).astype(x.dtype)
+    frac = (position - lo).astype(dtype)
     last = len(flat.shape) - 1
     below = _index.take_static(ordered, lo.ravel(), last)
     above = _index.take_static(ordered, hi.ravel(), last)
@@ -662,13 +686,14 @@ def _np_sort_last(x: Any) -> Any:
 @implements(np.quantile)
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None,
-             interpolation: Any = None) -> Any:
-    """NumPy's ``quantile`` (linear method): differentiable like ``sort``."""
+             interpolation: Any = None, scale: float = 1.0) -> Any:
+    """NumPy's ``quantile`` (linear method): differentiable like ``sort``. (``scale``:
+    ``percentile`` passes its percentages with 0.01.)"""
     del overwrite_input
     _no_out("quantile", out)
     if weights is not None:
         raise TypeError("np.quantile(..., weights=) is not supported on tensors.")
-    return _quantiles(a, q, axis, keepdims, interpolation or method)
+    return _quantiles(a, q, axis, keepdims, interpolation or method, scale)
 
 
 @implements(np.percentile)
@@ -676,9 +701,8 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                *, weights: Any = None, interpolation: Any = None) -> Any:
     """NumPy's ``percentile`` (linear method): quantiles of ``q / 100``."""
-    q = np.asarray(concrete_value(q) if isinstance(q, Tensor) else q, np.float64) / 100.0
     return quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights,
-                    interpolation=interpolation)
+                    interpolation=interpolation, scale=0.01)
 
 
 @implements(np.median)
