@@ -476,7 +476,7 @@ def polyval(p: Any, x: Any) -> Any:
     coefficients = p if isinstance(p, (list, tuple)) else _stacking.unstack(operand(p))
     if not coefficients:
         return _ew.zeros_like(_floating(x))
-    y = operand(coefficients[0]) + _ew.zeros_like(_floating(x))
+    y = _numpy_array(coefficients[0]) + _ew.zeros_like(_floating(x))
     for c in coefficients[1:]:
         y = y * x + c
     return y
@@ -720,7 +720,10 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     ``x``, ``xp`` and ``fp``; the interval each ``x`` falls in is a constant."""
     if period is not None:
         raise TypeError("np.interp(..., period=) is not supported on tensors.")
-    x, xp, fp = _floating(x), _floating(xp), operand(fp)
+    # NumPy computes in float64 (complex128 for complex fp), whatever the inputs' dtypes.
+    fp = _numpy_array(fp)
+    x, xp = _numpy_array(x, np.float64), _numpy_array(xp, np.float64)
+    fp = _ew.cast(fp, np.complex128 if _is_complex(fp) else np.float64)
     n = xp.shape[0]
     x_values = concrete_value(x) if isinstance(x, Tensor) else x
     xp_values = concrete_value(xp) if isinstance(xp, Tensor) else xp
@@ -760,7 +763,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             return avg
         count = np.prod([a.shape[i] for i in _reduce.normalize_axes(axis, len(a.shape))])
         return avg, _ew.zeros_like(avg) + float(count)
-    w = operand(weights)
+    w = _numpy_array(weights)
     if tuple(w.shape) != tuple(a.shape):
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")
