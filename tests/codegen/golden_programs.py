@@ -140,6 +140,20 @@ def remainders_and_padding():
     return tape, loss, [x, y]
 
 
+def numpy_functions():
+    """NumPy functions that gradtape composes from its primitives (ops/numpy_extra.py)."""
+    rng = _rng()
+    x = gt.Variable(rng.standard_normal(6))
+    m = gt.Variable(rng.standard_normal((2, 3)))
+    with gt.GradientTape(persistent=True) as tape:
+        roughness = np.sum(np.diff(x, n=2) ** 2)
+        spread = np.ptp(x) + np.median(x)
+        blocks = np.sum(np.sinc(np.kron(m, np.eye(2))))
+        normal = np.cross(m[0], m[1])
+        loss = roughness + spread + blocks + np.sum(normal * normal)
+    return tape, loss, [x, m]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
@@ -151,4 +165,5 @@ PROGRAMS = {
     "tensor_array_rnn": tensor_array_rnn,
     "decompositions": decompositions,
     "remainders_and_padding": remainders_and_padding,
+    "numpy_functions": numpy_functions,
 }

@@ -223,5 +223,5 @@ def test_numpy_functions_on_tensors_record():
 
 
 def test_numpy_function_without_a_rule_raises_naming_it():
-    with pytest.raises(TypeError, match="median"):
-        np.median(gt.constant([1.0, 2.0]))
+    with pytest.raises(TypeError, match="histogram"):
+        np.histogram(gt.constant([1.0, 2.0]))

@@ -15,6 +15,7 @@ from . import (
            index,
            linalg,
            nn,
+           numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
            reduce,
            scan,
            shape,
