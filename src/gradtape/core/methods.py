@@ -17,13 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from .operators import ops
+
 
 def _dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     """``func(*args, **kwargs)`` through gradtape's NumPy dispatch (what NumPy's
     ``__array_function__`` protocol would reach, without NumPy's overhead)."""
-    from ..ops.numpy_dispatch import dispatch_function
+    from . import tensor  # the dispatch module the ops installed (core imports no ops)
 
-    return dispatch_function(func, args, kwargs)
+    return tensor._dispatch_module.dispatch_function(func, args, kwargs)
 
 
 def _numpy_method(func: Any) -> Callable[..., Any]:
@@ -126,15 +128,11 @@ class NdarrayMethods:
         if not np.can_cast(self.dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast a tensor from {self.dtype} to {dtype} according "
                             f"to the rule {casting!r}.")
-        from ..ops import cast
-
-        return cast(self, dtype)
+        return ops().cast(self, dtype)
 
     def conj(self) -> Any:
         """Complex conjugate (the tensor itself when real)."""
-        from ..ops import conj
-
-        return conj(self)
+        return ops().conj(self)
 
     conjugate = conj
 

@@ -16,6 +16,7 @@ from . import (
            linalg,
            nn,
            numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
+           numpy_stats,  # noqa: F401  (likewise)
            reduce,
            scan,
            shape,

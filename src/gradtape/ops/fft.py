@@ -31,7 +31,7 @@ import numpy as np
 from ..core.tensor import Tensor, concrete_value, constant
 from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
-from ..namespaces import namespace as public_namespace
+from ..namespaces import attribute_namespace
 from . import elementwise as _ew
 from . import index as _index
 from .arrange import pad_p, roll
@@ -505,10 +505,10 @@ def _tf_shift(shift):
     return transform
 
 
-namespace = public_namespace(
-    "gradtape.signal",
-    "TF's tf.signal Fourier transforms: over the innermost axes, unnormalized forward and "
-    "1/n inverse; fft takes complex input, rfft real input.", {
+# TF's tf.signal Fourier transforms: over the innermost axes, unnormalized forward and
+# 1/n inverse; fft takes complex input, rfft real input. A plain attribute namespace (as
+# gt.dtypes), not a module: gt's only module-like namespaces are the ones TF users import.
+namespace = attribute_namespace({
         "fft": _tf_complex(1, False, "fft"), "ifft": _tf_complex(1, True, "ifft"),
         "fft2d": _tf_complex(2, False, "fft2d"), "ifft2d": _tf_complex(2, True, "ifft2d"),
         "fft3d": _tf_complex(3, False, "fft3d"), "ifft3d": _tf_complex(3, True, "ifft3d"),
