@@ -10,12 +10,14 @@ from ..core import operators as _operators
 from . import (
            arrange,
            clipping,
+           convolution,
            elementwise,
            index,
            linalg,
            nn,
            reduce,
            scan,
+           scipy_linalg,
            shape,
            sorting,
            stacking,
@@ -36,4 +38,5 @@ _operators.install_ops(sys.modules[__name__])
 
 __all__ = [*elementwise.__all__, *reduce.__all__, *scan.__all__, *shape.__all__, *stacking.__all__,
            *arrange.__all__, *index.__all__, *sorting.__all__, *nn.__all__, *linalg.__all__,
-           *clipping.__all__]
+           *clipping.__all__,
+           *convolution.__all__, *scipy_linalg.__all__]
