@@ -108,12 +108,12 @@ class _MultivariateNormal:
             ) -> Any:
         return _ew.exp(self.logpdf(x, mean, cov, allow_singular))
 
-    def entropy(self, mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Any:
-        dim, _, cov = _parameters(mean, cov)
-        if allow_singular:
-            _, logpdet, rank, _ = psd_pseudo(cov)
-            return 0.5 * (rank * (_LOG_2PI + 1.0) + logpdet)
-        return 0.5 * (dim * (_LOG_2PI + 1.0) + 2.0 * _log_diagonal_sum(cholesky(cov)))
+    def entropy(self, mean: Any = None, cov: Any = 1) -> Any:
+        """The differential entropy; like SciPy, a singular ``cov`` is allowed (its
+        rank and pseudo-determinant are used)."""
+        _, _, cov = _parameters(mean, cov)
+        _, logpdet, rank, _ = psd_pseudo(cov)
+        return 0.5 * (rank * (_LOG_2PI + 1.0) + logpdet)
 
 
 multivariate_normal = _MultivariateNormal()

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ir.nodes import Aval
 from ..ops import elementwise as _ew
+from ..ops import shape as _shape
 from ..ops.registry import Primitive, bind, operand
 from ..ops.scipy_linalg import require_scipy
 
@@ -49,6 +50,11 @@ def _refuse_tangent(t, what: str):
     if t is not None:
         raise NotImplementedError(f"{what} is not implemented: gradtape cannot "
                                   "differentiate it; pass that argument as a constant.")
+
+
+def _unbroadcast(grad, x):
+    """``grad`` summed to the shape of input ``x`` (inputs broadcast)."""
+    return _shape.unbroadcast(grad, x.shape)
 
 
 # --- unary functions ---------------------------------------------------------------------
@@ -142,7 +148,7 @@ def _binary_in_x(name: str, scipy_name: str, dx):
     what = f"The gradient of {name} with respect to its first argument"
     prim = Primitive(
         name, impl, elementwise=True,
-        vjp=lambda g, y, a, x: (_no_gradient(a, what), g * dx(a, x)),
+        vjp=lambda g, y, a, x: (_no_gradient(a, what), _unbroadcast(g * dx(a, x), x)),
         jvp=lambda ts, y, a, x: (_refuse_tangent(ts[0], what) or
                                  ts[1] * dx(a, x) + _ew.zeros_like(y)),
     )
@@ -187,7 +193,8 @@ _BETAINC_PARAMS = "The gradient of betainc with respect to a and b"
 betainc_p = Primitive(
     "betainc", _betainc_impl, elementwise=True,
     vjp=lambda g, y, a, b, x: (_no_gradient(a, _BETAINC_PARAMS),
-                               _no_gradient(b, _BETAINC_PARAMS), g * _beta_density(a, b, x)),
+                               _no_gradient(b, _BETAINC_PARAMS),
+                               _unbroadcast(g * _beta_density(a, b, x), x)),
     jvp=lambda ts, y, a, b, x: (_refuse_tangent(ts[0] if ts[0] is not None else ts[1],
                                                 _BETAINC_PARAMS)
                                 or ts[2] * _beta_density(a, b, x) + _ew.zeros_like(y)),
