@@ -133,7 +133,7 @@ def _positive_part(z):
 
 def _gamma_logpdf(z, a):
     inside = _ew.greater_equal(z, 0)
-    safe = _positive_part(z)
+    safe = _ew.where(inside, z, 1.0)  # finite outside the support: no NaN in the gradient
     return _masked(inside, _sp.xlogy(a - 1.0, safe) - safe - _sp.gammaln(a), _NEG_INF)
 
 
