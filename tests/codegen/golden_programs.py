@@ -76,10 +76,23 @@ def nested_tapes():
     return outer, curvature, [x]
 
 
+def convolution():
+    """A 1-d smoothing: np.convolve on tensors (the convolve primitive), both inputs
+    differentiated."""
+    rng = _rng()
+    signal = gt.Variable(rng.standard_normal(8))
+    kernel = gt.Variable(rng.standard_normal(3))
+    with gt.GradientTape(persistent=True) as tape:
+        smoothed = np.convolve(signal, kernel, "same")
+        loss = gt.reduce_sum(gt.square(smoothed))
+    return tape, loss, [signal, kernel]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
     "broadcasting": broadcasting,
     "indexing": indexing,
     "nested_tapes": nested_tapes,
+    "convolution": convolution,
 }
