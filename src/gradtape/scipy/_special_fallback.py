@@ -37,6 +37,7 @@ def _no_gradient_impl(x, message):
 no_gradient_p = Primitive(
     "no_gradient", _no_gradient_impl,
     shape_rule=lambda x, message: Aval(tuple(x.shape), x.dtype), pure=False,
+    batch=lambda size, args, batched, message: bind(no_gradient_p, args[0], message=message),
 )
 
 
