@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import math_special as _math_special
 from . import ops
 from .core.tensor import Tensor, _to_array, wrap
 from .errors import InvalidArgumentError
@@ -106,4 +107,5 @@ _DEFINED_HERE = {"add_n": add_n, "rsqrt": rsqrt, "squared_difference": squared_d
 
 namespace = public_namespace(
     "gradtape.math", "TF's tf.math names over gradtape's ops.",
-    {**{name: getattr(ops, name) for name in _SAME_AS_TOP_LEVEL}, **_RENAMED, **_DEFINED_HERE})
+    {**{name: getattr(ops, name) for name in _SAME_AS_TOP_LEVEL}, **_RENAMED, **_DEFINED_HERE,
+     **_math_special.MATH_MEMBERS, "special": _math_special.special_namespace})

@@ -76,6 +76,21 @@ def nested_tapes():
     return outer, curvature, [x]
 
 
+def special_functions():
+    import pytest  # here, not above: the line numbers of the other programs are pinned
+
+    pytest.importorskip("scipy")
+    import scipy.special as sp
+
+    rng = _rng()
+    x = gt.constant(rng.uniform(0.5, 2.0, (4, 3)))
+    w = gt.Variable(rng.uniform(0.5, 2.0, (3,)))
+    with gt.GradientTape(persistent=True) as tape:
+        h = gt.nn.gelu(x * w)
+        loss = gt.reduce_sum(sp.gammaln(h + 1.0) + sp.xlogy(x, w) + gt.math.log_ndtr(x))
+    return tape, loss, [w]
+
+
 def convolution():
     """A 1-d smoothing: np.convolve on tensors (the convolve primitive), both inputs
     differentiated."""
@@ -94,5 +109,6 @@ PROGRAMS = {
     "broadcasting": broadcasting,
     "indexing": indexing,
     "nested_tapes": nested_tapes,
+    "special_functions": special_functions,
     "convolution": convolution,
 }

@@ -69,9 +69,14 @@ def test_gelu_derivatives(check_jvp):
     check_jvp(lambda t: gt.nn.gelu(t, approximate=True), [x])
 
 
-def test_gelu_exact_and_integer_inputs_raise_clearly():
-    with pytest.raises(NotImplementedError, match="approximate=True"):
-        gt.nn.gelu(gt.constant([1.0]))
+def test_gelu_exact_is_the_default_and_integer_inputs_raise_clearly(check_jvp):
+    y = gt.nn.gelu(gt.constant([-3.0, -1.0, 0.0, 1.0, 3.0]))
+    # TF's documented float32 values of the exact (erf) form; at -3 TF's float32
+    # 1 + erf(x) cancels (-0.00404951), the float64 value is -0.0040496942.
+    np.testing.assert_allclose(y.numpy(), [-0.0040496942, -0.15865529, 0.0, 0.8413447,
+                                           2.9959507], rtol=1e-6, atol=2e-7)
+    assert y.dtype == np.float32
+    check_jvp(gt.nn.gelu, [rng.standard_normal(5)])
     with pytest.raises(ValueError, match="floating-point"):
         gt.nn.gelu(gt.constant([1, 2]), approximate=True)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -41,6 +42,15 @@ def numpy_name(impl: Any) -> str | None:
     """The name under which ``numpy`` exports ``impl``, if it does."""
     attr = getattr(impl, "__name__", None)
     if isinstance(attr, str) and getattr(np, attr, None) is impl:
+        return attr
+    return None
+
+
+def _scipy_special_name(impl: Any) -> str | None:
+    """The name under which ``scipy.special`` (if imported) exports ``impl``."""
+    special = sys.modules.get("scipy.special")
+    attr = getattr(impl, "__name__", None)
+    if special is not None and isinstance(attr, str) and getattr(special, attr, None) is impl:
         return attr
     return None
 
@@ -168,6 +178,9 @@ def impl_global(eqn: Eqn, globs: GlobalNames) -> str:
     np_name = numpy_name(impl)
     if np_name is not None:
         return globs.bind(impl, np_name, ("from", "numpy", np_name))
+    scipy_name = _scipy_special_name(impl)
+    if scipy_name is not None:
+        return globs.bind(impl, scipy_name, ("from", "scipy.special", scipy_name))
     spec = ("impl", getattr(impl, "__module__", None), getattr(impl, "__qualname__", None),
             eqn.prim.name)
     return globs.bind(impl, f"{eqn.prim.name}_impl", spec)

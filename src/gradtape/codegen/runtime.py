@@ -22,6 +22,10 @@ def primitive_impl(module: str, primitive_name: str) -> Callable[..., Any]:
         prim = value if isinstance(value, Primitive) else getattr(value, "primitive", None)
         if isinstance(prim, Primitive) and prim.name == primitive_name:
             return prim.impl
+    lazy = getattr(mod, "lazy_primitive", None)  # a family that builds its primitives late
+    prim = lazy(primitive_name) if callable(lazy) else None
+    if isinstance(prim, Primitive):
+        return prim.impl
     raise ImportError(
         f"No primitive {primitive_name!r} found in {module}: this generated module was "
         "written by another version of the code; regenerate it."

@@ -20,6 +20,7 @@ from . import (
            scipy_linalg,
            shape,
            sorting,
+           special,  # noqa: F401  (its names stay in gradtape.ops.special)
            stacking,
 )
 from .arrange import *  # noqa: F403

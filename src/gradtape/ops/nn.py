@@ -299,18 +299,19 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
 
 
 _SQRT_2_OVER_PI = 0.7978845608028654
+_ONE_OVER_SQRT_2 = 0.7071067811865476
 
 
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Any:
-    """TF's ``tf.nn.gelu``. ``approximate=True``: the tanh form
-    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``. The exact form needs erf, which
-    gradtape has no op for: NotImplementedError."""
+    """TF's ``tf.nn.gelu``: exact by default, ``0.5 x (1 + erf(x / sqrt(2)))`` (erf
+    needs no SciPy); ``approximate=True``: the tanh form
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
     del name
     x = floating_operand(features, "gelu's features")
     if not approximate:
-        raise NotImplementedError(
-            "gt.nn.gelu(approximate=False) needs erf, which gradtape has no op for; call "
-            "gt.nn.gelu(x, approximate=True) for the tanh approximation (within 1e-3 of it).")
+        from .special import erf
+
+        return 0.5 * x * (1.0 + erf(x * _ONE_OVER_SQRT_2))
     inner = (x + 0.044715 * (x * x * x)) * _SQRT_2_OVER_PI
     return 0.5 * x * (1.0 + tanh(inner))
 

@@ -22,6 +22,21 @@ def register_ufunc(ufunc: Any, op: Callable[..., Any]) -> None:
     _UFUNCS[ufunc] = op
 
 
+# Loaders of ufuncs from optional libraries (SciPy's special functions): run when an
+# unknown ufunc reaches a tensor, until each reports that it registered its ufuncs.
+_LAZY_UFUNC_LOADERS: list[Callable[[], bool]] = []
+
+
+def register_lazy_ufuncs(loader: Callable[[], bool]) -> None:
+    _LAZY_UFUNC_LOADERS.append(loader)
+
+
+def _load_lazy_ufuncs() -> None:
+    for loader in list(_LAZY_UFUNC_LOADERS):
+        if loader():
+            _LAZY_UFUNC_LOADERS.remove(loader)
+
+
 def implements(*numpy_functions: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: ``op`` handles these NumPy functions (given the same arguments)."""
 
@@ -35,6 +50,9 @@ def implements(*numpy_functions: Any) -> Callable[[Callable[..., Any]], Callable
 
 def dispatch_ufunc(ufunc, method: str, inputs, kwargs):
     op = _UFUNCS.get(ufunc)
+    if op is None and _LAZY_UFUNC_LOADERS:
+        _load_lazy_ufuncs()
+        op = _UFUNCS.get(ufunc)
     if method != "__call__" or op is None:
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         raise TypeError(
