@@ -1,15 +1,13 @@
 """``gt.scipy.special``: SciPy's special functions on tensors, differentiable.
 
-The special functions come from gradtape's special-function family
-(``gradtape.ops.special``) where it has them, else from ``_special_fallback`` (SciPy
-impls). ``logsumexp``, ``expit``, ``logit``, ``softmax`` and ``log_softmax`` are
-composites of gradtape ops and follow SciPy's signatures (``axis=None`` means every
-axis, as in SciPy).
+The special functions are gradtape's special-function family
+(``gradtape.ops.special``; ``stdtr`` is ``_special_fallback``'s). ``logsumexp``,
+``expit``, ``logit``, ``softmax`` and ``log_softmax`` are composites of gradtape ops
+and follow SciPy's signatures (``axis=None`` means every axis, as in SciPy).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
@@ -20,43 +18,29 @@ from ..ir.nodes import IRValue
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
+from ..ops import special as _family
 from ..ops.registry import operand
 from . import _special_fallback
 
+# The special-function family's functions, under their SciPy names.
 _SPECIAL_NAMES = ("gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "ndtr",
                   "log_ndtr", "xlogy", "xlog1py", "betaln", "gammainc", "gammaincc",
-                  "betainc", "stdtr")
-
-
-def _special_family():
-    try:
-        return importlib.import_module("gradtape.ops.special")
-    except ImportError:
-        return None
-
-
-def _pick(name: str) -> Any:
-    """The special-function family's ``name`` if it has it, else the fallback's."""
-    found = getattr(_special_family(), name, None)
-    return found if callable(found) else getattr(_special_fallback, name)
-
-
-_picked = {name: _pick(name) for name in _SPECIAL_NAMES}
-gammaln = _picked["gammaln"]
-digamma = _picked["digamma"]
-psi = _picked["psi"]
-polygamma = _picked["polygamma"]
-erf = _picked["erf"]
-erfc = _picked["erfc"]
-ndtr = _picked["ndtr"]
-log_ndtr = _picked["log_ndtr"]
-xlogy = _picked["xlogy"]
-xlog1py = _picked["xlog1py"]
-betaln = _picked["betaln"]
-gammainc = _picked["gammainc"]
-gammaincc = _picked["gammaincc"]
-betainc = _picked["betainc"]
-stdtr = _picked["stdtr"]
+                  "betainc")
+gammaln = _family.gammaln
+digamma = _family.digamma
+psi = _family.psi
+polygamma = _family.polygamma
+erf = _family.erf
+erfc = _family.erfc
+ndtr = _family.ndtr
+log_ndtr = _family.log_ndtr
+xlogy = _family.xlogy
+xlog1py = _family.xlog1py
+betaln = _family.betaln
+gammainc = _family.gammainc
+gammaincc = _family.gammaincc
+betainc = _family.betainc
+stdtr = _special_fallback.stdtr
 
 
 def as_float(x: Any) -> Any:
@@ -128,13 +112,13 @@ def softmax(x: Any, axis: Any = None) -> Any:
     return _ew.exp(log_softmax(x, axis))
 
 
-__all__ = sorted({*_SPECIAL_NAMES, "logsumexp", "expit", "logit", "softmax",
+__all__ = sorted({*_SPECIAL_NAMES, "stdtr", "logsumexp", "expit", "logit", "softmax",
                   "log_softmax"})
 
 
 def __getattr__(name: str) -> Any:
     """Any other function of the special-function family, under its SciPy name."""
-    found = getattr(_special_family(), name, None)
-    if found is None or name.startswith("_"):
+    found = getattr(_family, name, None) if not name.startswith("_") else None
+    if found is None or name not in _family.__all__:
         raise AttributeError(f"gradtape.scipy.special has no function {name!r}.")
     return found
