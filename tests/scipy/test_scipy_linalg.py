@@ -93,3 +93,15 @@ def test_cholesky():
     np.testing.assert_allclose(L.cholesky(s, lower=True).numpy(), sl.cholesky(s, lower=True),
                                rtol=1e-12)
     check_grads(lambda s: L.cholesky((s + gt.transpose(s, (1, 0))) / 2), [s], order=2)
+
+
+@pytest.mark.parametrize("l_and_u", [(1, 1), (1, 2), (0, 2)], ids=str)
+def test_solve_banded(l_and_u):
+    lower, upper = l_and_u
+    ab, b = _randn(lower + upper + 1, 5), _randn(5, 2, seed=1)
+    ab[upper] += 4.0  # a dominant diagonal
+    np.testing.assert_allclose(L.solve_banded(l_and_u, ab, b).numpy(),
+                               sl.solve_banded(l_and_u, ab, b), rtol=1e-10)
+    np.testing.assert_allclose(L.solve_banded(l_and_u, ab, b[:, 0]).numpy(),
+                               sl.solve_banded(l_and_u, ab, b[:, 0]), rtol=1e-10)
+    check_grads(lambda ab, b: L.solve_banded(l_and_u, ab, b), [ab, b], order=2)

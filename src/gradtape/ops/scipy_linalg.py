@@ -311,3 +311,26 @@ def psd_pseudo(a: Any):
     """``(pinv, log pseudo-determinant, rank, cutoff)`` of a symmetric positive
     semidefinite matrix (rank and cutoff are not differentiable)."""
     return bind(psd_pseudo_p, _square(a, "psd_pseudo"))
+
+
+def solve_banded(l_and_u: Any, ab: Any, b: Any, overwrite_ab: bool = False,
+                 overwrite_b: bool = False, check_finite: bool = True) -> Any:
+    """``x`` with ``a @ x = b`` for the banded ``a`` stored as ``ab`` (SciPy's layout:
+    ``a[i, j] = ab[u + i - j, j]``); entries of ``ab`` outside the band get no gradient."""
+    del overwrite_ab, overwrite_b, check_finite
+    lower, upper = (int(n) for n in l_and_u)
+    ab, b = operand(ab), operand(b)
+    if len(ab.shape) != 2 or ab.shape[0] != lower + upper + 1:
+        raise ValueError(f"solve_banded: invalid values for the number of lower and upper "
+                         f"diagonals: l+u+1 ({lower + upper + 1}) does not equal "
+                         f"ab.shape[0] ({ab.shape[0] if ab.shape else 0}).")
+    n = ab.shape[1]
+    if b.shape[0] != n:
+        raise ValueError(f"solve_banded: shapes of ab {tuple(ab.shape)} and b "
+                         f"{tuple(b.shape)} are incompatible.")
+    i, j = np.indices((n, n))
+    rows = upper + i - j
+    in_band = (rows >= 0) & (rows <= lower + upper)
+    dense = _index.getitem(ab, (np.clip(rows, 0, lower + upper), j))
+    dense = dense * in_band.astype(ab.dtype)  # a constant mask: the band only
+    return solve(dense, b)

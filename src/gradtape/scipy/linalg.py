@@ -3,6 +3,14 @@
 
 from __future__ import annotations
 
-from ..ops.scipy_linalg import cholesky, expm, solve_sylvester, solve_triangular, sqrtm
+from ..ops.scipy_linalg import (
+    cholesky,
+    expm,
+    solve_banded,
+    solve_sylvester,
+    solve_triangular,
+    sqrtm,
+)
 
-__all__ = ["cholesky", "expm", "solve_sylvester", "solve_triangular", "sqrtm"]
+__all__ = ["cholesky", "expm", "solve_banded", "solve_sylvester", "solve_triangular",
+           "sqrtm"]
