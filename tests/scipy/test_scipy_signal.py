@@ -151,3 +151,38 @@ def test_scipy_signal_complex_gradient_follows_the_conjugate_convention():
 def test_scipy_signal_rank_mismatch_raises():
     with pytest.raises(ValueError, match="same dimensionality"):
         gt.scipy.signal.convolve(np.ones((2, 2)), np.ones(2))
+
+
+# --- axes and dot_axes (autograd's generalization) -------------------------------------------
+
+def test_convolve_axes_outer_product_of_other_axes():
+    rng = _rng()
+    a, b = rng.standard_normal((3, 5)), rng.standard_normal((4, 2))
+    for mode in MODES:
+        got = gt.scipy.signal.convolve(a, b, axes=([1], [1]), mode=mode).numpy()
+        want = np.array([[np.convolve(a[i], b[j], mode) for j in range(4)] for i in range(3)])
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+def test_convolve_dot_axes_contract():
+    rng = _rng()
+    a, b = rng.standard_normal((3, 6, 2)), rng.standard_normal((2, 3, 4))
+    # a's axis 0 with b's axis 1 summed; a's axis 2 and b's axis 0 kept; 6 and 4 convolved.
+    got = gt.scipy.signal.convolve(a, b, axes=([1], [2]), dot_axes=([0], [1]),
+                                   mode="valid").numpy()
+    want = np.array([[sum(np.convolve(a[d, :, i], b[j, d, :], "valid") for d in range(3))
+                      for j in range(2)] for i in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    assert gt.scipy.signal.convolve(a, b, axes=([], []), dot_axes=([0], [1])).shape == \
+        (6, 2, 2, 4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_convolve_axes_gradients(mode):
+    rng = _rng()
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+    check_grads(lambda a, b: gt.scipy.signal.convolve(a, b, axes=([0], [1]), mode=mode),
+                [a, b], order=2)
+    check_grads(lambda a, b: gt.scipy.signal.convolve(a, b, axes=([1], [1]),
+                                                      dot_axes=([0], [0]), mode=mode),
+                [a, rng.standard_normal((4, 2))], order=1)

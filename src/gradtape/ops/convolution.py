@@ -17,6 +17,7 @@ import numpy as np
 from ..ir.nodes import Aval
 from . import elementwise as _ew
 from . import index as _index
+from . import reduce as _reduce
 from . import shape as _shape
 from .arrange import flip
 from .numpy_dispatch import implements
@@ -150,6 +151,57 @@ def convolve_nd(in1: Any, in2: Any, mode: str = "full") -> Any:
         return _convolve(in1, in2, "valid")
     full = _convolve(in1, in2, "full")
     return full if mode == "full" else _centered(full, s1)
+
+
+def _axis_list(axes, ndim: int) -> list[int]:
+    return [int(a) % ndim if ndim else int(a) for a in axes]
+
+
+def _grouped(x, dot: list[int], conv: list[int], ignored_slot: int):
+    """``x`` as ``(dot, ignored_1, ignored_2, conv...)``: its dot axes flattened into
+    one, its other non-convolved axes into ``ignored_slot`` (1 or 2, the other slot
+    size 1, so that both inputs' ignored axes make an outer product)."""
+    ignored = [i for i in range(len(x.shape)) if i not in dot and i not in conv]
+    moved = _shape.transpose(x, tuple(dot + ignored + conv))
+    size = int(np.prod([x.shape[i] for i in ignored], dtype=np.int64))
+    slots = (size, 1) if ignored_slot == 1 else (1, size)
+    dot_size = int(np.prod([x.shape[i] for i in dot], dtype=np.int64))
+    grouped = _shape.reshape(moved, (dot_size,) + slots + tuple(x.shape[i] for i in conv))
+    return grouped, tuple(x.shape[i] for i in ignored)
+
+
+def convolve_axes(in1: Any, in2: Any, axes: Any, dot_axes: Any = ((), ()),
+                  mode: str = "full") -> Any:
+    """Convolution over the paired ``axes`` (``([axes of in1], [axes of in2])``), a
+    tensor contraction over the paired ``dot_axes``, and an outer product over every other
+    axis. The result's axes: ``in1``'s other axes, then ``in2``'s, then the convolved
+    ones (autograd's generalization of ``scipy.signal.convolve``)."""
+    _check_mode(mode)
+    in1, in2 = operand(in1), operand(in2)
+    conv1, conv2 = (_axis_list(a, len(x.shape)) for a, x in zip(axes, (in1, in2)))
+    dot1, dot2 = (_axis_list(a, len(x.shape)) for a, x in zip(dot_axes, (in1, in2)))
+    if len(conv1) != len(conv2) or len(dot1) != len(dot2):
+        raise ValueError("convolve: axes and dot_axes must pair the axes of in1 with as "
+                         "many axes of in2.")
+    if any(in1.shape[a] != in2.shape[b] for a, b in zip(dot1, dot2)):
+        raise ValueError("convolve: the dot_axes of in1 and in2 must have equal sizes.")
+    s1 = tuple(in1.shape[a] for a in conv1)
+    s2 = tuple(in2.shape[b] for b in conv2)
+    x, ignored1 = _grouped(in1, dot1, conv1, 1)
+    k, ignored2 = _grouped(in2, dot2, conv2, 2)
+    if mode == "valid":
+        if all(a >= b for a, b in zip(s2, s1)) and s1 != s2:
+            x, k = k, x  # convolution commutes; the batch layout keeps in1's axes first
+        elif not all(a >= b for a, b in zip(s1, s2)):
+            raise ValueError("For 'valid' mode, one must be at least as large as the "
+                             "other in every dimension")
+        out = _convolve(x, k, "valid", 3)
+    else:
+        out = _convolve(x, k, "full", 3)
+        if mode == "same":
+            out = _centered(out, tuple(out.shape[:3]) + s1)
+    summed = _reduce.sum(out, 0)
+    return _shape.reshape(summed, ignored1 + ignored2 + tuple(summed.shape[2:]))
 
 
 def correlate_nd(in1: Any, in2: Any, mode: str = "full") -> Any:
