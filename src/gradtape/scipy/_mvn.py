@@ -20,7 +20,7 @@ from ..ops import shape as _shape
 from ..ops.linalg.products import diagonal_p, matmul
 from ..ops.linalg.solve import cholesky, solve
 from ..ops.registry import bind
-from ..ops.scipy_linalg import psd_pseudo
+from ..ops.scipy_linalg import psd_pseudo, require_scipy
 from .special import as_float as _float
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -90,6 +90,11 @@ class _MultivariateNormal:
     """SciPy's ``multivariate_normal`` functions (not the frozen distribution)."""
 
     name = "multivariate_normal"
+
+    def rvs(self, *args: Any, **kwargs: Any) -> Any:
+        """SciPy's random draws, as NumPy arrays (sampling is not differentiated)."""
+        stats = require_scipy("stats", "multivariate_normal.rvs")
+        return stats.multivariate_normal.rvs(*args, **kwargs)
 
     def __repr__(self) -> str:
         return "gt.scipy.stats.multivariate_normal"

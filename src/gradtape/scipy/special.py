@@ -112,13 +112,11 @@ def softmax(x: Any, axis: Any = None) -> Any:
     return _ew.exp(log_softmax(x, axis))
 
 
-__all__ = sorted({*_SPECIAL_NAMES, "stdtr", "logsumexp", "expit", "logit", "softmax",
-                  "log_softmax"})
+# Every other function of the family, under its SciPy name (gamma, beta, iv, jv, ...);
+# the composites above keep their names (they need no SciPy).
+_OTHERS = {name: getattr(_family, name) for name in _family.__all__
+           if name not in globals() and not name.startswith("_")}
+globals().update(_OTHERS)
 
-
-def __getattr__(name: str) -> Any:
-    """Any other function of the special-function family, under its SciPy name."""
-    found = getattr(_family, name, None) if not name.startswith("_") else None
-    if found is None or name not in _family.__all__:
-        raise AttributeError(f"gradtape.scipy.special has no function {name!r}.")
-    return found
+__all__ = sorted({*_SPECIAL_NAMES, *_OTHERS, "stdtr", "logsumexp", "expit", "logit",
+                  "softmax", "log_softmax"})

@@ -20,6 +20,7 @@ import numpy as np
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
+from ..ops.scipy_linalg import require_scipy
 from . import _mvn
 from . import special as _sp
 from .special import as_float as _float
@@ -36,7 +37,17 @@ def _masked(inside, value, outside):
     return _ew.where(inside, value, outside)
 
 
-class _Continuous:
+class _Sampling:
+    """``rvs``: SciPy's random draws, as NumPy arrays (sampling is not differentiated)."""
+
+    name: str
+
+    def rvs(self, *args: Any, **kwargs: Any) -> Any:
+        stats = require_scipy("stats", f"{self.name}.rvs")
+        return getattr(stats, self.name).rvs(*args, **kwargs)
+
+
+class _Continuous(_Sampling):
     """A location-scale family: ``logpdf(x) = logpdf_std((x - loc) / scale) - log(scale)``,
     ``cdf(x) = cdf_std((x - loc) / scale)``. The standard functions take the standardized
     ``z`` and the shape parameters."""
@@ -173,7 +184,7 @@ beta = _Continuous(
 
 # --- poisson ----------------------------------------------------------------------------------
 
-class _Poisson:
+class _Poisson(_Sampling):
     """``poisson.pmf(k, mu, loc=0)``; differentiable in ``mu`` (``k`` is a count: a
     non-integer or negative ``k`` has probability 0)."""
 
@@ -218,7 +229,7 @@ poisson = _Poisson()
 
 # --- dirichlet --------------------------------------------------------------------------------
 
-class _Dirichlet:
+class _Dirichlet(_Sampling):
     """``dirichlet.logpdf(x, alpha)``: ``x``'s FIRST axis holds the components (SciPy's
     layout: shape ``(K,)`` or ``(K, N)`` for ``N`` points)."""
 
