@@ -95,3 +95,10 @@ def test_binary_special_functions():
     check_grads(lambda v: SP.gammainc(a, v), [v], order=2)
     check_grads(lambda v: SP.betainc(a, a + 1.0, v), [v / 5], order=2)
     check_grads(lambda a, v: SP.betaln(a, v), [a, v], order=2)
+
+
+def test_the_special_function_family_is_listed_under_scipy_names():
+    assert {"gamma", "beta", "iv", "multigammaln", "stdtr"} <= set(dir(SP))
+    x = np.array([0.7, 1.9])
+    np.testing.assert_allclose(SP.gamma(x).numpy(), ss.gamma(x), rtol=1e-12)
+    np.testing.assert_allclose(SP.stdtr(3.0, x).numpy(), ss.stdtr(3.0, x), rtol=1e-12)

@@ -233,3 +233,10 @@ def test_import_gradtape_does_not_import_scipy():
     code = ("import sys, gradtape as gt; gt.scipy.stats.norm.logpdf(1.0); "
             "assert 'scipy' not in sys.modules, 'scipy imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_rvs_are_scipys_draws():
+    draws = S.dirichlet.rvs(np.array([1.5, 2.0, 3.0]), size=2, random_state=0)
+    np.testing.assert_array_equal(
+        draws, st.dirichlet.rvs(np.array([1.5, 2.0, 3.0]), size=2, random_state=0))
+    assert S.norm.rvs(size=3, random_state=1).shape == (3,)
