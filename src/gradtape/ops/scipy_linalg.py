@@ -1,6 +1,8 @@
 """``scipy.linalg``'s matrix functions on tensors: ``solve_sylvester``, ``sqrtm`` and
 ``expm`` are primitives whose impls call SciPy (imported when first run: SciPy is an
-optional extra); ``solve_triangular`` and ``cholesky`` are composites of gradtape ops.
+optional extra); ``solve_triangular``, ``solve_banded`` and ``cholesky`` are composites
+of gradtape ops. ``psd_pseudo`` (pseudo-inverse and pseudo-determinant of a PSD matrix,
+NumPy only) serves ``multivariate_normal(allow_singular=True)``.
 
 Every primitive maps over leading batch dims (the impl loops over them in NumPy), so
 its batching rule is one equation.
@@ -173,8 +175,8 @@ def _expm_impl(a):
 def _upper_right_of_block_expm(a, e):
     """``expm([[a, e], [0, a]])[:n, n:]``: the derivative of expm at ``a`` along ``e``."""
     n = a.shape[-1]
-    e = _ew.cast(e, np.result_type(a.dtype, e.dtype)) if e.dtype != a.dtype else e
-    a = _ew.cast(a, e.dtype) if a.dtype != e.dtype else a
+    dtype = np.result_type(a.dtype, e.dtype)  # a complex cotangent makes a complex block
+    a, e = (x if x.dtype == dtype else _ew.cast(x, dtype) for x in (a, e))
     top = _stacking.concatenate([a, e], axis=-1)
     bottom = _stacking.concatenate([_ew.zeros_like(a), a], axis=-1)
     block = bind(expm_p, _stacking.concatenate([top, bottom], axis=-2))
