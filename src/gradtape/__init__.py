@@ -6,6 +6,7 @@ from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
 from . import random as random
+from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .compiler.cache import cache_info
 from .core.config import config
@@ -120,6 +121,7 @@ __all__ = [
     "random",
     "range",
     "rank",
+    "scipy",
     "shape",
     "signal",
     "size",

@@ -154,6 +154,18 @@ def numpy_functions():
     return tape, loss, [x, m]
 
 
+def convolution():
+    """A 1-d smoothing: np.convolve on tensors (the convolve primitive), both inputs
+    differentiated."""
+    rng = _rng()
+    signal = gt.Variable(rng.standard_normal(8))
+    kernel = gt.Variable(rng.standard_normal(3))
+    with gt.GradientTape(persistent=True) as tape:
+        smoothed = np.convolve(signal, kernel, "same")
+        loss = gt.reduce_sum(gt.square(smoothed))
+    return tape, loss, [signal, kernel]
+
+
 PROGRAMS = {
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
@@ -166,4 +178,5 @@ PROGRAMS = {
     "decompositions": decompositions,
     "remainders_and_padding": remainders_and_padding,
     "numpy_functions": numpy_functions,
+    "convolution": convolution,
 }

@@ -51,7 +51,11 @@ def report_conversion(tensor: Any) -> None:
     action = options.on_gradient_drop
     if action == "ignore" or not is_watched(tensor):
         return
-    frame, numpy_function = _user_frame(sys._getframe(1).f_back)  # above __array__
+    caller = sys._getframe(1).f_back  # above __array__
+    scipy_function = _scipy_function(caller)
+    if scipy_function is not None:
+        raise TypeError(_scipy_message(scipy_function))
+    frame, numpy_function = _user_frame(caller)
     message = _message(frame, numpy_function)
     if action == "raise":
         raise GradientDroppedError(message)
@@ -66,6 +70,59 @@ def report_conversion(tensor: Any) -> None:
         module=module_globals.get("__name__"),
         registry=module_globals.setdefault("__warningregistry__", {}),
     )
+
+
+def _scipy_function(frame: Any) -> str | None:
+    """``scipy.stats.norm.pdf`` when a SciPy function called from user code converts the
+    tensor (the outermost SciPy frame names it); None otherwise. Only on the slow path
+    of a drop: SciPy converts with ``np.asarray``, so it never sees our protocols."""
+    scipy = sys.modules.get("scipy")
+    if scipy is None or getattr(scipy, "__file__", None) is None:
+        return None
+    scipy_dir = os.path.dirname(os.path.abspath(scipy.__file__))
+    outermost = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(scipy_dir):
+            outermost = frame
+        elif not _is_library_code(filename):
+            break
+        frame = frame.f_back
+    return None if outermost is None else _scipy_name(outermost)
+
+
+def _scipy_name(frame: Any) -> str:
+    """``scipy.<package>[.<distribution>].<function>`` for a frame in SciPy."""
+    package = ".".join(frame.f_globals.get("__name__", "scipy").split(".")[:2])
+    owner = frame.f_locals.get("self")
+    owner = getattr(owner, "dist", owner)  # a frozen distribution: its distribution
+    if owner is None:
+        return f"{package}.{frame.f_code.co_name}"
+    kind = getattr(owner, "name", None) or type(owner).__name__.removesuffix("_gen")
+    return f"{package}.{kind}.{frame.f_code.co_name}"
+
+
+def _scipy_message(function: str) -> str:
+    route = f"gt.{function}"
+    if _has_route(function):
+        how = f"use {route}, which differentiates"
+    else:
+        how = ("gradtape has no differentiable version of it yet (see gt.scipy); call "
+               ".numpy() on the tensor if no gradient should flow")
+    return (f"{function} does not differentiate gradtape tensors (SciPy converts them to "
+            f"NumPy arrays, which would drop the gradient); {how}.")
+
+
+def _has_route(function: str) -> bool:
+    """Whether ``gt.<function>`` exists (``gradtape.scipy`` loads its parts lazily)."""
+    import gradtape
+
+    found: Any = gradtape
+    for part in function.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            return False
+    return True
 
 
 def _is_library_code(filename: str) -> bool:

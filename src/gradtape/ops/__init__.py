@@ -10,6 +10,7 @@ from ..core import operators as _operators
 from . import (
            arrange,
            clipping,
+           convolution,
            elementwise,
            fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
            index,
@@ -19,6 +20,7 @@ from . import (
            numpy_stats,  # noqa: F401  (likewise)
            reduce,
            scan,
+           scipy_linalg,
            shape,
            sorting,
            special,  # noqa: F401  (its names stay in gradtape.ops.special)
@@ -40,4 +42,5 @@ _operators.install_ops(sys.modules[__name__])
 
 __all__ = [*elementwise.__all__, *reduce.__all__, *scan.__all__, *shape.__all__, *stacking.__all__,
            *arrange.__all__, *index.__all__, *sorting.__all__, *nn.__all__, *linalg.__all__,
-           *clipping.__all__]
+           *clipping.__all__,
+           *convolution.__all__, *scipy_linalg.__all__]

@@ -20,8 +20,8 @@ from . import index as _index
 from . import reduce as _reduce
 from . import shape as _shape
 from . import stacking as _stacking
-from .arrange import flip, pad
-from .linalg.products import diagonal, diagonal_scatter_p, matmul
+from .arrange import flip
+from .linalg.products import diagonal, diagonal_scatter_p
 from .numpy_dispatch import implements, register_ufunc
 from .registry import Primitive, bind, operand
 
@@ -476,33 +476,6 @@ def polyval(p: Any, x: Any) -> Any:
     for c in coefficients[1:]:
         y = y * x + c
     return y
-
-
-@implements(np.convolve)
-def convolve(a: Any, v: Any, mode: str = "full") -> Any:
-    """Discrete linear convolution of two 1-d tensors (``full``, ``same`` or ``valid``), as
-    a product with a matrix gathered from the zero-padded second input."""
-    a, v = operand(a), operand(v)
-    if len(a.shape) != 1 or len(v.shape) != 1:
-        raise ValueError("object too deep for desired array: convolve needs 1-d inputs")
-    if a.shape[0] == 0 or v.shape[0] == 0:
-        raise ValueError("convolve needs non-empty inputs")
-    if v.shape[0] > a.shape[0]:
-        a, v = v, a
-    n, m = a.shape[0], v.shape[0]
-    # full[i] = sum_j v[j] a[i - j]: rows of a (zero-padded) times v.
-    rows = np.arange(n + m - 1)[:, None] - np.arange(m)[None, :] + (m - 1)
-    shifted = _index.getitem(pad(a, (m - 1, m - 1)), rows)
-    full = matmul(shifted, _shape.reshape(v, (m, 1)))
-    full = _shape.reshape(full, (n + m - 1,))
-    if mode == "full":
-        return full
-    if mode == "same":
-        start = (m - 1) // 2
-        return _slice(full, 0, start, start + n)
-    if mode == "valid":
-        return _slice(full, 0, m - 1, n)
-    raise ValueError(f"mode must be one of 'full', 'same' or 'valid', got {mode!r}")
 
 
 # --- rearranging --------------------------------------------------------------------------
