@@ -1,7 +1,7 @@
 """NumPy functions built from other ops (ops/numpy_extra.py, ops/numpy_stats.py): values
-equal NumPy's (dtype too), derivatives match finite differences in float64 to second order in reverse and
-forward mode, generated code equals the interpreter, and jacobians, forward-over-reverse
-and @gt.function agree with them."""
+equal NumPy's (dtype too), derivatives match finite differences in float64 to second
+order in reverse and forward mode, generated code equals the interpreter, and jacobians,
+forward-over-reverse and @gt.function agree with them."""
 
 import warnings
 
