@@ -391,10 +391,15 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         raise TypeError("np.gradient on tensors supports scalar spacings only; pass one "
                         "number per axis.")
     out = [_gradient_along(f, float(h), ax, edge_order) for h, ax in zip(spacings, axes)]
-    return out[0] if len(out) == 1 else out
+    return out[0] if len(out) == 1 else _GRADIENTS_TYPE(out)
 
 
-@implements(np.trapezoid)
+# Several axes give a tuple of arrays in NumPy 2 and a list in NumPy 1, as here.
+_GRADIENTS_TYPE = type(np.gradient(np.zeros((2, 2))))
+
+
+# np.trapezoid is NumPy 2 (np.trapz before it; removed in 2.4).
+@implements(*[f for f in (getattr(np, "trapezoid", None), getattr(np, "trapz", None)) if f])
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
     """The trapezoidal rule along ``axis`` (sample points ``x`` or spacing ``dx``)."""
     y = _floating(y)
