@@ -459,12 +459,20 @@ def _fft_length(fft_length: Any, rank: int, op: str) -> list[int] | None:
     return [int(n) for n in lengths]
 
 
+def _keep_tf_dtype(result: Any, dtype: Any) -> Any:
+    """TF's transforms keep the input's precision (complex64 in, complex64 out); NumPy 1's
+    pocketfft computes in double, so cast back there."""
+    return result if result.dtype == dtype else _ew.cast(result, dtype)
+
+
 def _tf_complex(rank: int, inverse: bool, op: str):
     def transform(input: Any, name: str | None = None) -> Any:  # noqa: A002 - TF's name
         del name
         x = _tf_input(input, "c", "complex64", op, rank)
         axes = _inner_axes(x, rank)
-        return _complex_transform(x, [x.shape[a] for a in axes], axes, "backward", inverse)
+        return _keep_tf_dtype(
+            _complex_transform(x, [x.shape[a] for a in axes], axes, "backward", inverse),
+            x.dtype)
     transform.__name__ = transform.__qualname__ = op
     transform.__doc__ = (f"TF's ``tf.signal.{op}``: the {'inverse ' if inverse else ''}"
                          f"transform of the innermost {rank} axis(es) of complex input.")
@@ -476,7 +484,8 @@ def _tf_real(rank: int, op: str):
         del name
         x = _tf_input(input_tensor, "f", "float32", op, rank)
         axes = _inner_axes(x, rank)
-        return rfftn(x, _fft_length(fft_length, rank, op), axes)
+        return _keep_tf_dtype(rfftn(x, _fft_length(fft_length, rank, op), axes),
+                              np.result_type(x.dtype, np.complex64))
     transform.__name__ = transform.__qualname__ = op
     transform.__doc__ = (f"TF's ``tf.signal.{op}``: the half spectrum of the innermost "
                          f"{rank} axis(es) of real input, padded or cropped to fft_length.")
@@ -488,7 +497,8 @@ def _tf_inverse_real(rank: int, op: str):
         del name
         x = _tf_input(input_tensor, "c", "complex64", op, rank)
         axes = _inner_axes(x, rank)
-        return irfftn(x, _fft_length(fft_length, rank, op), axes)
+        return _keep_tf_dtype(irfftn(x, _fft_length(fft_length, rank, op), axes),
+                              np.finfo(x.dtype).dtype)
     transform.__name__ = transform.__qualname__ = op
     transform.__doc__ = (f"TF's ``tf.signal.{op}``: real output of the innermost {rank} "
                          "axis(es) from a half spectrum (fft_length defaults to "

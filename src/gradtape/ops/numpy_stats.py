@@ -20,7 +20,7 @@ from . import scan as _scan
 from . import shape as _shape
 from . import stacking as _stacking
 from .numpy_dispatch import implements
-from .numpy_extra import _dtype_of, _floating, _is_complex, _no_out, _numpy_array, _slice
+from .numpy_extra import _floating, _is_complex, _no_out, _numpy_array, _slice
 from .registry import Primitive, bind, operand
 from .sorting import _gather_sorted
 
@@ -67,9 +67,12 @@ def _quantiles(a: Any, q: Any, axis: Any, keepdims: bool, method: str,
         raise ValueError(f"gradtape supports method='linear' only, got {method!r}.")
     x = _floating(a)
     ndim = len(x.shape)
-    dtype = np.result_type(x.dtype, _dtype_of(q))  # NumPy's: a float64 q array wins
+    q_given = concrete_value(q) if isinstance(q, Tensor) else q
+    # The installed NumPy's result dtype (its promotion rules differ between 1.x and 2.x).
+    numpy_function = np.quantile if scale == 1.0 else np.percentile
+    dtype = numpy_function(np.zeros((1,) * max(ndim, 1), x.dtype), q_given).dtype
     x = _ew.cast(x, dtype)
-    q_array = np.asarray(concrete_value(q) if isinstance(q, Tensor) else q, np.float64) * scale
+    q_array = np.asarray(q_given, np.float64) * scale
     if np.any((q_array < 0) | (q_array > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     if axis is None:
@@ -131,7 +134,10 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
            keepdims: bool = False) -> Any:
     """NumPy's ``median``: the 0.5 quantile (the mean of the two middle values for an
     even count); its gradient is split between them."""
-    return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+    result = quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+    # NumPy 1.x keeps float32 in median but promotes it in quantile(..., 0.5).
+    dtype = np.median(np.zeros(1, _floating(a).dtype)).dtype
+    return result if result.dtype == dtype else _ew.cast(result, dtype)
 
 
 @implements(np.interp)
@@ -329,7 +335,10 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         points = _stacking.concatenate(
             [_slice(points, 0, None, -1), _shape.expand_dims(stop + _ew.zeros_like(delta), 0)])
     points = _shape.moveaxis(points, 0, _shape._normalize_axis(int(axis), len(points.shape)))
-    if dtype is not None:
+    if dtype is None:  # the installed NumPy's promotion (1.x and 2.x differ for float32)
+        dtype = np.linspace(np.zeros(start.shape[:0] + (1,) * len(start.shape), start.dtype),
+                            np.zeros((1,) * len(stop.shape), stop.dtype), 2).dtype
+    if points.dtype != dtype:
         points = _ew.cast(points, dtype)
     if retstep:
         step = delta * (1.0 / divisions) if divisions > 0 else delta * np.nan

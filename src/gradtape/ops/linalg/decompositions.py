@@ -595,6 +595,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (NumP
     """``np.linalg.matrix_rank``: how many singular values exceed the tolerance (an
     integer array computed from the values; no gradient)."""
     value = A.numpy() if hasattr(A, "numpy") else np.asarray(A)
+    if rtol is None:  # NumPy 1.26's matrix_rank has no rtol
+        return np.linalg.matrix_rank(value, tol=tol, hermitian=hermitian)
     return np.linalg.matrix_rank(value, tol=tol, hermitian=hermitian, rtol=rtol)
 
 
