@@ -10,6 +10,7 @@ from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .compiler.cache import cache_info
 from .core.config import config
+from .core.devices import device
 from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
 from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .core.tensor_shape import TensorShape
@@ -88,6 +89,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "custom_gradient",
+    "device",
     "double",
     "dtypes",
     "errors",

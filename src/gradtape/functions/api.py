@@ -50,7 +50,7 @@ from ..core.variable import Variable
 from .call import ConcreteFunction
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
 from .spec import TensorSpec, conform_structure, is_spec_structure
-from .trace import arg_hints, trace
+from .trace import Untraceable, arg_hints, trace
 
 __all__ = ["function"]
 
@@ -185,6 +185,8 @@ class Function:
         self._tracing_count = 0
         self._recent: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
         self._bound: dict[int, Function] = {}
+        # Why the function runs eagerly on every call (it cannot be traced), or None.
+        self._eager_reason: str | None = None
 
     def __repr__(self) -> str:
         return f"<gt.function {self.__name__}: {self._tracing_count} trace(s)>"
@@ -208,8 +210,10 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs), {}
-        if state.tracer is not None:
-            # Called while another function traces: its ops join that trace.
+        if state.tracer is not None or self._eager_reason is not None \
+                or options.functions_eagerly:
+            # Called while another function traces: its ops join that trace. Or run
+            # eagerly: tf.config.run_functions_eagerly(True), or it cannot be traced.
             return self.python_function(*args, **kwargs)
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
@@ -235,6 +239,8 @@ class Function:
         else:
             reason = None  # a new signature: _trace compares it with the previous call's
         fn = self._trace(key, args, kwargs, reason)
+        if fn is None:  # it cannot be traced: from now on it runs eagerly
+            return self.python_function(*args, **kwargs)
         outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
         return fn.finish(outs, leaves, values, taping)
 
@@ -264,15 +270,21 @@ class Function:
         return names[index] if index < len(names) else f"args[{index}]"
 
     def _trace(self, key: Any, args: tuple, kwargs: dict,
-               reason: str | None) -> ConcreteFunction:
+               reason: str | None) -> ConcreteFunction | None:
         """Trace for these arguments; ``reason`` says why (``None``: a new signature,
-        described by comparing the arguments with those of the previous call)."""
+        described by comparing the arguments with those of the previous call). ``None``
+        if the function cannot be traced: it is switched to running eagerly."""
         hints = arg_hints(self._parameter_names, args, kwargs)
         described = describe_arguments(self._parameter_names, args, kwargs)
         if reason is None:
             reason = self._signature_change(key, described)
-        traced = trace(self.python_function, self.__name__, args, kwargs, hints,
-                       first_trace=self._tracing_count == 0)
+        try:
+            traced = trace(self.python_function, self.__name__, args, kwargs, hints,
+                           first_trace=self._tracing_count == 0)
+        except Untraceable as exc:
+            self._eager_reason = str(exc)
+            logger.warning("%s", exc)  # once: later calls do not trace
+            return None
         fn = ConcreteFunction(self.__name__, traced)
         fn.fallback = _fallback(self, args, kwargs)
         fn.signature = (key, described)
@@ -381,7 +393,13 @@ class Function:
             if outs is not None and fn.guards_hold(outs):
                 self._used(key)
                 return fn
-        return self._trace(key, args, kwargs, "get_concrete_function")
+        fn = self._trace(key, args, kwargs, "get_concrete_function") \
+            if self._eager_reason is None else None
+        if fn is None:
+            raise NotImplementedError(
+                f"{self._eager_reason} It has no concrete function: call the function "
+                "itself.")
+        return fn
 
     def get_forward_ir(self, *args: Any, **kwargs: Any) -> str:
         """The traced forward Program for these arguments, as text."""
@@ -517,8 +535,10 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
             arguments do not match it; an argument that is not a tensor or array is not
             hashable; the function returns a value computed from a tensor's value, an object that is
             not a tensor, number, string or None, or is a generator (``yield``).
-        NotImplementedError: the function calls something that cannot be traced
-            (a ``custom_gradient`` function).
+        NotImplementedError: ``get_concrete_function`` of a function that runs
+            eagerly because it calls something that cannot be traced (a
+            ``custom_gradient`` function; calling such a function works: it runs its
+            Python code on every call, logging why once).
         ValueError: the function creates a variable on a call that is not its first;
             ``max_traces`` is not a positive int.
     """

@@ -44,6 +44,11 @@ READERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+class Untraceable(NotImplementedError):
+    """The function calls an op that cannot be part of a trace (one that runs Python
+    code on every call, as a ``custom_gradient`` function does): it runs eagerly."""
+
+
 class Guard(NamedTuple):
     """Python read ``value`` with ``kind`` (``"bool"``, ``"int"``, ``"float"``,
     ``"complex"`` or ``"array"``) and saw ``expected``; ``note`` says where, for the
@@ -245,10 +250,11 @@ class Tracer:
     def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
               out: Any) -> None:
         if not prim.cacheable:
-            raise NotImplementedError(
+            raise Untraceable(
                 f"@gt.function {self.name!r} calls {prim.name!r}, which runs Python code at "
-                "every call (custom_gradient): it cannot be traced. Call that part outside "
-                "the @gt.function, or write it with gradtape ops."
+                f"every call (custom_gradient) at {_location_text(user_location())}: it "
+                "cannot be traced, so the function runs its Python code eagerly on every "
+                "call."
             )
         ins = []
         for a, v in zip(args, values):
