@@ -42,6 +42,7 @@ from .functions.api import function
 from .functions.printing import tf_print as print  # noqa: A001 - TF's name
 from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
+from .functions.trace import init_scope
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
@@ -102,6 +103,7 @@ __all__ = [
     "grad",
     "half",
     "hessian",
+    "init_scope",
     "int8",
     "int16",
     "int32",

@@ -112,6 +112,14 @@ class Module:
         with name_scope(name) as scope:  # opened under the scope it is built in
             self._name_scope = name_scope(scope)
 
+    def __getattr__(self, attr: str) -> Any:
+        # A subclass whose __init__ does not call super().__init__() (TF allows it):
+        # the name and scope are made on first use.
+        if attr in ("_name", "_name_scope"):
+            Module.__init__(self)
+            return object.__getattribute__(self, attr)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
     @property
     def name(self) -> str:
         return self._name

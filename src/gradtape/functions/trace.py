@@ -20,6 +20,8 @@ the compiled function then runs the call for real.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import inspect
 import sys
 from collections.abc import Callable
@@ -210,6 +212,7 @@ class Tracer:
             value = tensor._value
             hit = self.traced_arrays.get(id(value))
             if tid < self.start_id:
+                _check_not_leaked(tensor, self.name)
                 var = self._input("capture", value, tensor, "captured")
             elif hit is not None and hit[0] is value:
                 var = hit[1]  # a new tensor around a traced array (tape internals do this)
@@ -576,6 +579,34 @@ def arg_hints(names: list[str], args: tuple, kwargs: dict) -> list[str]:
     return hints
 
 
+# Id ranges [first, end) of the tensors made by recent traces: such a tensor reaching a
+# later trace was leaked out of its function (stored in a global or an attribute).
+_FINISHED_TRACES: collections.deque = collections.deque(maxlen=256)
+
+
+def _check_not_leaked(tensor: Tensor, name: str) -> None:
+    tid = tensor._id
+    for first, end in _FINISHED_TRACES:
+        if first <= tid < end:
+            raise TypeError(
+                f"{tensor!r} is out of scope and cannot be used here: it was made while "
+                f"another gt.function traced, and @gt.function {name!r} captures it. Use "
+                "the function's return values (or a gt.Variable it assigns) to get "
+                "tensors out of a function, as in TF.")
+
+
+@contextlib.contextmanager
+def init_scope() -> Any:
+    """TF's ``tf.init_scope()``: inside a ``@gt.function`` trace, run the block eagerly,
+    once, at trace time (its ops are not part of the trace); tapes are paused."""
+    saved = state.recording, state.accumulators, state.tracer
+    state.recording, state.accumulators, state.tracer = [], [], None
+    try:
+        yield
+    finally:
+        state.recording, state.accumulators, state.tracer = saved
+
+
 def trace(function: Callable[..., Any], name: str, args: tuple, kwargs: dict,
           hints: list[str], first_trace: bool) -> TracedFunction:
     """Run ``function(*args, **kwargs)`` once under a tracer; its Program and how to use
@@ -606,3 +637,4 @@ def trace(function: Callable[..., Any], name: str, args: tuple, kwargs: dict,
     finally:
         state.recording, state.accumulators, state.tracer = saved
         tracer.restore_variables()
+        _FINISHED_TRACES.append((start_id, _next_id()))
