@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from gradient_checks import assert_vjp_matches_differences
 
 import gradtape as gt
+from gradient_checks import assert_vjp_matches_differences
 
 losses = gt.keras.losses
 Y_TRUE = np.array([[0.0, 1.0], [0.0, 0.0]])

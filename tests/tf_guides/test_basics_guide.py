@@ -118,7 +118,7 @@ def test_training_loop():
     learning_rate = 0.01
     losses = []
     order = np.random.default_rng(0).permutation(201)
-    for epoch in range(epochs):
+    for _epoch in range(epochs):
         for start in range(0, 201, batch_size):
             idx = order[start:start + batch_size]
             x_batch, y_batch = tf.gather(x, idx), tf.gather(y, idx)

@@ -69,7 +69,8 @@ def test_simple_module():
     simple_module = SimpleModule(name="simple")
     assert simple_module(tf.constant(5.0)).numpy() == 30.0
     assert [v.name for v in simple_module.trainable_variables] == ["train_me:0"]
-    assert [v.name for v in simple_module.variables] == ["train_me:0", "do_not_train_me:0"]  # by attribute name
+    # By attribute name, as TF's: a_variable, then non_trainable_variable.
+    assert [v.name for v in simple_module.variables] == ["train_me:0", "do_not_train_me:0"]
     assert simple_module.name == "simple"
 
 
