@@ -40,6 +40,8 @@ from .dtypes import (
 )
 from .functions.api import function
 from .functions.printing import tf_print as print  # noqa: A001 - TF's name
+from .functions.protocols import TraceType as _TraceType
+from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
 from .functions.trace import init_scope
@@ -59,6 +61,9 @@ __version__ = "0.1.0"
 
 # gt.dtypes: the dtype objects and as_dtype, without the module's imports.
 dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
+# TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
+types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
+autograph = attribute_namespace({"to_code": _to_code})
 
 from .core.config import options as _options  # noqa: E402
 
@@ -81,6 +86,7 @@ __all__ = [
     "UnconnectedGradients",
     "Variable",
     "as_dtype",
+    "autograph",
     "bool",
     "cache_info",
     "clear_cache",
@@ -130,6 +136,7 @@ __all__ = [
     "signal",
     "size",
     "stop_gradient",
+    "types",
     "uint8",
     "uint16",
     "uint32",

@@ -333,3 +333,72 @@ def test_concrete_functions_per_optimizer():
             train_step_2(w, x, y)  # `opt2` is not used as a parameter.
     # Adam's first steps move by about the learning rate each (the gradient's sign).
     np.testing.assert_allclose(w.numpy(), 2.0 - 5 * 1e-2 - 5 * 1e-3, atol=2e-3)
+
+
+def test_tracing_protocol():
+    @tf.function
+    def get_mixed_flavor(fruit_a, fruit_b):
+        return fruit_a.flavor + fruit_b.flavor
+
+    class Fruit:
+        flavor = tf.constant([0, 0])
+
+    class Apple(Fruit):
+        flavor = tf.constant([1, 2])
+
+    class Mango(Fruit):
+        flavor = tf.constant([3, 4])
+
+    # A generic object is part of the signature by identity: each new pair traces.
+    np.testing.assert_array_equal(get_mixed_flavor(Apple(), Mango()).numpy(), [4, 6])
+    np.testing.assert_array_equal(get_mixed_flavor(Apple(), Mango()).numpy(), [4, 6])
+    assert get_mixed_flavor.experimental_get_tracing_count() == 2
+
+    class FruitTraceType(tf.types.experimental.TraceType):
+        def __init__(self, fruit_type):
+            self.fruit_type = fruit_type
+
+        def is_subtype_of(self, other):
+            return (type(other) is FruitTraceType and
+                    self.fruit_type is other.fruit_type)
+
+        def most_specific_common_supertype(self, others):
+            return self if all(self == other for other in others) else None
+
+        def __eq__(self, other):
+            return type(other) is FruitTraceType and self.fruit_type == other.fruit_type
+
+        def __hash__(self):
+            return hash(self.fruit_type)
+
+    class FruitWithTraceType:
+        def __tf_tracing_type__(self, context):
+            return FruitTraceType(type(self))
+
+    class AppleWithTraceType(FruitWithTraceType):
+        flavor = tf.constant([1, 2])
+
+    class MangoWithTraceType(FruitWithTraceType):
+        flavor = tf.constant([3, 4])
+
+    # Now if you try calling it again:
+    get_mixed_flavor(AppleWithTraceType(), MangoWithTraceType())  # Traces a new function
+    out = get_mixed_flavor(AppleWithTraceType(), MangoWithTraceType())  # Re-uses the trace
+    np.testing.assert_array_equal(out.numpy(), [4, 6])
+    assert get_mixed_flavor.experimental_get_tracing_count() == 3
+    out = get_mixed_flavor(MangoWithTraceType(), MangoWithTraceType())  # another type
+    np.testing.assert_array_equal(out.numpy(), [6, 8])
+    assert get_mixed_flavor.experimental_get_tracing_count() == 4
+
+
+def test_autograph_to_code_shows_the_python_function():
+    @tf.function
+    def f(x):
+        while tf.reduce_sum(x) > 1:
+            x = tf.tanh(x)
+        return x
+
+    code = tf.autograph.to_code(f.python_function)
+    assert code.startswith("@tf.function\ndef f(x):\n") and "tf.tanh(x)" in code
+    out = f(tf.constant([0.9, 0.8]))
+    assert tf.reduce_sum(out).numpy() <= 1.0

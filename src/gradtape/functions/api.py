@@ -50,6 +50,7 @@ from ..core.variable import Variable
 from ..errors import InvalidArgumentError
 from . import signature
 from .call import ConcreteFunction
+from .protocols import tracing_key
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
 from .spec import TensorSpec, conform_structure, is_spec_structure
 from .trace import Untraceable, arg_hints, trace
@@ -109,7 +110,9 @@ def _walk(value: Any, key: list, leaves: list, name: str) -> None:
         for item in value:
             _walk(item, key, leaves, name)
     else:
-        key.append((cls, _hashable(value, name)))
+        protocol_key = tracing_key(value)  # TF's __tf_tracing_type__, if it has one
+        key.append(protocol_key if protocol_key is not None
+                   else (cls, _hashable(value, name)))
 
 
 class _CaptureProbe:
