@@ -6,6 +6,7 @@ from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
 from . import random as random
+from . import checkpoint as _checkpoint
 from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .compiler.cache import cache_info
@@ -64,6 +65,8 @@ dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes._
 # TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
 types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
 autograph = attribute_namespace({"to_code": _to_code})
+# TF's tf.train: object-based checkpoints of variables (checkpoint.py).
+train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
 from .core.config import options as _options  # noqa: E402
 
@@ -136,6 +139,7 @@ __all__ = [
     "signal",
     "size",
     "stop_gradient",
+    "train",
     "types",
     "uint8",
     "uint16",

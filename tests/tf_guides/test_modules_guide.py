@@ -3,6 +3,7 @@
 the values the guide prints. Keras, SavedModel and TensorBoard cells are left out."""
 
 import numpy as np
+import pytest
 
 import gradtape as tf
 
@@ -123,3 +124,60 @@ def test_saving_functions_module():
     out3 = my_model([[[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]])
     assert out3.shape == (1, 2, 2)
     np.testing.assert_allclose(out3.numpy()[0, 1], out.numpy()[0], rtol=1e-6)
+
+
+class MySequentialModule(tf.Module):
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        self.dense_1 = FlexibleDenseModule(out_features=3)
+        self.dense_2 = FlexibleDenseModule(out_features=2)
+
+    def __call__(self, x):
+        x = self.dense_1(x)
+        return self.dense_2(x)
+
+
+def test_checkpoints(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    my_model = MySequentialModule(name="the_model")
+    expected = my_model(tf.constant([[2.0, 2.0, 2.0]])).numpy()
+    chkp_path = "my_checkpoint"
+    checkpoint = tf.train.Checkpoint(model=my_model)
+    assert checkpoint.write(chkp_path) == "my_checkpoint"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "my_checkpoint.data-00000-of-00001", "my_checkpoint.index"]
+    assert tf.train.list_variables(chkp_path) == [
+        ('_CHECKPOINTABLE_OBJECT_GRAPH', []),
+        ('model/dense_1/b/.ATTRIBUTES/VARIABLE_VALUE', [3]),
+        ('model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE', [3, 3]),
+        ('model/dense_2/b/.ATTRIBUTES/VARIABLE_VALUE', [2]),
+        ('model/dense_2/w/.ATTRIBUTES/VARIABLE_VALUE', [3, 2])]
+    np.testing.assert_array_equal(
+        tf.train.load_variable(chkp_path, 'model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE'),
+        my_model.dense_1.w.numpy())
+    # The new model builds its variables on its first call: the checkpoint's values
+    # wait for them (TF's deferred restoration).
+    new_model = MySequentialModule()
+    new_checkpoint = tf.train.Checkpoint(model=new_model)
+    status = new_checkpoint.restore("my_checkpoint")
+    with pytest.raises(AssertionError, match="Unresolved"):
+        status.assert_consumed()
+    # Should be the same result as above
+    np.testing.assert_array_equal(new_model(tf.constant([[2.0, 2.0, 2.0]])).numpy(), expected)
+    status.assert_consumed()
+
+
+def test_checkpoint_restores_built_modules_and_save_counts(tmp_path):
+    model = SequentialModule()
+    path = tf.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    assert path.endswith("ckpt-1")
+    assert tf.train.latest_checkpoint(str(tmp_path)) == path
+    other = SequentialModule()
+    tf.train.Checkpoint(model=other).restore(tf.train.latest_checkpoint(str(tmp_path)))
+    for a, b in zip(model.variables, other.variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    wrong = tf.Variable(tf.zeros([4]))
+    with pytest.raises(ValueError, match="shape"):
+        tf.train.Checkpoint(model={"dense_1": {"b": wrong}}).restore(path)
+    with pytest.raises(ValueError, match="trackable"):
+        tf.train.Checkpoint(model=3)
