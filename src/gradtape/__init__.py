@@ -1,12 +1,12 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
+from . import checkpoint as _checkpoint
 from . import dtypes as _dtypes
 from . import errors as errors
 from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
 from . import random as random
-from . import checkpoint as _checkpoint
 from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .compiler.cache import cache_info
