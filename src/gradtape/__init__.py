@@ -65,6 +65,8 @@ dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes._
 # TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
 types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
 autograph = attribute_namespace({"to_code": _to_code})
+# TF's tf.autodiff: the forward-mode accumulator (also top level).
+autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
 # TF's tf.train: object-based checkpoints of variables (checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
@@ -89,6 +91,7 @@ __all__ = [
     "UnconnectedGradients",
     "Variable",
     "as_dtype",
+    "autodiff",
     "autograph",
     "bool",
     "cache_info",

@@ -132,3 +132,15 @@ def test_jacobian_and_batch_jacobian_of_a_dense_layer():
     np.testing.assert_allclose(j_select.numpy(), jb.numpy(), rtol=1e-6)
     j_sum = tf.reduce_sum(full, axis=2)
     np.testing.assert_allclose(j_sum.numpy(), jb.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_forward_accumulator_under_tf_autodiff():
+    x = tf.constant([1.0, 2.0], dtype=tf.float64)
+    v = tf.constant([1.0, 0.5], dtype=tf.float64)
+    assert tf.autodiff.ForwardAccumulator is tf.ForwardAccumulator
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        y = tf.reduce_sum(tf.sin(x) * x)
+    # d/dx sum(x sin x) = sin x + x cos x, along v.
+    xs = np.array([1.0, 2.0])
+    np.testing.assert_allclose(acc.jvp(y).numpy(),
+                               np.sum((np.sin(xs) + xs * np.cos(xs)) * [1.0, 0.5]))
