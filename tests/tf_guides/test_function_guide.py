@@ -402,3 +402,20 @@ def test_autograph_to_code_shows_the_python_function():
     assert code.startswith("@tf.function\ndef f(x):\n") and "tf.tanh(x)" in code
     out = f(tf.constant([0.9, 0.8]))
     assert tf.reduce_sum(out).numpy() <= 1.0
+
+
+def test_tensors_made_in_init_scope_are_eager_and_can_be_captured():
+    class Scaler(tf.Module):
+        def __init__(self):
+            self.scale = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.scale is None:
+                with tf.init_scope():  # made once, eagerly: not a leaked graph tensor
+                    self.scale = tf.constant(3.0)
+            return x * self.scale
+
+    s = Scaler()
+    assert s(tf.constant(2.0)).numpy() == 6.0
+    np.testing.assert_array_equal(s(tf.constant([1.0, 2.0])).numpy(), [3.0, 6.0])  # retrace

@@ -582,17 +582,22 @@ def arg_hints(names: list[str], args: tuple, kwargs: dict) -> list[str]:
 # Id ranges [first, end) of the tensors made by recent traces: such a tensor reaching a
 # later trace was leaked out of its function (stored in a global or an attribute).
 _FINISHED_TRACES: collections.deque = collections.deque(maxlen=256)
+# Id ranges of the tensors made in ``init_scope`` blocks while tracing: eager tensors.
+_EAGER_RANGES: collections.deque = collections.deque(maxlen=256)
+
+
+def _in_ranges(tid: int, ranges: collections.deque) -> bool:
+    return any(first <= tid < end for first, end in ranges)
 
 
 def _check_not_leaked(tensor: Tensor, name: str) -> None:
     tid = tensor._id
-    for first, end in _FINISHED_TRACES:
-        if first <= tid < end:
-            raise TypeError(
-                f"{tensor!r} is out of scope and cannot be used here: it was made while "
-                f"another gt.function traced, and @gt.function {name!r} captures it. Use "
-                "the function's return values (or a gt.Variable it assigns) to get "
-                "tensors out of a function, as in TF.")
+    if _in_ranges(tid, _FINISHED_TRACES) and not _in_ranges(tid, _EAGER_RANGES):
+        raise TypeError(
+            f"{tensor!r} is out of scope and cannot be used here: it was made while "
+            f"another gt.function traced, and @gt.function {name!r} captures it. Use "
+            "the function's return values (or a gt.Variable it assigns) to get "
+            "tensors out of a function, as in TF.")
 
 
 @contextlib.contextmanager
@@ -601,10 +606,13 @@ def init_scope() -> Any:
     once, at trace time (its ops are not part of the trace); tapes are paused."""
     saved = state.recording, state.accumulators, state.tracer
     state.recording, state.accumulators, state.tracer = [], [], None
+    first = _next_id()
     try:
         yield
     finally:
         state.recording, state.accumulators, state.tracer = saved
+        if saved[2] is not None:
+            _EAGER_RANGES.append((first, _next_id()))
 
 
 def trace(function: Callable[..., Any], name: str, args: tuple, kwargs: dict,
