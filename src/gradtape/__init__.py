@@ -1,5 +1,6 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
+from . import checkpoint as _checkpoint
 from . import dtypes as _dtypes
 from . import errors as errors
 from . import keras as keras
@@ -10,6 +11,7 @@ from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .compiler.cache import cache_info
 from .core.config import config
+from .core.devices import device
 from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
 from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .core.tensor_shape import TensorShape
@@ -39,8 +41,11 @@ from .dtypes import (
 )
 from .functions.api import function
 from .functions.printing import tf_print as print  # noqa: A001 - TF's name
+from .functions.protocols import TraceType as _TraceType
+from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
+from .functions.trace import init_scope
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
@@ -57,6 +62,13 @@ __version__ = "0.1.0"
 
 # gt.dtypes: the dtype objects and as_dtype, without the module's imports.
 dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
+# TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
+types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
+autograph = attribute_namespace({"to_code": _to_code})
+# TF's tf.autodiff: the forward-mode accumulator (also top level).
+autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
+# TF's tf.train: object-based checkpoints of variables (checkpoint.py).
+train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
 from .core.config import options as _options  # noqa: E402
 
@@ -79,6 +91,8 @@ __all__ = [
     "UnconnectedGradients",
     "Variable",
     "as_dtype",
+    "autodiff",
+    "autograph",
     "bool",
     "cache_info",
     "clear_cache",
@@ -88,6 +102,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "custom_gradient",
+    "device",
     "double",
     "dtypes",
     "errors",
@@ -100,6 +115,7 @@ __all__ = [
     "grad",
     "half",
     "hessian",
+    "init_scope",
     "int8",
     "int16",
     "int32",
@@ -126,6 +142,8 @@ __all__ = [
     "signal",
     "size",
     "stop_gradient",
+    "train",
+    "types",
     "uint8",
     "uint16",
     "uint32",

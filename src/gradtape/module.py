@@ -71,6 +71,12 @@ class name_scope:
 
 # --- tf.Module ------------------------------------------------------------------------------
 
+# (id(module), attribute name) -> called with (module, value) when that attribute is
+# set: checkpoint values restored before their module created the variable (TF's
+# deferred restoration; gt.train.Checkpoint.restore fills it).
+deferred_restores: dict[tuple[int, str], Callable[[Any, Any], None]] = {}
+
+
 def _is_variable(obj: Any) -> bool:
     return isinstance(obj, Variable)
 
@@ -111,6 +117,21 @@ class Module:
         self._name = name
         with name_scope(name) as scope:  # opened under the scope it is built in
             self._name_scope = name_scope(scope)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if deferred_restores:  # a checkpoint value waits for this attribute's variable
+            restore = deferred_restores.pop((id(self), name), None)
+            if restore is not None:
+                restore(self, value)
+
+    def __getattr__(self, attr: str) -> Any:
+        # A subclass whose __init__ does not call super().__init__() (TF allows it):
+        # the name and scope are made on first use.
+        if attr in ("_name", "_name_scope"):
+            Module.__init__(self)
+            return object.__getattribute__(self, attr)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     @property
     def name(self) -> str:

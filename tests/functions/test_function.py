@@ -617,9 +617,27 @@ def test_variable_created_on_a_retrace_raises():
         made.append(gt.Variable(np.zeros(x.shape, np.float32)))
         return x + made[-1]
 
-    fn(gt.constant([1.0]))  # the first trace may create variables (like Keras layers)
+    # As TF: a first trace that creates variables is traced again, and a function that
+    # creates one on every trace raises at once (TF's function guide, "Creating
+    # tf.Variables").
     with pytest.raises(ValueError, match="only supports variables created on the first call"):
-        fn(gt.constant([1.0, 2.0]))
+        fn(gt.constant([1.0]))
+
+
+def test_variable_created_on_the_first_call_only_is_kept():
+    class Count(gt.Module):
+        def __init__(self):
+            self.count = None
+
+        @gt.function
+        def __call__(self):
+            if self.count is None:
+                self.count = gt.Variable(0)
+            return self.count.assign_add(1)
+
+    c = Count()
+    assert [int(c()), int(c()), int(c())] == [1, 2, 3]  # TF's guide prints 1, then 2
+    assert c.__call__.experimental_get_tracing_count() == 1
 
 
 def test_function_returning_a_variable_returns_its_value():
@@ -901,17 +919,30 @@ def test_inspection_shows_forward_backward_and_source():
     assert traced.get_concrete_function(x, y) is traced.get_concrete_function(x, y)
 
 
-def test_custom_gradient_inside_raises_not_implemented():
+def test_custom_gradient_inside_runs_eagerly_with_its_gradient(caplog):
+    calls = []
+
     @gt.custom_gradient
     def clip_grad(x):
+        calls.append(1)
         return x, lambda g: gt.clip_by_value(g, -1.0, 1.0)
 
     @gt.function
     def fn(x):
         return clip_grad(x) * 2.0
 
-    with pytest.raises(NotImplementedError, match="custom_gradient"):
-        fn(gt.constant(1.0))
+    x = gt.constant(3.0, dtype=gt.float64)
+    with caplog.at_level("WARNING", logger="gradtape"):
+        for _ in range(3):
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = fn(x)
+            # upstream 2.0 is clipped to 1.0 by grad_fn: TF's value.
+            assert float(y) == 6.0 and float(tape.gradient(y, x)) == 1.0
+    assert len([r for r in caplog.records if "custom_gradient" in r.message]) == 1
+    assert len(calls) == 4  # the aborted trace, then once per call: Python runs each time
+    with pytest.raises(NotImplementedError, match="no concrete function"):
+        fn.get_concrete_function(x)
 
 
 def test_non_differentiable_ops_are_traced_too():

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import memory
+from . import devices, memory
 
 _DEFAULTS: dict[str, Any] = {
     "compile": True,
@@ -50,11 +50,13 @@ _GRADIENT_DROP_ACTIONS = ("warn", "raise", "ignore")
 class Options:
     """Current option values, read on every gradient call (plain attribute reads)."""
 
-    __slots__ = tuple(_DEFAULTS)
+    # functions_eagerly: ``tf.config.run_functions_eagerly``, set by its function only.
+    __slots__ = (*_DEFAULTS, "functions_eagerly")
 
     def __init__(self) -> None:
         for name, value in _DEFAULTS.items():
             setattr(self, name, value)
+        self.functions_eagerly = False
         self.dump_dir = os.environ.get("GRADTAPE_DUMP_DIR") or None
         self.hold_freed_memory = memory.requested_by_environment()
 
@@ -97,12 +99,32 @@ def _check(name: str, value: Any) -> Any:
     return value
 
 
+def run_functions_eagerly(run_eagerly: bool) -> None:
+    """``tf.config.run_functions_eagerly``: with ``True``, every ``@gt.function`` runs
+    its Python function on each call (no trace, no compiled code) until set back."""
+    options.functions_eagerly = bool(run_eagerly)
+
+
+def functions_run_eagerly() -> bool:
+    """``tf.config.functions_run_eagerly``: what ``run_functions_eagerly`` last set."""
+    return options.functions_eagerly
+
+
 class config:
     """Set compiler options now; used in a ``with`` statement, restore them on exit.
 
     ``gt.config()`` with no arguments changes nothing; its attributes show the current
-    values (``gt.config().compile``).
+    values (``gt.config().compile``). TF's ``tf.config`` functions hang off it:
+    ``gt.config.run_functions_eagerly(True)``, ``gt.config.list_physical_devices("GPU")``.
     """
+
+    # TF's tf.config functions (the class is the namespace; its calls set options).
+    run_functions_eagerly = staticmethod(run_functions_eagerly)
+    functions_run_eagerly = staticmethod(functions_run_eagerly)
+    list_physical_devices = staticmethod(devices.list_physical_devices)
+    list_logical_devices = staticmethod(devices.list_logical_devices)
+    PhysicalDevice = devices.PhysicalDevice
+    LogicalDevice = devices.LogicalDevice
 
     def __init__(self, **changes: Any) -> None:
         checked = {name: _check(name, value) for name, value in changes.items()}

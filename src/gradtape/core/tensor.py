@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .devices import DEVICE_NAME
 from .gradient_drops import report_conversion
 from .methods import NdarrayMethods
 from .operators import OperatorMixin
@@ -63,6 +64,11 @@ class Tensor(NdarrayMethods, OperatorMixin):
     @property
     def dtype(self) -> np.dtype:
         return self._value.dtype
+
+    @property
+    def device(self) -> str:
+        """Where the tensor lives (TF's name): always the process's CPU."""
+        return DEVICE_NAME
 
     @property
     def ndim(self) -> int:

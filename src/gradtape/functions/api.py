@@ -45,12 +45,15 @@ from ..codegen.naming import comment_text
 from ..core import nest
 from ..core.config import options
 from ..core.state import state
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, _next_id
 from ..core.variable import Variable
+from ..errors import InvalidArgumentError
+from . import signature
 from .call import ConcreteFunction
+from .protocols import tracing_key
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
 from .spec import TensorSpec, conform_structure, is_spec_structure
-from .trace import arg_hints, trace
+from .trace import Untraceable, arg_hints, trace
 
 __all__ = ["function"]
 
@@ -107,7 +110,9 @@ def _walk(value: Any, key: list, leaves: list, name: str) -> None:
         for item in value:
             _walk(item, key, leaves, name)
     else:
-        key.append((cls, _hashable(value, name)))
+        protocol_key = tracing_key(value)  # TF's __tf_tracing_type__, if it has one
+        key.append(protocol_key if protocol_key is not None
+                   else (cls, _hashable(value, name)))
 
 
 class _CaptureProbe:
@@ -170,12 +175,9 @@ class Function:
         self.python_function = python_function
         functools.update_wrapper(self, python_function, updated=())
         self.__name__ = name or getattr(python_function, "__name__", "function")
-        try:
-            self._parameter_names = [
-                p.name for p in inspect.signature(python_function).parameters.values()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        except (TypeError, ValueError):
-            self._parameter_names = []
+        self._parameters = signature.parameters(python_function)
+        self._parameter_names = [p.name for p in self._parameters
+                                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self._probe = _CaptureProbe(python_function)
         # signature -> its traces, newest first; least recently used signature first.
         self._cache: collections.OrderedDict[Any, list[ConcreteFunction]] = \
@@ -185,6 +187,9 @@ class Function:
         self._tracing_count = 0
         self._recent: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
         self._bound: dict[int, Function] = {}
+        # Why the function runs eagerly on every call (it cannot be traced), or None.
+        self._eager_reason: str | None = None
+        self._tracing = False  # True while its Python function runs to trace
 
     def __repr__(self) -> str:
         return f"<gt.function {self.__name__}: {self._tracing_count} trace(s)>"
@@ -208,8 +213,12 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs), {}
-        if state.tracer is not None:
-            # Called while another function traces: its ops join that trace.
+        if state.tracer is not None or self._eager_reason is not None \
+                or options.functions_eagerly:
+            # Called while another function traces: its ops join that trace. Or run
+            # eagerly: tf.config.run_functions_eagerly(True), or it cannot be traced.
+            if self._tracing and state.tracer is not None:
+                _check_recursion(self.__name__, state.tracer)
             return self.python_function(*args, **kwargs)
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
@@ -235,6 +244,8 @@ class Function:
         else:
             reason = None  # a new signature: _trace compares it with the previous call's
         fn = self._trace(key, args, kwargs, reason)
+        if fn is None:  # it cannot be traced: from now on it runs eagerly
+            return self.python_function(*args, **kwargs)
         outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
         return fn.finish(outs, leaves, values, taping)
 
@@ -264,20 +275,27 @@ class Function:
         return names[index] if index < len(names) else f"args[{index}]"
 
     def _trace(self, key: Any, args: tuple, kwargs: dict,
-               reason: str | None) -> ConcreteFunction:
+               reason: str | None) -> ConcreteFunction | None:
         """Trace for these arguments; ``reason`` says why (``None``: a new signature,
-        described by comparing the arguments with those of the previous call)."""
+        described by comparing the arguments with those of the previous call). ``None``
+        if the function cannot be traced: it is switched to running eagerly."""
         hints = arg_hints(self._parameter_names, args, kwargs)
         described = describe_arguments(self._parameter_names, args, kwargs)
         if reason is None:
             reason = self._signature_change(key, described)
-        traced = trace(self.python_function, self.__name__, args, kwargs, hints,
-                       first_trace=self._tracing_count == 0)
+        try:
+            traced = self._run_trace(args, kwargs, hints)
+        except Untraceable as exc:
+            self._eager_reason = str(exc)
+            logger.warning("%s", exc)  # once: later calls do not trace
+            return None
         fn = ConcreteFunction(self.__name__, traced)
         fn.fallback = _fallback(self, args, kwargs)
         fn.signature = (key, described)
+        fn.describe_call(self._parameters, args, kwargs)
         with self._lock:
             self._tracing_count += 1
+            fn.serial = self._tracing_count
             self._keep(key, fn)
         logger.info("@gt.function %s traced (%s): %d equations, %d guards.", self.__name__,
                     reason, len(fn.program.eqns), len(fn.guards))
@@ -290,6 +308,23 @@ class Function:
         for listener in list(trace_listeners):
             listener(self, fn)
         return fn
+
+    def _run_trace(self, args: tuple, kwargs: dict, hints: list[str]) -> Any:
+        """Trace the Python function. A first trace that creates variables is made
+        twice, as TF does: the second must create none (a function that makes a new
+        variable on every call raises ``ValueError``) and is the one kept."""
+        first = self._tracing_count == 0
+        before = _next_id()
+        self._tracing = True
+        try:
+            traced = trace(self.python_function, self.__name__, args, kwargs, hints,
+                           first_trace=first)
+            if first and _creates_variables(traced, before):
+                traced = trace(self.python_function, self.__name__, args, kwargs, hints,
+                               first_trace=False)
+        finally:
+            self._tracing = False
+        return traced
 
     def _signature_change(self, key: Any, described: dict[str, str]) -> str:
         """How this call's signature differs from the previous call's (the most recently
@@ -351,6 +386,7 @@ class Function:
             bound = Function(_method(self.python_function, instance), self.__name__,
                              self.max_traces, self.input_signature, self.reduce_retracing)
             bound._parameter_names = self._parameter_names[1:]  # without ``self``
+            bound._parameters = self._parameters[1:]
             self._bound[id(instance)] = bound
             try:
                 weakref.finalize(instance, self._bound.pop, id(instance), None)
@@ -363,6 +399,14 @@ class Function:
         """How many times the function was traced (TF's name)."""
         return self._tracing_count
 
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Every kept trace's signature in TF's text, in the order traced, one
+        paragraph each (``Input Parameters``, ``Output Type``, ``Captures``)."""
+        traces = sorted((fn for fns in list(self._cache.values()) for fn in fns),
+                        key=lambda fn: fn.serial)
+        texts = list(dict.fromkeys(fn.pretty_printed_signature(verbose) for fn in traces))
+        return "\n\n".join(texts)
+
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """The trace these arguments run (traced now if there is none, without running
         the compiled call). With several traces for the signature, the one whose guards
@@ -371,6 +415,8 @@ class Function:
         The result is callable with the tensor arguments: ``cf(x)``."""
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(self.input_signature)
+        if _has_open_spec(args, kwargs):
+            return ShapeGenericFunction(self, args, kwargs)
         args, kwargs = _specs_to_examples(self.__name__, args, kwargs)
         if self.input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs), {}
@@ -381,7 +427,13 @@ class Function:
             if outs is not None and fn.guards_hold(outs):
                 self._used(key)
                 return fn
-        return self._trace(key, args, kwargs, "get_concrete_function")
+        fn = self._trace(key, args, kwargs, "get_concrete_function") \
+            if self._eager_reason is None else None
+        if fn is None:
+            raise NotImplementedError(
+                f"{self._eager_reason} It has no concrete function: call the function "
+                "itself.")
+        return fn
 
     def get_forward_ir(self, *args: Any, **kwargs: Any) -> str:
         """The traced forward Program for these arguments, as text."""
@@ -398,6 +450,108 @@ class Function:
     def get_backward_source(self, *args: Any, **kwargs: Any) -> str:
         """The backward Program (``get_backward_ir``) as generated Python source."""
         return self.get_concrete_function(*args, **kwargs).backward_source
+
+
+def _creates_variables(traced: Any, first_id: int) -> bool:
+    return any(s.kind == "var" and s.ref._id >= first_id for s in traced.sources)
+
+
+def _check_recursion(name: str, tracer: Any) -> None:
+    """A function calling itself while tracing, after Python branched on a tensor's
+    value: TF's AutoGraph turns that branch into ``tf.cond``, which traces both sides,
+    so the recursion never ends there. Raise as TF does, rather than trace one path."""
+    if tracer.guards:
+        raise RecursionError(
+            f"@gt.function {name!r} calls itself after branching on a tensor's value "
+            f"({tracer.guards[-1].note or 'a value read'}): as in TF, recursion that ends "
+            "on a tensor condition is not supported. Write it as a loop (a Python loop "
+            "over tf.range, or gt.while_loop), or end it on a Python value.")
+
+
+def _has_open_spec(args: tuple, kwargs: dict) -> bool:
+    return any(isinstance(leaf, TensorSpec) and not leaf.shape.is_fully_defined()
+               for leaf in nest.flatten((args, kwargs)))
+
+
+class ShapeGenericFunction:
+    """``get_concrete_function`` of specs with ``None`` dimensions (TF's concrete
+    function for every shape the specs admit): a call checks the tensors against the
+    specs and the Python arguments against the traced ones, then runs the Function,
+    which traces each concrete shape it meets."""
+
+    def __init__(self, function: Function, args: tuple, kwargs: dict):
+        self._function = function
+        self.parameters = function._parameters
+        self._args, self._kwargs = signature.bind_arguments(self.parameters, args, kwargs)
+        self.structured_input_signature = signature.structured_input_signature(
+            self.parameters, self._args, self._kwargs)
+        self.__name__ = function.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names = [p.name for p in self.parameters]
+        bound = list(args)
+        for i in range(len(args), len(self._args)):
+            name = names[i] if i < len(names) else None
+            if name in kwargs:
+                bound.append(kwargs.pop(name))
+            elif not isinstance(self._args[i], TensorSpec):
+                bound.append(self._args[i])
+        if kwargs or len(bound) != len(self._args):
+            raise TypeError(
+                f"ConcreteFunction {self.__name__}{tuple(names)} takes the tensor "
+                f"arguments {self.structured_input_signature[0]}; got {len(args)} "
+                f"positional argument(s) and keywords {sorted(kwargs)}: Python arguments "
+                "are fixed to their traced values.")
+        checked = [self._conform(i, traced, value)
+                   for i, (traced, value) in enumerate(zip(self._args, bound))]
+        return self._function(*checked, **self._kwargs)
+
+    def _conform(self, index: int, traced: Any, value: Any) -> Any:
+        if not isinstance(traced, TensorSpec):
+            if value is not traced and value != traced:
+                raise TypeError(f"ConcreteFunction {self.__name__!r} was traced with "
+                                f"{traced!r} for argument {index}, but was called with "
+                                f"{value!r}: call the gt.function itself.")
+            return value
+        tensor = value if isinstance(value, Tensor) else \
+            Tensor(value, dtype=traced.dtype.as_numpy_dtype)
+        if tensor.dtype != traced.dtype.as_numpy_dtype:
+            raise InvalidArgumentError(
+                f"cannot compute ConcreteFunction {self.__name__!r}: input #{index} "
+                f"(zero-based) was expected to be a {traced.dtype.name} tensor but is a "
+                f"{tensor.dtype.name} tensor.")
+        if not traced.is_compatible_with(tensor):
+            raise TypeError(f"ConcreteFunction {self.__name__!r}: argument {index} has "
+                            f"shape {tuple(tensor.shape)}, which {traced} does not admit.")
+        return tensor
+
+    @property
+    def structured_outputs(self) -> Any:
+        """Symbolic outputs; their shapes are unknown (they depend on the call's)."""
+        example = self._example()
+        return nest.map_structure(
+            lambda o: signature.SymbolicTensor(o.name, None, o.dtype)
+            if isinstance(o, signature.SymbolicTensor) else o, example.structured_outputs)
+
+    def _example(self) -> ConcreteFunction:
+        """A trace at an example shape (``None`` dimensions as 1, unknown rank as a
+        scalar), for the output dtypes."""
+        def example(spec: Any) -> Any:
+            if not isinstance(spec, TensorSpec):
+                return spec
+            dims = [] if spec.shape.rank is None else [d or 1 for d in spec.shape]
+            return TensorSpec(dims, spec.dtype)
+
+        args = nest.map_structure(example, self._args)
+        return self._function.get_concrete_function(*args, **self._kwargs)
+
+    def pretty_printed_signature(self, verbose: bool = True) -> str:
+        del verbose
+        return signature.pretty_signature(self.parameters, self.structured_input_signature,
+                                          self.structured_outputs, [])
+
+    def __str__(self) -> str:
+        return "ConcreteFunction " + self.pretty_printed_signature()
 
 
 def _check_input_signature(signature: Any) -> tuple[Any, ...] | None:
@@ -517,8 +671,10 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
             arguments do not match it; an argument that is not a tensor or array is not
             hashable; the function returns a value computed from a tensor's value, an object that is
             not a tensor, number, string or None, or is a generator (``yield``).
-        NotImplementedError: the function calls something that cannot be traced
-            (a ``custom_gradient`` function).
+        NotImplementedError: ``get_concrete_function`` of a function that runs
+            eagerly because it calls something that cannot be traced (a
+            ``custom_gradient`` function; calling such a function works: it runs its
+            Python code on every call, logging why once).
         ValueError: the function creates a variable on a call that is not its first;
             ``max_traces`` is not a positive int.
     """

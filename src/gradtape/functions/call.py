@@ -29,12 +29,16 @@ from ..core import nest
 from ..core.config import options
 from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
+from ..core.variable import Variable
+from ..errors import InvalidArgumentError
 from ..ir import builder, interpreter
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
 from ..ops.registry import Primitive, bind
 from ..passes.pipeline import optimize
+from . import signature
+from .spec import TensorSpec
 from .trace import TracedFunction, guard_holds, strip_reads
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
@@ -256,10 +260,51 @@ class ConcreteFunction:
         # Called with the argument tensors when a direct call cannot run this trace (its
         # guards fail, or another function is tracing): the Function's own call.
         self.fallback: Callable[..., Any] | None = None
+        # The traced call as TF describes it (set by the Function with describe_call).
+        self.parameters: list[Any] = []
+        self.structured_input_signature: tuple[tuple, dict] = ((), {})
+        self.serial = 0  # order of tracing, for pretty_printed_concrete_signatures
 
     def __repr__(self) -> str:
         return (f"<ConcreteFunction {self.__name__}: {len(self.program.inputs)} inputs, "
                 f"{len(self.program.eqns)} equations, {len(self.guards)} guards>")
+
+    def __str__(self) -> str:
+        return "ConcreteFunction " + self.pretty_printed_signature()
+
+    # --- the signature, as TF describes it ------------------------------------------------
+    def describe_call(self, parameters: list[Any], args: tuple, kwargs: dict) -> None:
+        """Remember the traced call's parameters and arguments (TF's signature)."""
+        self.parameters = parameters
+        bound = signature.bind_arguments(parameters, args, kwargs)
+        self.structured_input_signature = signature.structured_input_signature(
+            parameters, *bound)
+
+    @property
+    def structured_outputs(self) -> Any:
+        """The returned structure, symbolic tensors at its tensors (TF's)."""
+        avals = [o.aval for o in self.program.outputs]
+        return signature.symbolic_outputs(self.structure, self.leaves, avals)
+
+    @property
+    def inputs(self) -> list[signature.SymbolicTensor]:
+        """The graph's inputs: the tensor arguments, then variables and captures."""
+        return [signature.SymbolicTensor(f"{v.hint}:0", v.aval.shape, v.aval.dtype)
+                for v in self.program.inputs]
+
+    @property
+    def outputs(self) -> list[signature.SymbolicTensor]:
+        """The returned tensors, flattened."""
+        return [o for o in nest.flatten(self.structured_outputs)
+                if isinstance(o, signature.SymbolicTensor)]
+
+    def pretty_printed_signature(self, verbose: bool = True) -> str:
+        """TF's text: input parameters, output type, captures."""
+        del verbose
+        avals = [v.aval for v in self.program.inputs]
+        captures = signature.capture_lines(self.sources, avals)
+        return signature.pretty_signature(self.parameters, self.structured_input_signature,
+                                          self.structured_outputs, captures)
 
     def release(self) -> None:
         """Called when its ``Function`` drops this trace: forget the generated sources
@@ -277,11 +322,18 @@ class ConcreteFunction:
                       if s.kind == "arg")
         return [aval for _, aval in refs]
 
-    def __call__(self, *tensors: Any) -> Any:
+    def __call__(self, *tensors: Any, **keywords: Any) -> Any:
         """Run this trace on the tensor arguments (positional, in the order of the
-        traced call; other arguments are fixed by the trace). Raises ``TypeError`` for a
-        wrong number of tensors or a shape or dtype other than traced. Nested
-        arguments (as the traced call's, e.g. a dict of tensors) are flattened first."""
+        traced call, or by parameter name; other arguments are fixed by the trace).
+        Raises ``TypeError`` for a wrong number of tensors, a shape other than traced or
+        a Python argument other than traced; ``InvalidArgumentError`` for another dtype.
+        Nested arguments (as the traced call's, e.g. a dict of tensors) are flattened
+        first; variables the trace was made with may be passed again (TF's calls do)."""
+        if keywords:
+            tensors = self._bind_keywords(tensors, keywords)
+        if any(isinstance(t, Variable) for t in tensors) and \
+                len(tensors) != len(self.arg_avals):
+            tensors = tuple(t for t in tensors if not isinstance(t, Variable))
         if any(isinstance(t, (list, tuple, dict)) for t in tensors):
             flat = nest.flatten(tensors)
             if len(flat) == len(self.arg_avals):
@@ -299,6 +351,34 @@ class ConcreteFunction:
                 "gt.function itself.")
         return self.fallback(tensors)
 
+    def _bind_keywords(self, tensors: tuple, keywords: dict) -> tuple:
+        """Keyword arguments placed by parameter name; a Python argument must have its
+        traced value (TF raises ``TypeError``)."""
+        args, _ = self.structured_input_signature
+        names = [p.name for p in self.parameters]
+        bound = list(tensors)
+        for i in range(len(tensors), len(args)):
+            name = names[i] if i < len(names) else None
+            if name in keywords:
+                bound.append(keywords.pop(name))
+            elif not isinstance(args[i], TensorSpec):
+                bound.append(args[i])
+        for name, value in keywords.items():
+            raise TypeError(
+                f"ConcreteFunction {self.__name__}{tuple(names)} got the argument "
+                f"{name}={value!r}, which it was not traced with: a concrete function "
+                "takes the tensors it was traced with; call the gt.function itself to "
+                "trace for other Python values.")
+        for i, value in enumerate(bound):
+            traced = args[i] if i < len(args) else None
+            if not isinstance(traced, TensorSpec) and not isinstance(value, Variable) \
+                    and value is not traced and value != traced:
+                raise TypeError(
+                    f"ConcreteFunction {self.__name__!r} was traced with {traced!r} for "
+                    f"{names[i] if i < len(names) else i}, but was called with "
+                    f"{value!r}: call the gt.function itself to trace for it.")
+        return tuple(v for v, t in zip(bound, args) if isinstance(t, TensorSpec))
+
     def _call_values(self, tensors: tuple) -> list[Any]:
         avals = self.arg_avals
         if len(tensors) != len(avals):
@@ -313,7 +393,13 @@ class ConcreteFunction:
                 value = np.array(x)
             else:
                 value = constant(x, dtype=aval.dtype)._value
-            if value.shape != aval.shape or value.dtype != aval.dtype:
+            if value.dtype != aval.dtype:  # TF's kernel check: InvalidArgumentError
+                raise InvalidArgumentError(
+                    f"cannot compute ConcreteFunction {self.__name__!r}: input #{i} "
+                    f"(zero-based) was expected to be a {aval.dtype.name} tensor but is a "
+                    f"{value.dtype.name} tensor. Cast it (gt.cast) or call the gt.function "
+                    "itself (it traces new dtypes).")
+            if value.shape != aval.shape:
                 raise TypeError(
                     f"ConcreteFunction {self.__name__!r}: argument {i} has shape "
                     f"{tuple(value.shape)} and dtype {value.dtype.name}, but it was traced "

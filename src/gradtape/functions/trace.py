@@ -20,6 +20,8 @@ the compiled function then runs the call for real.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import inspect
 import sys
 from collections.abc import Callable
@@ -42,6 +44,11 @@ _PY_SCALARS = frozenset((bool, int, float, complex))
 READERS: dict[str, Callable[[Any], Any]] = {
     "bool": bool, "int": int, "float": float, "complex": complex,
 }
+
+
+class Untraceable(NotImplementedError):
+    """The function calls an op that cannot be part of a trace (one that runs Python
+    code on every call, as a ``custom_gradient`` function does): it runs eagerly."""
 
 
 class Guard(NamedTuple):
@@ -205,6 +212,7 @@ class Tracer:
             value = tensor._value
             hit = self.traced_arrays.get(id(value))
             if tid < self.start_id:
+                _check_not_leaked(tensor, self.name)
                 var = self._input("capture", value, tensor, "captured")
             elif hit is not None and hit[0] is value:
                 var = hit[1]  # a new tensor around a traced array (tape internals do this)
@@ -245,10 +253,11 @@ class Tracer:
     def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
               out: Any) -> None:
         if not prim.cacheable:
-            raise NotImplementedError(
+            raise Untraceable(
                 f"@gt.function {self.name!r} calls {prim.name!r}, which runs Python code at "
-                "every call (custom_gradient): it cannot be traced. Call that part outside "
-                "the @gt.function, or write it with gradtape ops."
+                f"every call (custom_gradient) at {_location_text(user_location())}: it "
+                "cannot be traced, so the function runs its Python code eagerly on every "
+                "call."
             )
         ins = []
         for a, v in zip(args, values):
@@ -570,6 +579,42 @@ def arg_hints(names: list[str], args: tuple, kwargs: dict) -> list[str]:
     return hints
 
 
+# Id ranges [first, end) of the tensors made by recent traces: such a tensor reaching a
+# later trace was leaked out of its function (stored in a global or an attribute).
+_FINISHED_TRACES: collections.deque = collections.deque(maxlen=256)
+# Id ranges of the tensors made in ``init_scope`` blocks while tracing: eager tensors.
+_EAGER_RANGES: collections.deque = collections.deque(maxlen=256)
+
+
+def _in_ranges(tid: int, ranges: collections.deque) -> bool:
+    return any(first <= tid < end for first, end in ranges)
+
+
+def _check_not_leaked(tensor: Tensor, name: str) -> None:
+    tid = tensor._id
+    if _in_ranges(tid, _FINISHED_TRACES) and not _in_ranges(tid, _EAGER_RANGES):
+        raise TypeError(
+            f"{tensor!r} is out of scope and cannot be used here: it was made while "
+            f"another gt.function traced, and @gt.function {name!r} captures it. Use "
+            "the function's return values (or a gt.Variable it assigns) to get "
+            "tensors out of a function, as in TF.")
+
+
+@contextlib.contextmanager
+def init_scope() -> Any:
+    """TF's ``tf.init_scope()``: inside a ``@gt.function`` trace, run the block eagerly,
+    once, at trace time (its ops are not part of the trace); tapes are paused."""
+    saved = state.recording, state.accumulators, state.tracer
+    state.recording, state.accumulators, state.tracer = [], [], None
+    first = _next_id()
+    try:
+        yield
+    finally:
+        state.recording, state.accumulators, state.tracer = saved
+        if saved[2] is not None:
+            _EAGER_RANGES.append((first, _next_id()))
+
+
 def trace(function: Callable[..., Any], name: str, args: tuple, kwargs: dict,
           hints: list[str], first_trace: bool) -> TracedFunction:
     """Run ``function(*args, **kwargs)`` once under a tracer; its Program and how to use
@@ -600,3 +645,4 @@ def trace(function: Callable[..., Any], name: str, args: tuple, kwargs: dict,
     finally:
         state.recording, state.accumulators, state.tracer = saved
         tracer.restore_variables()
+        _FINISHED_TRACES.append((start_id, _next_id()))

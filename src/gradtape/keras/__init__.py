@@ -1,5 +1,6 @@
-"""``gt.keras``: only what TF code with ``tf.keras.optimizers`` needs (no layers)."""
+"""``gt.keras``: only what TF code with ``tf.keras.optimizers`` and ``tf.keras.losses``
+next to a tape needs (no layers, no models)."""
 
-from . import optimizers
+from . import losses, optimizers
 
-__all__ = ["optimizers"]
+__all__ = ["losses", "optimizers"]
