@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core.gradient_drops import is_watched
 from ..core.tensor import Tensor
+from ..ir.nodes import Aval
 from . import erf_numpy
 from .elementwise import cast as _cast
 from .elementwise import conj, cos, exp, log, log1p, not_equal, sign, sin, zeros_like
@@ -71,10 +71,45 @@ def _shaped(x) -> bool:
     return getattr(x, "shape", None) is not None
 
 
+class NoRule(NamedTuple):
+    """A partial derivative gradtape does not implement (betainc's ``a``): asking for
+    it raises ``NotImplementedError`` naming ``what``; not asking costs nothing."""
+
+    what: str
+
+
+def _no_gradient_impl(x, message):
+    raise NotImplementedError(message)
+
+
+# A stand-in cotangent that raises when it is run: dead code (removed, never run) unless
+# that gradient is asked for, so it is never silently zero, also inside @gt.function.
+no_gradient_p = Primitive(
+    "no_gradient", _no_gradient_impl,
+    shape_rule=lambda x, message: Aval(tuple(x.shape), x.dtype), pure=False,
+    batch=lambda size, args, batched, message: bind(no_gradient_p, args[0], message=message),
+)
+
+
+def no_gradient(like: Any, what: str) -> Any:
+    """A cotangent for ``like`` that raises ``NotImplementedError`` when computed."""
+    return bind(no_gradient_p, like, message=f"{what} is not implemented: gradtape cannot "
+                "differentiate it; pass that argument as a constant.")
+
+
+def refuse_tangent(t: Any, what: str) -> None:
+    """Forward mode: raise if the argument without a rule has a tangent."""
+    if t is not None:
+        raise NotImplementedError(f"{what} is not implemented: gradtape cannot "
+                                  "differentiate it; pass that argument as a constant.")
+
+
 def _vjp_from(partials: Callable[..., tuple]) -> Callable[..., tuple]:
     def vjp(g, y, *args):
         return tuple(
-            None if d is None or not _shaped(a) else unbroadcast(g * conj(d), a.shape)
+            None if d is None or not _shaped(a)
+            else no_gradient(a, d.what) if isinstance(d, NoRule)
+            else unbroadcast(g * conj(d), a.shape)
             for a, d in zip(args, partials(y, *args)))
     return vjp
 
@@ -83,6 +118,9 @@ def _jvp_from(partials: Callable[..., tuple]) -> Callable[..., Any]:
     def jvp(ts, y, *args):
         total = None
         for t, d in zip(ts, partials(y, *args)):
+            if isinstance(d, NoRule):
+                refuse_tangent(t, d.what)
+                continue
             if t is None or d is None:
                 continue
             total = t * d if total is None else total + t * d
@@ -122,18 +160,6 @@ def _operands(args: tuple) -> tuple:
         return tuple(operand(a) for a in args)
     args = tuple(a if a.__class__ in _PLAIN_OPERANDS else _checked_operand(a) for a in args)
     return weak_scalars(*args) if _NUMPY1 else args
-
-
-def _forbid_gradient(args: tuple, which: tuple[int, ...], name: str, names: str) -> None:
-    """Raise if a tape would differentiate one of ``args[which]``: gradtape has no rule
-    for them, and a dropped gradient must never be silent."""
-    for i in which:
-        a = args[i]
-        if isinstance(a, Tensor) and is_watched(a):
-            raise NotImplementedError(
-                f"{name}: the gradient with respect to {names} is not implemented (only "
-                "with respect to x). Pass them as constants, or wrap them in "
-                "gt.stop_gradient if no gradient should flow through them.")
 
 
 # --- derivative helpers -------------------------------------------------------------------
@@ -216,29 +242,30 @@ def _gammainc_dx(a, x):
     return exp((a - 1.0) * log(x) - x - gammaln(a))
 
 
-_betainc = _define("betainc", 3, lambda y, a, b, x: (None, None, _betainc_dx(a, b, x)))
-_gammainc = _define("gammainc", 2, lambda y, a, x: (None, _gammainc_dx(a, x)))
-_gammaincc = _define("gammaincc", 2, lambda y, a, x: (None, -_gammainc_dx(a, x)))
+_BETAINC_AB = NoRule("The gradient of betainc with respect to a and b")
+_GAMMAINC_A = NoRule("The gradient of gammainc with respect to a")
+_GAMMAINCC_A = NoRule("The gradient of gammaincc with respect to a")
+_betainc = _define("betainc", 3,
+                   lambda y, a, b, x: (_BETAINC_AB, _BETAINC_AB, _betainc_dx(a, b, x)))
+_gammainc = _define("gammainc", 2, lambda y, a, x: (_GAMMAINC_A, _gammainc_dx(a, x)))
+_gammaincc = _define("gammaincc", 2, lambda y, a, x: (_GAMMAINCC_A, -_gammainc_dx(a, x)))
 
 
 def betainc(a: Any, b: Any, x: Any) -> Tensor:
     """The regularized incomplete beta function I_x(a, b); differentiable in ``x`` only
-    (a gradient with respect to a watched ``a`` or ``b`` raises NotImplementedError)."""
-    _forbid_gradient((a, b, x), (0, 1), "betainc", "a and b")
+    (asking for the gradient with respect to ``a`` or ``b`` raises NotImplementedError)."""
     return _betainc(a, b, x)
 
 
 def gammainc(a: Any, x: Any) -> Tensor:
     """The regularized lower incomplete gamma function P(a, x); differentiable in ``x``
-    only (a gradient with respect to a watched ``a`` raises NotImplementedError)."""
-    _forbid_gradient((a, x), (0,), "gammainc", "a")
+    only (asking for the gradient with respect to ``a`` raises NotImplementedError)."""
     return _gammainc(a, x)
 
 
 def gammaincc(a: Any, x: Any) -> Tensor:
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x);
     differentiable in ``x`` only."""
-    _forbid_gradient((a, x), (0,), "gammaincc", "a")
     return _gammaincc(a, x)
 
 

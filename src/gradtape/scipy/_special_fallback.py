@@ -2,7 +2,7 @@
 family (``gradtape.ops.special``) does not have: an elementwise primitive with SciPy's
 impl (imported when first run), differentiable in ``t``.
 
-Its ``df`` gets a cotangent from ``no_gradient_p``, which raises when it is run: dead
+Its ``df`` gets a cotangent from ``ops.special.no_gradient``, which raises when it is run: dead
 code (never run) unless a gradient with respect to ``df`` is asked for, so that gradient
 is never silently zero, also inside ``@gt.function`` or nested tapes.
 """
@@ -11,41 +11,15 @@ from __future__ import annotations
 
 import math
 
-from ..ir.nodes import Aval
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
 from ..ops.registry import Primitive, bind, operand
 from ..ops.scipy_linalg import require_scipy
-from ..ops.special import gammaln
+from ..ops.special import gammaln, no_gradient, refuse_tangent
 
 
 def _special():
     return require_scipy("special", "stdtr")
-
-
-# --- a cotangent that refuses to be computed ---------------------------------------------
-
-def _no_gradient_impl(x, message):
-    raise NotImplementedError(message)
-
-
-no_gradient_p = Primitive(
-    "no_gradient", _no_gradient_impl,
-    shape_rule=lambda x, message: Aval(tuple(x.shape), x.dtype), pure=False,
-    batch=lambda size, args, batched, message: bind(no_gradient_p, args[0], message=message),
-)
-
-
-def _no_gradient(like, what: str):
-    """A stand-in cotangent for ``like`` that raises ``NotImplementedError`` when run."""
-    return bind(no_gradient_p, like, message=f"{what} is not implemented: gradtape cannot "
-                "differentiate it; pass that argument as a constant.")
-
-
-def _refuse_tangent(t, what: str):
-    if t is not None:
-        raise NotImplementedError(f"{what} is not implemented: gradtape cannot "
-                                  "differentiate it; pass that argument as a constant.")
 
 
 def _unbroadcast(grad, x):
@@ -70,13 +44,13 @@ _DF = "The gradient of stdtr with respect to df"
 
 
 def _stdtr_jvp(ts, y, df, t):
-    _refuse_tangent(ts[0], _DF)
+    refuse_tangent(ts[0], _DF)
     return ts[1] * _stdtr_density(df, t) + _ew.zeros_like(y)
 
 
 stdtr_p = Primitive(
     "stdtr", _stdtr_impl, elementwise=True,
-    vjp=lambda g, y, df, t: (_no_gradient(df, _DF), _unbroadcast(g * _stdtr_density(df, t), t)),
+    vjp=lambda g, y, df, t: (no_gradient(df, _DF), _unbroadcast(g * _stdtr_density(df, t), t)),
     jvp=_stdtr_jvp,
 )
 
