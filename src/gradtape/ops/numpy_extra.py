@@ -450,6 +450,22 @@ def _difference(u: Any, v: Any) -> Any:
     return -v if u is None else u if v is None else u - v
 
 
+def _numpy_crosses_2d_vectors() -> bool:
+    """NumPy 2.0-2.4 deprecate 2-d vectors in ``np.cross``; 2.5 removed them."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            np.cross(np.zeros(2), np.zeros(3))
+        except ValueError:
+            return False
+    return True
+
+
+_CROSS_2D = _numpy_crosses_2d_vectors()
+
+
 @implements(np.cross)
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> Any:
@@ -459,6 +475,9 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     a, b = operand(a), operand(b)
     ca = _vector_components(a, _shape._normalize_axis(int(axisa), len(a.shape)))
     cb = _vector_components(b, _shape._normalize_axis(int(axisb), len(b.shape)))
+    if not _CROSS_2D and (len(ca) == 2 or len(cb) == 2):  # as the installed NumPy
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they are {len(ca)} and {len(cb)} dimensional instead.")
     if len(ca) == 2 and len(cb) == 2:
         return ca[0] * cb[1] - ca[1] * cb[0]
     a0, a1, a2 = ca if len(ca) == 3 else (*ca, None)  # None: a zero third component
