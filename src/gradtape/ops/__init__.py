@@ -9,6 +9,7 @@ import sys
 from ..core import operators as _operators
 from . import (
            arrange,
+           array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
            clipping,
            elementwise,
            fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
