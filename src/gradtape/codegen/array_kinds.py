@@ -36,3 +36,13 @@ class NamespaceNames(GlobalNames):
         """The global name of ``prim``'s implementation on this kind."""
         kind = self.array_kind
         return self.bind(kind.impl(prim), preferred, ("namespace", kind.name, prim.name))
+
+
+def kind_title(array_kind: ArrayKind | None) -> str:
+    """The header comment of a function generated for ``array_kind``'s arrays."""
+    if array_kind is None:
+        return ""
+    if array_kind.protocols:
+        return (f"For {array_kind.name} arrays: NumPy's functions dispatch to "
+                f"{array_kind.name} on them (NEP 13/18).")
+    return f"For {array_kind.name} arrays: every op calls its {array_kind.name} implementation."

@@ -37,10 +37,10 @@ def primitive_impl(module: str, primitive_name: str) -> Callable[..., Any]:
 def namespace_impl(namespace: str, primitive_name: str) -> Callable[..., Any]:
     """The implementation of the primitive ``primitive_name`` on the arrays of the
     library whose namespace module is ``namespace`` (``"dask.array"``)."""
+    import gradtape.ops  # noqa: F401 - registers every primitive and its namespace rules
+
     from ..core.backends import kind_named
     from ..ir.primitive import Primitive
-
-    import gradtape.ops  # noqa: F401 - registers every primitive and its namespace rules
 
     for module_name, mod in list(sys.modules.items()):
         if not module_name.startswith("gradtape.ops"):

@@ -116,11 +116,14 @@ class CompiledRunner:
     def _compile_for(self, array_kind: ArrayKind) -> Any:
         """Generate ``self.compiled``'s program again for ``array_kind``'s arrays."""
         from ..codegen import compile_program
+        from ..codegen.array_kinds import kind_title
         from ..codegen.load import dump_or_warn, release
 
         program = self._compiled_program
         try:
-            compiled = compile_program(program, kind=self.kind, array_kind=array_kind)
+            title = " ".join(t for t in (getattr(self, "title", ""), kind_title(array_kind)) if t)
+            compiled = compile_program(program, kind=self.kind, title=title,
+                                       array_kind=array_kind)
         except Exception as exc:  # never a wrong result: interpret on this kind
             self.by_kind[array_kind.name] = None
             warnings.warn(

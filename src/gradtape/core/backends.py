@@ -96,15 +96,16 @@ class ArrayKind:
 
 
 def _implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
+    asarray = kind.namespace.asarray
     rule = _RULES.get(prim.name)
     if rule is not None:
-        return rule(kind) if kind.protocols else _python_scalars(rule(kind))
+        return rule(kind) if kind.protocols else _namespace_arguments(rule(kind), asarray)
     if kind.protocols:  # NumPy's protocols route the NumPy implementation to the library
         return prim.impl
     function = _namespace_function(kind.namespace, prim.impl)
     if function is None:
         return _unsupported(prim.name, kind)
-    return _python_scalars(function)
+    return _namespace_arguments(function, asarray)
 
 
 def namespace_name(impl: Any) -> str | None:
@@ -120,12 +121,15 @@ def _namespace_function(namespace: ModuleType, impl: Any) -> Callable[..., Any] 
     return None if attr is None else getattr(namespace, attr, None)
 
 
-def _python_scalars(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` taking NumPy scalars as Python scalars: the array API accepts only
-    Python scalars beside its arrays, and they take the array's dtype (as gradtape's
-    constants, which have the dtype of the array they meet)."""
+def _namespace_arguments(function: Callable[..., Any], asarray: Callable[..., Any]
+                         ) -> Callable[..., Any]:
+    """``function`` taking a program's NumPy constants: the array API accepts only its
+    own arrays and Python scalars, so NumPy scalars become Python scalars (which take
+    the array's dtype, as gradtape's constants have the dtype of the array they meet)
+    and NumPy arrays (constants the backward made, such as its ones seed) its arrays."""
     def call(*args: Any, **params: Any) -> Any:
-        return function(*[a.item() if isinstance(a, np.generic) else a for a in args],
+        return function(*[a.item() if isinstance(a, np.generic) else
+                          asarray(a) if isinstance(a, _ndarray) else a for a in args],
                         **params)
     call.__name__ = getattr(function, "__name__", "call")
     return call
@@ -290,3 +294,10 @@ def to_numpy(value: Any) -> np.ndarray:
     if callable(get) and type(value).__module__.startswith("cupy"):
         value = get()
     return np.asarray(value)
+
+
+def dtype_of(array: Any) -> np.dtype:
+    """``array.dtype`` as NumPy's dtype (TF's dtypes are NumPy's; an array-API library's
+    arrays have dtypes of their own)."""
+    dtype = array.dtype
+    return dtype if isinstance(dtype, np.dtype) else kind_of(array).numpy_dtype(dtype)
