@@ -87,6 +87,29 @@ class ArrayKind:
                 return theirs
         raise TypeError(f"{self.name} has no dtype {dtype.name}.")
 
+    # Array helpers for gradtape's own plumbing (fitting a gradient to its source).
+    def astype(self, array: Any, dtype: np.dtype) -> Any:
+        if self.protocols:
+            return array.astype(dtype)
+        return self.namespace.astype(array, self.dtype(dtype))
+
+    def broadcast_to(self, array: Any, shape: tuple[int, ...]) -> Any:
+        return self.namespace.broadcast_to(array, shape)
+
+    def concatenate(self, arrays: list, axis: int = 0) -> Any:
+        xp = self.namespace
+        return (getattr(xp, "concat", None) or xp.concatenate)(arrays, axis=axis)
+
+    def stack(self, arrays: list) -> Any:
+        return self.namespace.stack(arrays)
+
+    def fit(self, array: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """``array`` with ``dtype`` and broadcast to ``shape`` (a gradient fitted to its
+        source, TF's rule), staying this library's array."""
+        if self.numpy_dtype(array.dtype) != dtype:
+            array = self.astype(array, dtype)
+        return array if tuple(array.shape) == tuple(shape) else self.broadcast_to(array, shape)
+
     def impl(self, prim: Any) -> Callable[..., Any]:
         """``prim``'s implementation on this kind's arrays (built once)."""
         found = self._impls.get(prim)
@@ -301,3 +324,23 @@ def dtype_of(array: Any) -> np.dtype:
     arrays have dtypes of their own)."""
     dtype = array.dtype
     return dtype if isinstance(dtype, np.dtype) else kind_of(array).numpy_dtype(dtype)
+
+
+def computed_together(grads: list, variables: list) -> list:
+    """``grads`` with the lazy (Dask) gradients of NumPy variables computed, all in one
+    ``dask.compute`` call: one pass over the data gives every gradient of a step, where
+    computing them one by one would read the data once per variable."""
+    from .state import state
+    from .tensor import Tensor, wrap
+
+    lazy = [i for i, (g, v) in enumerate(zip(grads, variables))
+            if isinstance(g, Tensor) and is_lazy(g._value) and not is_lazy(v._value)]
+    if not lazy or state.tracer is not None:
+        return grads
+    import dask
+
+    values = dask.compute(*[grads[i]._value for i in lazy])
+    grads = list(grads)
+    for i, value in zip(lazy, values):
+        grads[i] = wrap(np.asarray(value))
+    return grads

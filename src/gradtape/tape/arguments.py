@@ -12,8 +12,6 @@ from ..core import nest
 from ..core.backends import kind_of
 from ..core.tensor import Tensor, wrap
 from ..ops import broadcast_to, cast
-from ..ops.elementwise import cast_p
-from ..ops.shape import broadcast_to_p
 
 
 def is_float(dtype: np.dtype) -> bool:
@@ -90,8 +88,9 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
         return g
     value = source._value
     if g.__class__ is not np.ndarray:
-        if kind_of(g) is not None:  # Dask, ...: the gradient stays that library's array
-            return _other_kind_gradient(g, source)
+        kind = kind_of(g)
+        if kind is not None:  # Dask, ...: the gradient stays that library's array
+            return wrap(kind.fit(g, tuple(source.shape), source.dtype))
         g = np.asarray(g)
     elif g.dtype == value.dtype and g.shape == value.shape:
         return wrap(g)  # the common case
@@ -99,15 +98,5 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
         g = g.astype(source.dtype)
     if g.shape != source.shape:
         g = np.broadcast_to(g, source.shape).copy()
-    return wrap(g)
-
-
-def _other_kind_gradient(g: Any, source: Tensor) -> Tensor:
-    """``as_gradient`` for another library's array ``g`` (a lazy Dask array stays lazy)."""
-    kind = kind_of(g)
-    if kind.numpy_dtype(g.dtype) != source.dtype:
-        g = kind.impl(cast_p)(g, dtype=source.dtype)
-    if tuple(g.shape) != tuple(source.shape):
-        g = kind.impl(broadcast_to_p)(g, shape=tuple(source.shape))
     return wrap(g)
 

@@ -34,7 +34,7 @@ from ..ad import nested
 from ..ad.batching import batch_program, specialize_identity
 from ..compiler.cache import backward_cache
 from ..core import nest
-from ..core.backends import dtype_of
+from ..core.backends import dtype_of, kind_of, kind_of_all
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
@@ -172,6 +172,9 @@ def _concatenate(parts: list[Any]) -> Any:
         return parts[0]
     if any(isinstance(p, Tensor) for p in parts):
         return concatenate(parts, axis=0)
+    kind = kind_of_all(parts)
+    if kind is not None:  # Dask, ...: stays lazy
+        return kind.concatenate(parts, axis=0)
     return np.concatenate(parts, axis=0)
 
 
@@ -183,6 +186,9 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         return g if tuple(g.shape) == shape else broadcast_to(g, shape)
     if g.__class__ is np.ndarray and g.dtype == dtype and g.shape == shape:
         return g  # the usual case
+    kind = kind_of(g)
+    if kind is not None:  # Dask, ...: stays lazy
+        return kind.fit(g, shape, dtype)
     g = np.asarray(g)
     if g.dtype != dtype:
         g = g.astype(dtype)
@@ -220,6 +226,9 @@ def _one_hot_per_example(batch: int, m: int, dtype: np.dtype, shape: tuple[int, 
 def _stack_rows(rows: list[Any], shape: tuple[int, ...]) -> Any:
     if any(isinstance(r, Tensor) for r in rows):
         return reshape(stack(rows), shape)
+    kind = kind_of_all(rows)
+    if kind is not None:  # Dask, ...: stays lazy
+        return wrap(kind.namespace.reshape(kind.stack(rows), shape))
     return wrap(np.stack([np.asarray(r) for r in rows]).reshape(shape))
 
 
