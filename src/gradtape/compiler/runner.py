@@ -24,10 +24,14 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from ..core.backends import ArrayKind, kind_of_all
+import numpy as np
+
+from ..core.backends import PLAIN_CLASSES, ArrayKind, kind_of_all
 from ..core.config import options
 from ..ir import interpreter
 from ..ir.nodes import Program
+
+_ndarray = np.ndarray
 
 
 class CompiledRunner:
@@ -58,9 +62,12 @@ class CompiledRunner:
         """Run on arrays: compiled code if enabled and built, else the interpreter."""
         if not options.compile:
             return interpreter.run(self.program, args)
-        array_kind = kind_of_all(args)
-        if array_kind is not None:
-            return self._run_on(array_kind, args)
+        for a in args:  # an array of another library (Dask): its own generated code
+            if type(a) is not _ndarray and type(a) not in PLAIN_CLASSES:
+                array_kind = kind_of_all(args)
+                if array_kind is not None:
+                    return self._run_on(array_kind, args)
+                break
         compiled = self.compiled
         if compiled is None:
             compiled = self._maybe_compile()

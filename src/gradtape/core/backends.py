@@ -197,6 +197,8 @@ _NUMPY_CLASSES = frozenset((_ndarray, bool, int, float, complex, np.float64, np.
                             np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8,
                             np.uint16, np.uint32, np.uint64, np.bool_, np.complex64,
                             np.complex128))
+NUMPY_CLASSES = _NUMPY_CLASSES  # for inline checks on hot paths
+PLAIN_CLASSES = _NUMPY_CLASSES | {type(None)}  # a backward's arguments may be None
 _KINDS: dict[type, ArrayKind | None] = {}
 _BY_NAME: dict[str, ArrayKind] = {}
 
@@ -323,7 +325,9 @@ def dtype_of(array: Any) -> np.dtype:
     """``array.dtype`` as NumPy's dtype (TF's dtypes are NumPy's; an array-API library's
     arrays have dtypes of their own)."""
     dtype = array.dtype
-    return dtype if isinstance(dtype, np.dtype) else kind_of(array).numpy_dtype(dtype)
+    if type(array) in _NUMPY_CLASSES or isinstance(dtype, np.dtype):
+        return dtype
+    return kind_of(array).numpy_dtype(dtype)
 
 
 def computed_together(grads: list, variables: list) -> list:

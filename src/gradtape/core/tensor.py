@@ -66,9 +66,10 @@ class Tensor(OperatorMixin):
 
     @property
     def dtype(self) -> np.dtype:
-        dtype = self._value.dtype
-        # Another library's dtype (array-API namespaces have their own): NumPy's, as TF's.
-        return dtype if isinstance(dtype, np.dtype) else kind_of(self._value).numpy_dtype(dtype)
+        value = self._value
+        if type(value) in backends.NUMPY_CLASSES:
+            return value.dtype
+        return backends.dtype_of(value)  # an array-API library's dtype: NumPy's, as TF's
 
     @property
     def ndim(self) -> int:

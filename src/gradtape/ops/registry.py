@@ -70,7 +70,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
                 v = a._value
                 values.append(v)
                 in_ids.append(a._id)
-                if v.__class__ is not _ndarray and v.__class__ not in _NUMPY_CLASSES:
+                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
                     run = _OTHER_KIND  # another library's array: decided after the loop
                 if a._watch_on_read:
                     reads = args
@@ -88,7 +88,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             if isinstance(a, Tensor):
                 v = a._value
                 values.append(v)
-                if v.__class__ is not _ndarray and v.__class__ not in _NUMPY_CLASSES:
+                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
                     run = _OTHER_KIND
             elif isinstance(a, IRValue):
                 return builder.emit(prim, args, params)

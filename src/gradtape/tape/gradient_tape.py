@@ -21,7 +21,7 @@ import numpy as np
 
 from ..compiler.cache import backward_cache
 from ..core import nest
-from ..core.backends import dtype_of
+from ..core.backends import NUMPY_CLASSES, dtype_of
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
@@ -484,7 +484,8 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
         slot = tracked.get(s._id)
         if slot is None:
             continue  # never watched: its gradient is None (TF)
-        if dtype_of(s._value).kind not in "fc" or (
+        if (s._value.dtype if type(s._value) in NUMPY_CLASSES else dtype_of(s._value)).kind \
+                not in "fc" or (
                 s._watch_on_read and versions.get(s._id, s._version) != s._version):
             return _UNKNOWN  # not a float, or assigned since it was read
         slots.append(slot)
