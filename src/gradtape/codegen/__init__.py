@@ -25,24 +25,33 @@ class CompiledBackward(NamedTuple):
 
 def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
                     reuse: bool = True, kind: str = "backward",
-                    title: str = "") -> tuple[str, dict[str, Any], str]:
+                    title: str = "", array_kind: Any = None) -> tuple[str, dict[str, Any], str]:
     """``(source, globals, printer used)`` for ``program``; ``kind`` names the function
-    (``"forward"`` for a @gt.function's trace), ``title`` adds a header comment line."""
+    (``"forward"`` for a @gt.function's trace), ``title`` adds a header comment line;
+    ``array_kind`` (a ``core.backends.ArrayKind``) generates it for another library's
+    arrays (``array_kinds.py``), ``None`` for NumPy's."""
     from .emit import to_source
     from .to_gast import to_gast
 
-    generated = to_gast(program, fuse=fuse, reuse=reuse, title=title, kind=kind)
+    globs = None
+    if array_kind is not None:
+        from .array_kinds import NamespaceNames
+
+        globs, reuse = NamespaceNames(array_kind), False  # its arrays cannot be written into
+    generated = to_gast(program, fuse=fuse, reuse=reuse, title=title, kind=kind,
+                        globs=globs)
     source, used = to_source(generated.module, generated.comments, printer)
     return source, generated.globals, used
 
 
 def compile_program(program: Program, printer: str = "astor", fuse: bool = True,
                     reuse: bool = True, kind: str = "backward",
-                    title: str = "") -> CompiledBackward:
+                    title: str = "", array_kind: Any = None) -> CompiledBackward:
     """Generate and compile the backward (or, with ``kind="forward"``, forward) function
-    of ``program``."""
+    of ``program`` (for ``array_kind``'s arrays: see ``generate_source``)."""
     from .load import compile_function, filename_of
 
-    source, globals_, used = generate_source(program, printer, fuse, reuse, kind, title)
+    source, globals_, used = generate_source(program, printer, fuse, reuse, kind, title,
+                                             array_kind)
     function = compile_function(source, kind, globals_)
     return CompiledBackward(function, source, filename_of(source), used)

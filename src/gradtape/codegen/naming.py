@@ -99,6 +99,9 @@ class LocalNames:
 class GlobalNames:
     """Module globals of one generated function: name -> (object, how to import it)."""
 
+    # The array library the function is generated for: None is NumPy (array_kinds.py).
+    array_kind: Any = None
+
     def __init__(self) -> None:
         self.objects: dict[str, Any] = {}
         self.imports: dict[str, tuple] = {}

@@ -175,6 +175,8 @@ def _template_of(eqn: Eqn) -> _Parsed | None:
 def impl_global(eqn: Eqn, globs: GlobalNames) -> str:
     """The global name the implementation of ``eqn``'s primitive is bound to."""
     impl = eqn.prim.impl
+    if globs.array_kind is not None:  # Dask, array-API namespaces: their functions
+        return globs.bind_primitive(eqn.prim, numpy_name(impl) or f"{eqn.prim.name}_impl")
     np_name = numpy_name(impl)
     if np_name is not None:
         return globs.bind(impl, np_name, ("from", "numpy", np_name))
@@ -191,7 +193,8 @@ def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> 
 
     With ``out``, the result is written into that local (``eqn`` must be a ufunc).
     """
-    if out is None:
+    kind = globs.array_kind
+    if out is None and (kind is None or kind.protocols):  # else: no methods, no operators
         if eqn.prim.name == "getitem" and writes_out(eqn):
             return getitem_expression(eqn, args, globs)
         template = _template_of(eqn)

@@ -1,6 +1,7 @@
 """The public runtime of generated code: the only gradtape module it imports.
 
-A generated module imports NumPy and this module, nothing else. gradtape's own
+A generated module imports NumPy (or, generated for another array library, that
+library's namespace) and this module, nothing else. gradtape's own
 implementations are private, so the import header finds each one through the primitive
 that owns it: ``cumsum_impl = _runtime.primitive_impl("gradtape.ops.reduce", "cumsum")``
 (so do implementations that cannot be imported by name: a lambda, a closure).
@@ -9,6 +10,7 @@ that owns it: ``cumsum_impl = _runtime.primitive_impl("gradtape.ops.reduce", "cu
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,27 @@ def primitive_impl(module: str, primitive_name: str) -> Callable[..., Any]:
         return prim.impl
     raise ImportError(
         f"No primitive {primitive_name!r} found in {module}: this generated module was "
+        "written by another version of the code; regenerate it."
+    )
+
+
+def namespace_impl(namespace: str, primitive_name: str) -> Callable[..., Any]:
+    """The implementation of the primitive ``primitive_name`` on the arrays of the
+    library whose namespace module is ``namespace`` (``"dask.array"``)."""
+    import gradtape.ops  # noqa: F401 - registers every primitive and its namespace rules
+
+    from ..core.backends import kind_named
+    from ..ir.primitive import Primitive
+
+    for module_name, mod in list(sys.modules.items()):
+        if not module_name.startswith("gradtape.ops"):
+            continue
+        for value in list(vars(mod).values()):
+            prim = value if isinstance(value, Primitive) else getattr(value, "primitive", None)
+            if isinstance(prim, Primitive) and prim.name == primitive_name:
+                return kind_named(namespace).impl(prim)
+    raise ImportError(
+        f"No primitive {primitive_name!r} found in gradtape.ops: this generated module was "
         "written by another version of the code; regenerate it."
     )
 

@@ -65,21 +65,23 @@ def comment(texts: list[str], text: str) -> gast.stmt:
 
 
 def to_gast(program: Program, fuse: bool = True, reuse: bool = True,
-            title: str = "", kind: str = FUNCTION_NAME) -> Generated:
-    """``kind`` names the function: ``"backward"``, or ``"forward"`` (@gt.function)."""
-    return _Writer(program, fuse, reuse, kind).module(title)
+            title: str = "", kind: str = FUNCTION_NAME,
+            globs: GlobalNames | None = None) -> Generated:
+    """``kind`` names the function: ``"backward"``, or ``"forward"`` (@gt.function);
+    ``globs`` binds its globals (another array library's: ``array_kinds.py``)."""
+    return _Writer(program, fuse, reuse, kind, globs).module(title)
 
 
 class _Writer:
     def __init__(self, program: Program, fuse: bool, reuse: bool,
-                 kind: str = FUNCTION_NAME):
+                 kind: str = FUNCTION_NAME, globs: GlobalNames | None = None):
         self.program = program
         self.kind = kind
         self.inlined = inline_vars(program) if fuse else set()
         self.plan: dict[int, Reuse] = plan_reuse(program, self.inlined) if reuse else {}
         self.defining = {out: eqn for eqn in program.eqns for out in eqn.outs}
         self.locals = LocalNames()
-        self.globs = GlobalNames()
+        self.globs = GlobalNames() if globs is None else globs
         self.escaping = self._escaping_vars()
         self.comments: list[str] = []
 
@@ -236,6 +238,8 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
             from_imports.setdefault(spec[1], []).append((spec[2], gname))
         elif spec[0] == "primitive":
             assignments.append((gname, "primitive_impl", [spec[1], spec[2]]))
+        elif spec[0] == "namespace":  # a primitive's implementation on another library
+            assignments.append((gname, "namespace_impl", [spec[1], spec[2]]))
         else:
             assignments.append((gname, "unavailable", [spec[1]]))
     statements: list[gast.stmt] = []

@@ -24,16 +24,21 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
+from ..core.backends import PLAIN_CLASSES, ArrayKind, kind_of_all
 from ..core.config import options
 from ..ir import interpreter
 from ..ir.nodes import Program
+
+_ndarray = np.ndarray
 
 
 class CompiledRunner:
     """Runs ``program``: generated code once compiled, the interpreter until then."""
 
     __slots__ = ("program", "compiled", "failed", "compile_time", "_registration",
-                 "__weakref__")
+                 "_compiled_program", "by_kind", "__weakref__")
 
     # What the warnings call the generated code, and the function it defines.
     what: ClassVar[str] = "a generated function"
@@ -47,12 +52,22 @@ class CompiledRunner:
         self.failed = False
         self.compile_time = 0.0
         self._registration: weakref.finalize | None = None
+        self._compiled_program: Program | None = None  # what self.compiled was made of
+        # Array library name (Dask's "dask.array") -> its generated function, or None
+        # where generating or running it failed: NumPy's is never used for other arrays.
+        self.by_kind: dict[str, Any] = {}
 
     # --- running ------------------------------------------------------------------------
     def run(self, args: Sequence[Any]) -> Sequence[Any]:
         """Run on arrays: compiled code if enabled and built, else the interpreter."""
         if not options.compile:
             return interpreter.run(self.program, args)
+        for a in args:  # an array of another library (Dask): its own generated code
+            if type(a) is not _ndarray and type(a) not in PLAIN_CLASSES:
+                array_kind = kind_of_all(args)
+                if array_kind is not None:
+                    return self._run_on(array_kind, args)
+                break
         compiled = self.compiled
         if compiled is None:
             compiled = self._maybe_compile()
@@ -79,6 +94,62 @@ class CompiledRunner:
         self.disable(compiled)
         return result
 
+    def _run_on(self, array_kind: ArrayKind, args: Sequence[Any]) -> Sequence[Any]:
+        """Run on another library's arrays: the function generated for that library,
+        compiled when NumPy's is (the same program), else the interpreter."""
+        compiled = self.by_kind.get(array_kind.name)
+        if compiled is None:
+            if array_kind.name in self.by_kind or (
+                    self.compiled is None and self._maybe_compile() is None):
+                return interpreter.run(self.program, args)
+            compiled = self._compile_for(array_kind)
+            if compiled is None:
+                return interpreter.run(self.program, args)
+        try:
+            return compiled.function(*args)
+        except Exception as error:
+            try:
+                result = interpreter.run(self.program, args)
+            except Exception:
+                raise error from None
+            self.by_kind[array_kind.name] = None
+            warnings.warn(
+                f"gradtape's generated code {compiled.filename} for {self.what} on "
+                f"{array_kind.name} arrays raised where the interpreter does not "
+                f"({type(error).__name__}: {error}); it runs in the interpreter on them "
+                "from now on. Please report this.", RuntimeWarning, stacklevel=5)
+            return result
+
+    def _compile_for(self, array_kind: ArrayKind) -> Any:
+        """Generate ``self.compiled``'s program again for ``array_kind``'s arrays."""
+        from ..codegen import compile_program
+        from ..codegen.array_kinds import kind_title
+        from ..codegen.load import dump_or_warn, release
+
+        program = self._compiled_program
+        try:
+            title = " ".join(t for t in (getattr(self, "title", ""), kind_title(array_kind)) if t)
+            compiled = compile_program(program, kind=self.kind, title=title,
+                                       array_kind=array_kind)
+        except Exception as exc:  # never a wrong result: interpret on this kind
+            self.by_kind[array_kind.name] = None
+            warnings.warn(
+                f"gradtape could not generate code for {self.what} on {array_kind.name} "
+                f"arrays ({type(exc).__name__}: {exc}); it runs in the interpreter on "
+                "them instead. Please report this.", RuntimeWarning, stacklevel=6)
+            return None
+        if options.dump_dir:
+            dump_or_warn(compiled.source, options.dump_dir)
+        self.by_kind[array_kind.name] = compiled
+        weakref.finalize(self, release, compiled.filename)
+        return compiled
+
+    def source_for(self, array_kind: ArrayKind | None) -> str | None:
+        """The generated source that runs on ``array_kind``'s arrays (None: NumPy's),
+        once compiled."""
+        compiled = self.compiled if array_kind is None else self.by_kind.get(array_kind.name)
+        return None if compiled is None else compiled.source
+
     # --- compiling ----------------------------------------------------------------------
     def compile(self, program: Program, title: str = "") -> Any:
         """Generate and compile ``program`` (the one to run: it may be an optimized copy
@@ -98,6 +169,7 @@ class CompiledRunner:
             )
             return None
         self.compile_time = time.perf_counter() - start
+        self._compiled_program = program
         if options.dump_dir:
             dump_or_warn(compiled.source, options.dump_dir)
         self.compiled = compiled
@@ -111,6 +183,7 @@ class CompiledRunner:
         """The generated code raised where the interpreter does not: interpret from now on."""
         self.failed = True
         self.compiled = None
+        self.by_kind.clear()
         self.release()
         warnings.warn(
             f"gradtape's generated code {compiled.filename} for {self.what} raised where "

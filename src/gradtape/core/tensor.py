@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from . import backends
+from .backends import kind_of
 from .devices import DEVICE_NAME
 from .gradient_drops import report_conversion
 from .methods import NdarrayMethods
@@ -47,6 +49,9 @@ class Tensor(NdarrayMethods, OperatorMixin):
         if isinstance(value, np.ndarray):
             out = value.copy()
             return _read(self, "array", out[()] if out.ndim == 0 else out)
+        if kind_of(value) is not None:  # the user asks for the value: Dask computes it
+            out = backends.to_numpy(value)
+            return _read(self, "array", out[()] if out.ndim == 0 else out)
         return _read(self, "array", value)
 
     @property
@@ -63,7 +68,10 @@ class Tensor(NdarrayMethods, OperatorMixin):
 
     @property
     def dtype(self) -> np.dtype:
-        return self._value.dtype
+        value = self._value
+        if type(value) in backends.NUMPY_CLASSES:
+            return value.dtype
+        return backends.dtype_of(value)  # an array-API library's dtype: NumPy's, as TF's
 
     @property
     def device(self) -> str:
@@ -195,6 +203,8 @@ def concrete_value(tensor: Tensor) -> Any:
 
 def format_value(value: Any) -> str:
     """NumPy's printing, as TF shows it: ``75.0`` for scalars, a new line before arrays."""
+    if backends.is_lazy(value):  # printing must not compute a Dask graph
+        return repr(value)
     value = np.asarray(value)
     if value.ndim == 0:
         return str(value[()])
@@ -308,6 +318,9 @@ def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
         raise _unsupported(value)
     if isinstance(value, Tensor):
         value = _read(value, "array", value._value)
+    kind = kind_of(value)
+    if kind is not None:  # Dask, CuPy, ...: kept as the user's array type, never NumPy's
+        return backends.convert(value, kind, None if dtype is None else np.dtype(dtype))
     if dtype is None:
         dtype = _default_dtype(value)
     else:

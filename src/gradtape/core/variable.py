@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import operators
+from .backends import kind_of
 from .state import state
 from .tensor import Tensor, _to_array, format_value
 
@@ -61,8 +62,10 @@ class Variable(Tensor):
         return array
 
     def _set(self, array: Any) -> None:
-        # A new array object, never a write into the old one: records still hold it.
-        self._value = np.asarray(array)
+        # A new array object, never a write into the old one: records still hold it. A
+        # NumPy variable stays NumPy (assigning a Dask value computes it); a variable of
+        # another library's array keeps that library's arrays.
+        self._value = array if kind_of(self._value) is not None else np.asarray(array)
         self._version += 1
         self._accessed()
 

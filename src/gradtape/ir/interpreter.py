@@ -8,18 +8,31 @@ the ops, which the IR does not import.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .nodes import Literal, Program
+from ..core.backends import ArrayKind, kind_of_all
+from .nodes import Eqn, Literal, Program
 from .walk import read_outputs, walk
 
 
 def run(program: Program, args: Sequence[Any]) -> list[Any]:
-    """Evaluate ``program`` on arrays. A ``None`` output stays ``None`` (a zero)."""
-    return read_outputs(program, walk(program, args), full_array)
+    """Evaluate ``program`` on arrays. A ``None`` output stays ``None`` (a zero). On
+    another library's arrays (Dask, ...), each primitive runs in that library."""
+    kind = kind_of_all(args)
+    if kind is None:
+        return read_outputs(program, walk(program, args), full_array)
+    return read_outputs(program, walk(program, args, _applier(kind)), full_array)
+
+
+def _applier(kind: ArrayKind) -> Callable[[Eqn, list], Any]:
+    impl = kind.impl
+
+    def apply(eqn: Eqn, ins: list) -> Any:
+        return impl(eqn.prim)(*ins, **eqn.params)
+    return apply
 
 
 def full_array(literal: Literal) -> np.ndarray:

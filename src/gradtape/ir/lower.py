@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.backends import dtype_of
 from .dtypes import is_inexact
 from .nodes import Aval, Eqn, Literal, Program, Var
 
@@ -74,7 +75,7 @@ class Trace:
                 slot = slot_of[src._id] = len(origins)
                 origins.append(("source", k))
                 value = src._value
-                avals.append((value.shape, value.dtype))
+                avals.append((value.shape, dtype_of(value)))
             source_slots.append(slot)
         key.append(tuple(source_slots))
         key.append(tuple(avals))
@@ -101,7 +102,7 @@ class Trace:
                     if i is not None:
                         slot_of[i] = slot
                     origins.append(("in", r, p))
-                    aval = (v.shape, v.dtype)
+                    aval = (v.shape, dtype_of(v))
                     avals.append(aval)
                     ins.append(slot)
                     key.append(aval)
@@ -155,7 +156,7 @@ class Trace:
         for slot, aval in enumerate(self.slot_avals):
             if aval is None:
                 value = self.value(slot, None)
-                aval = (value.shape, value.dtype)
+                aval = (value.shape, dtype_of(value))
             slot_vars.append(Var(Aval(tuple(aval[0]), aval[1]), "x"))
         defined_by_eqn = set()
         eqns = []

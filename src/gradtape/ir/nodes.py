@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.backends import dtype_of
 from ..core.operators import OperatorMixin
 
 
@@ -30,7 +31,7 @@ def aval_of(value: Any) -> Aval:
     """The abstract value of a concrete array or scalar."""
     if not hasattr(value, "dtype"):
         value = np.asarray(value)
-    return Aval(tuple(value.shape), value.dtype)
+    return Aval(tuple(value.shape), dtype_of(value))
 
 
 class IRValue(OperatorMixin):

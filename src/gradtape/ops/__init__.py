@@ -9,6 +9,7 @@ import sys
 from ..core import operators as _operators
 from . import (
            arrange,
+           array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
            clipping,
            convolution,
            elementwise,

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..core.backends import _NUMPY_CLASSES, eager_impl, kind_of
 from ..core.state import state
 from ..core.tensor import Tensor, _new_object, _next_id, wrap
 from ..ir import builder
@@ -64,8 +67,11 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         reads = None
         for a in args:
             if isinstance(a, Tensor):
-                values.append(a._value)
+                v = a._value
+                values.append(v)
                 in_ids.append(a._id)
+                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
+                    run = _OTHER_KIND  # another library's array: decided after the loop
                 if a._watch_on_read:
                     reads = args
             elif isinstance(a, IRValue):
@@ -73,19 +79,25 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             else:
                 values.append(a)
                 in_ids.append(None)
-                if a.__class__ not in _SCALARS:
-                    run = prim.impl  # lists and other array-likes: only NumPy's rules
+                if a.__class__ not in _SCALARS and run is not _OTHER_KIND:
+                    # lists and other array-likes: only NumPy's rules (or their library's)
+                    run = prim.impl if kind_of(a) is None else _OTHER_KIND
     else:
         alone = None
         for a in args:
             if isinstance(a, Tensor):
-                values.append(a._value)
+                v = a._value
+                values.append(v)
+                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
+                    run = _OTHER_KIND
             elif isinstance(a, IRValue):
                 return builder.emit(prim, args, params)
             else:
                 values.append(a)
-                if a.__class__ not in _SCALARS:
-                    run = prim.impl
+                if a.__class__ not in _SCALARS and run is not _OTHER_KIND:
+                    run = prim.impl if kind_of(a) is None else _OTHER_KIND
+    if run is _OTHER_KIND:  # Dask, CuPy, ...: the op runs in the array's own library
+        run = eager_impl(prim, values)
     out = run(*values, **params)
     if prim.multiple_results:
         result = tuple(map(wrap, out))
@@ -136,3 +148,5 @@ def _hand_to_observers(prim, args, values, params, result, out) -> None:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+_ndarray = np.ndarray
+_OTHER_KIND = object()  # marks an input of another array library while bind reads args

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.backends import computed_together
 from ..core.tensor import Tensor, constant
 from ..core.variable import Variable
 from ..ops import cast
@@ -189,6 +190,7 @@ class Optimizer:
         for v in variables:
             _check_variable(v)
         grads, variables = _filter_empty_gradients(grads, variables)
+        grads = computed_together(grads, variables)
         lr = self.learning_rate
         lr_by_dtype: dict[np.dtype, Tensor] = {}
         for g, v in zip(grads, variables):

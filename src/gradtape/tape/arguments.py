@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import nest
+from ..core.backends import kind_of
 from ..core.tensor import Tensor, wrap
 from ..ops import broadcast_to, cast
 
@@ -87,6 +88,9 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
         return g
     value = source._value
     if g.__class__ is not np.ndarray:
+        kind = kind_of(g)
+        if kind is not None:  # Dask, ...: the gradient stays that library's array
+            return wrap(kind.fit(g, tuple(source.shape), source.dtype))
         g = np.asarray(g)
     elif g.dtype == value.dtype and g.shape == value.shape:
         return wrap(g)  # the common case
@@ -95,3 +99,4 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
     if g.shape != source.shape:
         g = np.broadcast_to(g, source.shape).copy()
     return wrap(g)
+

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..compiler.cache import backward_cache
 from ..core import nest
+from ..core.backends import NUMPY_CLASSES, dtype_of
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
@@ -224,7 +225,7 @@ class GradientTape:
                     self._signature = None
                 else:
                     value = tensor._value
-                    item = ("watch", value.shape, value.dtype)
+                    item = ("watch", value.shape, dtype_of(value))
                     reference = self._reference
                     if reference is not None:  # still what the site's reference did?
                         earlier = reference[0].items
@@ -378,7 +379,7 @@ class GradientTape:
                     target_ids = {t._id for t in targets}
                 if s._id not in target_ids:
                     continue  # TF: a tensor the tape never watched has no gradient
-            if s._value.dtype.kind not in "fc":  # not a float: no gradient
+            if dtype_of(s._value).kind not in "fc":  # not a float: no gradient
                 if s._id not in self._dtype_warned:
                     self._dtype_warned.add(s._id)  # once per tape, not per jacobian row
                     logger.warning(
@@ -483,7 +484,8 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
         slot = tracked.get(s._id)
         if slot is None:
             continue  # never watched: its gradient is None (TF)
-        if s._value.dtype.kind not in "fc" or (
+        if (s._value.dtype if type(s._value) in NUMPY_CLASSES else dtype_of(s._value)).kind \
+                not in "fc" or (
                 s._watch_on_read and versions.get(s._id, s._version) != s._version):
             return _UNKNOWN  # not a float, or assigned since it was read
         slots.append(slot)

@@ -45,7 +45,9 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
                      output_gradients: Any = None) -> Inspection:
     """What ``tape.gradient(target, sources, output_gradients)`` compiles and runs."""
     from ..codegen import generate_source
-    from ..ir.lower import Trace, prune
+    from ..codegen.array_kinds import kind_title
+    from ..core.backends import kind_of_all
+    from ..ir.lower import IN_VALUES, Trace, prune
     from ..ir.printer import format_program
     from .arguments import as_target, check_source, flat_output_gradients, is_float
     from .backward import build_program
@@ -65,6 +67,9 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     flags = output_flags(output_grads)
     trace = Trace(kept, float_sources, target_ids, flags)
     forward, backward, optimized, _ = build_program(trace, output_grads)
-    source, _, _ = generate_source(optimized)
+    # Recorded on another library's arrays (Dask): the source generated for them.
+    array_kind = kind_of_all([v for record in kept for v in record[IN_VALUES]])
+    source, _, _ = generate_source(optimized, title=kind_title(array_kind),
+                                   array_kind=array_kind)
     return Inspection(format_program(forward), format_program(backward),
                       format_program(optimized), source)

@@ -34,6 +34,7 @@ from ..ad import nested
 from ..ad.batching import batch_program, specialize_identity
 from ..compiler.cache import backward_cache
 from ..core import nest
+from ..core.backends import dtype_of, kind_of, kind_of_all
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
@@ -93,7 +94,7 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
     records, expanded, owner = tape._expand_sources([target], sources)
     if not expanded:
         return [None] * len(sources)
-    spec = _SeedSpec(target._value.shape, target._value.dtype)
+    spec = _SeedSpec(target._value.shape, dtype_of(target._value))
     size = rows if rows <= chunk else chunk
     # All rows at once of a one-hot basis over a vector: the seeds are an identity.
     identity = size == rows and basis_is_identity
@@ -144,7 +145,7 @@ def _summed(sources: list[Tensor], owner: list[int], stacked: list[Any], rows: i
     for k, g in zip(owner, stacked):
         if g is not None:
             value = sources[k]._value
-            g = _fit(g, (rows,) + value.shape, value.dtype)
+            g = _fit(g, (rows,) + value.shape, dtype_of(value))
             summed[k] = g if summed[k] is None else summed[k] + g
     return summed
 
@@ -171,6 +172,9 @@ def _concatenate(parts: list[Any]) -> Any:
         return parts[0]
     if any(isinstance(p, Tensor) for p in parts):
         return concatenate(parts, axis=0)
+    kind = kind_of_all(parts)
+    if kind is not None:  # Dask, ...: stays lazy
+        return kind.concatenate(parts, axis=0)
     return np.concatenate(parts, axis=0)
 
 
@@ -182,6 +186,9 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         return g if tuple(g.shape) == shape else broadcast_to(g, shape)
     if g.__class__ is np.ndarray and g.dtype == dtype and g.shape == shape:
         return g  # the usual case
+    kind = kind_of(g)
+    if kind is not None:  # Dask, ...: stays lazy
+        return kind.fit(g, shape, dtype)
     g = np.asarray(g)
     if g.dtype != dtype:
         g = g.astype(dtype)
@@ -219,6 +226,9 @@ def _one_hot_per_example(batch: int, m: int, dtype: np.dtype, shape: tuple[int, 
 def _stack_rows(rows: list[Any], shape: tuple[int, ...]) -> Any:
     if any(isinstance(r, Tensor) for r in rows):
         return reshape(stack(rows), shape)
+    kind = kind_of_all(rows)
+    if kind is not None:  # Dask, ...: stays lazy
+        return wrap(kind.namespace.reshape(kind.stack(rows), shape))
     return wrap(np.stack([np.asarray(r) for r in rows]).reshape(shape))
 
 
@@ -300,23 +310,23 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
         return None
     signature, tracked, value = tape._signature, tape._tracked, source._value
     slot = tracked.get(source._id)
-    if signature is None or slot is None or value.dtype.kind not in "fc" or (
+    if signature is None or slot is None or dtype_of(value).kind not in "fc" or (
             source._watch_on_read
             and tape._var_versions.get(source._id, source._version) != source._version):
         return None  # unwatched, not a float, or assigned since it was read
     target_value = target._value
     rows = target_value.size
     hit = lookup.whole_tape_hit(lookup.whole_tape_key(
-        tape, (slot,), (tracked.get(target._id),), ((target_value.shape, target_value.dtype),)))
+        tape, (slot,), (tracked.get(target._id),), ((target_value.shape, dtype_of(target_value)),)))
     located = None if hit is None else hit.batched.get((rows, target_value.ndim == 1))
     if not rows or located is None:
         return None
-    seeds = _one_hot_rows(rows, target_value.dtype, target_value.shape)(0, rows, rows) \
+    seeds = _one_hot_rows(rows, dtype_of(target_value), target_value.shape)(0, rows, rows) \
         if located.reads_seeds else None
     g = backward.run_located(located, tape._records, [source], [seeds])[0]
     if g is None:
         return None  # unconnected: the general path knows what to return
-    g = _fit(g, (rows,) + value.shape, value.dtype)
+    g = _fit(g, (rows,) + value.shape, dtype_of(value))
     tape._end_gradient()
     return wrap(g.reshape(target_value.shape + value.shape))
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.backends import NUMPY_CLASSES, dtype_of
 from ..core.state import _is_internal, location_from
 from ..core.tensor import Tensor, _next_id
 from ..ir.lower import IN_IDS, IN_VALUES
@@ -169,12 +170,13 @@ def _wiring(tape, slots, in_ids, values) -> tuple:
         elif v.__class__ in _SCALARS:
             out.append((v.__class__, v, repr(v)) if v == 0 else (v.__class__, v))
         elif i is None:
-            out.append((None, v.shape, v.dtype))
+            out.append((None, v.shape, v.dtype if type(v) in NUMPY_CLASSES else dtype_of(v)))
         else:
             constants = tape._constants
             described = constants.get(i)
             if described is None:
-                described = constants[i] = (len(constants), v.shape, v.dtype)
+                dtype = v.dtype if type(v) in NUMPY_CLASSES else dtype_of(v)
+                described = constants[i] = (len(constants), v.shape, dtype)
             out.append(described)
     return tuple(out)
 

@@ -1,0 +1,350 @@
+"""Array kinds other than NumPy: Dask, CuPy, and any library with an array-API namespace.
+
+A tensor holds the user's array as it is. NumPy arrays (and NumPy and Python scalars)
+are the default kind, ``None``: every op runs its NumPy implementation and nothing here
+is consulted. Any other array has an :class:`ArrayKind`, found once per array class:
+
+- its *namespace*, the module whose functions compute on it: ``dask.array`` for Dask,
+  ``x.__array_namespace__()`` (the array API standard) for the others;
+- whether it takes part in NumPy's protocols (``__array_ufunc__``): then a NumPy
+  function called on it runs in its own library (Dask, CuPy), else a NumPy function
+  would convert it to NumPy behind the user's back (``array_api_strict``), so each op
+  runs the namespace's function of the same name, or a rule registered here.
+
+A primitive's implementation on a kind is built once per (kind, primitive) and checked:
+an op whose result became a NumPy array raises instead of converting the user's data.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+# NumPy functions whose array-API name differs (the standard's 2023 renames).
+_ARRAY_API_NAMES = {
+    "power": "pow", "arctan": "atan", "arcsin": "asin", "arccos": "acos",
+    "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "arctan2": "atan2",
+    "absolute": "abs", "invert": "bitwise_invert", "concatenate": "concat",
+    "transpose": "permute_dims", "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift",
+}
+
+_DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                "uint64", "float32", "float64", "complex64", "complex128")
+
+# Namespace rules: primitive name -> (kind -> implementation), for ops whose NumPy
+# implementation neither is a NumPy function of the same name nor runs through NumPy's
+# protocols (``np.add.reduce`` does not on Dask). ``ops/array_namespaces.py`` has them.
+_RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
+
+
+def namespace_rule(primitive_name: str):
+    """Declare how primitive ``primitive_name`` runs on another library's arrays:
+    ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``."""
+    def register(make: Callable[[ArrayKind], Callable[..., Any]]):
+        _RULES[primitive_name] = make
+        return make
+    return register
+
+
+class ArrayKind:
+    """One array library other than NumPy, and the implementations of ops on it."""
+
+    __slots__ = ("name", "namespace", "protocols", "_impls", "_dtypes")
+
+    def __init__(self, name: str, namespace: ModuleType, protocols: bool):
+        self.name = name  # the namespace's module name: "dask.array", "array_api_strict"
+        self.namespace = namespace
+        self.protocols = protocols
+        self._impls: dict[Any, Callable[..., Any]] = {}
+        self._dtypes: dict[Any, np.dtype] = {}
+        for dtype_name in _DTYPE_NAMES:
+            dtype = getattr(namespace, dtype_name, None)
+            if dtype is not None and not isinstance(dtype, type):
+                self._dtypes[dtype] = np.dtype(dtype_name)
+
+    def __repr__(self) -> str:
+        return f"ArrayKind({self.name})"
+
+    def numpy_dtype(self, dtype: Any) -> np.dtype:
+        """The NumPy dtype of one of this library's dtypes (TF's dtypes are NumPy's)."""
+        return dtype if isinstance(dtype, np.dtype) else self._dtypes[dtype]
+
+    def dtype(self, dtype: Any) -> Any:
+        """This library's dtype for a NumPy dtype (the same object for Dask and CuPy)."""
+        dtype = np.dtype(dtype)
+        if self.protocols:
+            return dtype
+        for theirs, ours in self._dtypes.items():
+            if ours == dtype:
+                return theirs
+        raise TypeError(f"{self.name} has no dtype {dtype.name}.")
+
+    # Array helpers for gradtape's own plumbing (fitting a gradient to its source).
+    def astype(self, array: Any, dtype: np.dtype) -> Any:
+        if self.protocols:
+            return array.astype(dtype)
+        return self.namespace.astype(array, self.dtype(dtype))
+
+    def broadcast_to(self, array: Any, shape: tuple[int, ...]) -> Any:
+        return self.namespace.broadcast_to(array, shape)
+
+    def concatenate(self, arrays: list, axis: int = 0) -> Any:
+        xp = self.namespace
+        return (getattr(xp, "concat", None) or xp.concatenate)(arrays, axis=axis)
+
+    def stack(self, arrays: list) -> Any:
+        return self.namespace.stack(arrays)
+
+    def fit(self, array: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """``array`` with ``dtype`` and broadcast to ``shape`` (a gradient fitted to its
+        source, TF's rule), staying this library's array."""
+        if self.numpy_dtype(array.dtype) != dtype:
+            array = self.astype(array, dtype)
+        return array if tuple(array.shape) == tuple(shape) else self.broadcast_to(array, shape)
+
+    def impl(self, prim: Any) -> Callable[..., Any]:
+        """``prim``'s implementation on this kind's arrays (built once)."""
+        found = self._impls.get(prim)
+        if found is None:
+            found = self._impls[prim] = _checked(prim, self, _implementation(self, prim))
+        return found
+
+
+def _implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
+    asarray = kind.namespace.asarray
+    rule = _RULES.get(prim.name)
+    if rule is not None:
+        return rule(kind) if kind.protocols else _namespace_arguments(rule(kind), asarray)
+    if kind.protocols:  # NumPy's protocols route the NumPy implementation to the library
+        return prim.impl
+    function = _namespace_function(kind.namespace, prim.impl)
+    if function is None:
+        return _unsupported(prim.name, kind)
+    return _namespace_arguments(function, asarray)
+
+
+def namespace_name(impl: Any) -> str | None:
+    """The array-API name of a NumPy function ``impl`` (``np.power`` -> ``pow``)."""
+    attr = getattr(impl, "__name__", None)
+    if not isinstance(attr, str) or getattr(np, attr, None) is not impl:
+        return None
+    return _ARRAY_API_NAMES.get(attr, attr)
+
+
+def _namespace_function(namespace: ModuleType, impl: Any) -> Callable[..., Any] | None:
+    attr = namespace_name(impl)
+    return None if attr is None else getattr(namespace, attr, None)
+
+
+def _namespace_arguments(function: Callable[..., Any], asarray: Callable[..., Any]
+                         ) -> Callable[..., Any]:
+    """``function`` taking a program's NumPy constants: the array API accepts only its
+    own arrays and Python scalars, so NumPy scalars become Python scalars (which take
+    the array's dtype, as gradtape's constants have the dtype of the array they meet)
+    and NumPy arrays (constants the backward made, such as its ones seed) its arrays."""
+    def call(*args: Any, **params: Any) -> Any:
+        return function(*[a.item() if isinstance(a, np.generic) else
+                          asarray(a) if isinstance(a, _ndarray) else a for a in args],
+                        **params)
+    call.__name__ = getattr(function, "__name__", "call")
+    return call
+
+
+def _unsupported(prim_name: str, kind: ArrayKind) -> Callable[..., Any]:
+    def refuse(*args: Any, **params: Any) -> Any:
+        raise NotImplementedError(
+            f"gradtape's {prim_name!r} op does not run on {kind.name} arrays yet: its "
+            f"NumPy implementation has no {kind.name} equivalent. Convert the input with "
+            "np.asarray first, or use an op that does (docs/scaling.md lists them).")
+    return refuse
+
+
+def _checked(prim: Any, kind: ArrayKind, impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl`` where an input is this kind's array, NumPy's implementation where none
+    is (a program on Dask arrays has NumPy constants too); refusing to return a NumPy
+    array made from this kind's arrays (a silent conversion: for Dask, a computation of
+    the whole graph)."""
+    prim_name, numpy_impl = prim.name, prim.impl
+
+    def run(*args: Any, **params: Any) -> Any:
+        if kind_of_all(args) is None:
+            return numpy_impl(*args, **params)
+        out = impl(*args, **params)
+        if isinstance(out, _ndarray) or (isinstance(out, tuple) and any(
+                isinstance(o, _ndarray) for o in out)):
+            raise NotImplementedError(
+                f"gradtape's {prim_name!r} op turned {kind.name} arrays into NumPy arrays; "
+                f"it does not run on {kind.name} arrays yet. Convert the input with "
+                "np.asarray first if that is what you want.")
+        return out
+    run.__name__ = getattr(impl, "__name__", prim_name)
+    run.__wrapped__ = impl  # type: ignore[attr-defined]
+    return run
+
+
+# --- which kind an array is ------------------------------------------------------------
+
+# Classes that are NumPy's kind: checked first, so NumPy values never reach _KINDS.
+_NUMPY_CLASSES = frozenset((_ndarray, bool, int, float, complex, np.float64, np.float32,
+                            np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8,
+                            np.uint16, np.uint32, np.uint64, np.bool_, np.complex64,
+                            np.complex128))
+NUMPY_CLASSES = _NUMPY_CLASSES  # for inline checks on hot paths
+PLAIN_CLASSES = _NUMPY_CLASSES | {type(None)}  # a backward's arguments may be None
+_KINDS: dict[type, ArrayKind | None] = {}
+_BY_NAME: dict[str, ArrayKind] = {}
+
+
+def kind_of(value: Any) -> ArrayKind | None:
+    """The kind of ``value``'s array library; ``None`` for NumPy and anything else."""
+    cls = value.__class__
+    if cls in _NUMPY_CLASSES:
+        return None
+    try:
+        return _KINDS[cls]
+    except KeyError:
+        kind = _KINDS[cls] = _find_kind(value)
+        return kind
+
+
+def _find_kind(value: Any) -> ArrayKind | None:
+    if isinstance(value, (_ndarray, np.generic)):
+        return None
+    namespace = _namespace_of(value)
+    if namespace is None or namespace is np:
+        return None
+    name = namespace.__name__
+    kind = _BY_NAME.get(name)
+    if kind is None:
+        protocols = hasattr(type(value), "__array_ufunc__")
+        kind = _BY_NAME[name] = ArrayKind(name, namespace, protocols)
+    return kind
+
+
+def _namespace_of(value: Any) -> ModuleType | None:
+    dask_array = sys.modules.get("dask.array")
+    if dask_array is not None and isinstance(value, dask_array.Array):
+        return dask_array  # Dask's arrays have no __array_namespace__ yet
+    get = getattr(type(value), "__array_namespace__", None)
+    if get is None or not hasattr(value, "shape") or not hasattr(value, "dtype"):
+        return None
+    return get(value)
+
+
+def kind_named(name: str) -> ArrayKind:
+    """The kind whose namespace module is ``name`` (generated modules import it so)."""
+    kind = _BY_NAME.get(name)
+    if kind is None:
+        import importlib
+
+        namespace = importlib.import_module(name)
+        kind = _BY_NAME[name] = ArrayKind(name, namespace, name in ("dask.array", "cupy"))
+    return kind
+
+
+def kind_of_all(values: Any) -> ArrayKind | None:
+    """The one kind other than NumPy among ``values`` (``None``: all NumPy). Two other
+    kinds mixed raise: no library computes on the other's arrays."""
+    found = None
+    for v in values:
+        if v.__class__ in _NUMPY_CLASSES or v is None:
+            continue
+        kind = kind_of(v)
+        if kind is None or kind is found:
+            continue
+        if found is not None:
+            raise TypeError(
+                f"Cannot mix {found.name} and {kind.name} arrays in one computation; "
+                f"convert one of them first (e.g. with {kind.name}.asarray).")
+        found = kind
+    return found
+
+
+def eager_impl(prim: Any, values: list) -> Callable[..., Any]:
+    """What an eager op runs when an input is not NumPy's (the dispatcher's slow path)."""
+    kind = kind_of_all(values)
+    return prim.eager if kind is None else kind.impl(prim)
+
+
+# --- converting to a tensor ---------------------------------------------------------------
+
+def check_static_shape(array: Any, kind: ArrayKind) -> None:
+    """A tensor has a static shape: an array of unknown size (Dask after a boolean index
+    or ``unique``) cannot be one."""
+    for d in array.shape:
+        if d is None or (isinstance(d, float) and math.isnan(d)):
+            fix = (" Call x.compute_chunk_sizes() first (it computes the chunks' sizes)."
+                   if kind.name == "dask.array" else " Compute its size first.")
+            raise ValueError(
+                f"Cannot make a tensor of a {kind.name} array of unknown shape "
+                f"{tuple(array.shape)}: gradtape needs every dimension's size.{fix}")
+
+
+def convert(array: Any, kind: ArrayKind, dtype: Any) -> Any:
+    """A tensor's private value of another library's ``array``, cast to ``dtype``: no
+    conversion to NumPy, and a copy only where the library's arrays can be written."""
+    check_static_shape(array, kind)
+    if dtype is not None and kind.numpy_dtype(array.dtype) != dtype:
+        if dtype.kind == "c" or kind.numpy_dtype(array.dtype).kind != "c":
+            return kind.namespace.astype(array, kind.dtype(dtype)) \
+                if not kind.protocols else array.astype(dtype)
+        raise TypeError(f"Cannot convert a complex array to {dtype.name}; take its real "
+                        "part (gt.real) first.")
+    if kind.name == "dask.array":  # immutable: sharing it is safe, and keeps it lazy
+        return array
+    return kind.namespace.asarray(array, copy=True)
+
+
+# --- reading values -----------------------------------------------------------------------
+
+def is_lazy(value: Any) -> bool:
+    """Whether reading ``value`` runs a computation (a Dask array)."""
+    return kind_of(value) is not None and hasattr(value, "dask") and hasattr(value, "compute")
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """``value`` as a NumPy array, where the user asks for it: Dask computes it, CuPy
+    copies it from the device."""
+    if is_lazy(value):
+        value = value.compute()
+    get = getattr(value, "get", None)
+    if callable(get) and type(value).__module__.startswith("cupy"):
+        value = get()
+    return np.asarray(value)
+
+
+def dtype_of(array: Any) -> np.dtype:
+    """``array.dtype`` as NumPy's dtype (TF's dtypes are NumPy's; an array-API library's
+    arrays have dtypes of their own)."""
+    dtype = array.dtype
+    if type(array) in _NUMPY_CLASSES or isinstance(dtype, np.dtype):
+        return dtype
+    return kind_of(array).numpy_dtype(dtype)
+
+
+def computed_together(grads: list, variables: list) -> list:
+    """``grads`` with the lazy (Dask) gradients of NumPy variables computed, all in one
+    ``dask.compute`` call: one pass over the data gives every gradient of a step, where
+    computing them one by one would read the data once per variable."""
+    from .state import state
+    from .tensor import Tensor, wrap
+
+    lazy = [i for i, (g, v) in enumerate(zip(grads, variables))
+            if isinstance(g, Tensor) and is_lazy(g._value) and not is_lazy(v._value)]
+    if not lazy or state.tracer is not None:
+        return grads
+    import dask
+
+    values = dask.compute(*[grads[i]._value for i in lazy])
+    grads = list(grads)
+    for i, value in zip(lazy, values):
+        grads[i] = wrap(np.asarray(value))
+    return grads
