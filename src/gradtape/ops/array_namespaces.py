@@ -16,22 +16,17 @@ def _transposer(xp):
     return getattr(xp, "permute_dims", None) or xp.transpose
 
 
-@namespace_rule("sum")
-def _sum(kind: ArrayKind):
-    xp = kind.namespace
-    return lambda x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims)
+def _reduction(name: str) -> None:
+    """The reduction primitive ``name`` as the namespace's function of that name."""
+
+    @namespace_rule(name)
+    def rule(kind: ArrayKind):
+        reduce = getattr(kind.namespace, name)
+        return lambda x, axis, keepdims: reduce(x, axis=axis, keepdims=keepdims)
 
 
-@namespace_rule("max")
-def _max(kind: ArrayKind):
-    xp = kind.namespace
-    return lambda x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims)
-
-
-@namespace_rule("min")
-def _min(kind: ArrayKind):
-    xp = kind.namespace
-    return lambda x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims)
+for _name in ("sum", "max", "min"):
+    _reduction(_name)
 
 
 @namespace_rule("unbroadcast")

@@ -287,10 +287,7 @@ def _all_nan_to_nan(result: Any, a: Any, axis: Any, keepdims: bool) -> Any:
 def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum treating NaN as 0."""
     _no_out("nancumsum", out)
-    x = _without_nans(a, 0.0)
-    if axis is None:
-        x, axis = _shape.ravel(x), 0
-    return _scan.cumsum(x, axis, dtype=dtype)
+    return _nan_scan(_scan.cumsum, a, 0.0, axis, dtype)
 
 
 @implements(np.nanprod)
@@ -305,10 +302,15 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product treating NaN as 1."""
     _no_out("nancumprod", out)
-    x = _without_nans(a, 1.0)
+    return _nan_scan(_scan.cumprod, a, 1.0, axis, dtype)
+
+
+def _nan_scan(scan: Any, a: Any, fill: float, axis: int | None, dtype: Any) -> Any:
+    """``scan`` of ``a`` with its NaNs replaced by ``fill`` (flattened when no axis)."""
+    x = _without_nans(a, fill)
     if axis is None:
         x, axis = _shape.ravel(x), 0
-    return _scan.cumprod(x, axis, dtype=dtype)
+    return scan(x, axis, dtype=dtype)
 
 
 # --- linspace -------------------------------------------------------------------------------
