@@ -52,11 +52,13 @@ def train(X, y, steps: int = 30, learning_rate: float = 0.2, log_every: int = 10
     for step in range(steps):
         with gt.GradientTape() as tape:
             loss = cross_entropy(X, y, w, b)  # on Dask data: a lazy graph, nothing computed
-        grads = tape.gradient(loss, [w, b])
-        optimizer.apply_gradients(zip(grads, [w, b]))  # one pass over the data
+        grads = tape.gradient(loss, [w, b])  # lazy too
         if step % log_every == 0 or step == steps - 1:
-            losses[step] = float(loss)  # reading a value computes it (another pass)
+            # Tensors are Dask collections: the loss and the gradients in one pass.
+            loss, *grads = dask.compute(loss, *grads)
+            losses[step] = float(loss)
             print(f"step {step:4d}  loss {losses[step]:.5f}", flush=True)
+        optimizer.apply_gradients(zip(grads, [w, b]))  # computes lazy gradients in one pass
     return {"w": w.numpy(), "b": float(b.numpy()), "losses": losses}
 
 

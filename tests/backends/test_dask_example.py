@@ -15,6 +15,16 @@ pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
 
 import dask  # noqa: E402 - after the importorskip
+from dask.callbacks import Callback  # noqa: E402
+
+
+class CountComputes(Callback):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk):
+        self.count += 1
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dask_logistic_regression.py"
 
@@ -27,8 +37,10 @@ def example():
 def test_training_on_dask_equals_training_on_numpy(example, capsys):
     X, y, w_true = example["make_data"](4_000, 5, 4)
     assert X.numblocks == (4, 1)
-    with dask.config.set(scheduler="threads"):
+    with dask.config.set(scheduler="threads"), CountComputes() as computes:
         on_dask = example["train"](X, y, steps=12, log_every=4)
+    assert computes.count == 12  # one pass over the data a step, logged steps included
+    with dask.config.set(scheduler="threads"):
         on_numpy = example["train"](*dask.compute(X, y), steps=12, log_every=4)
     np.testing.assert_allclose(on_dask["w"], on_numpy["w"], rtol=1e-12, atol=1e-12)
     assert on_dask["b"] == pytest.approx(on_numpy["b"], abs=1e-12)

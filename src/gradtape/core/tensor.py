@@ -9,6 +9,7 @@ import numpy as np
 
 from . import backends
 from .backends import kind_of
+from .dask_collection import DaskCollection
 from .devices import DEVICE_NAME
 from .gradient_drops import report_conversion
 from .methods import NdarrayMethods
@@ -22,7 +23,7 @@ from .tensor_shape import TensorShape, shape_of
 _next_id = itertools.count(1).__next__
 
 
-class Tensor(NdarrayMethods, OperatorMixin):
+class Tensor(NdarrayMethods, OperatorMixin, DaskCollection):
     """An immutable n-dimensional array, TF-style. Operators and NumPy functions on it
     run at once (eagerly) and are recorded by any tape that watches an input."""
 
@@ -192,6 +193,12 @@ def _symbolic_name(tensor: Tensor) -> str | None:
     of a value that later calls of the trace may not share (None: show the value)."""
     tracer = state.tracer
     return None if tracer is None else tracer.symbolic_name(tensor)
+
+
+def read_value(tensor: Tensor, value: Any) -> Any:
+    """``value``, computed from ``tensor`` where the user asks for it (``dask.compute``):
+    a read, as ``.numpy()`` is."""
+    return _read(tensor, "array", value)
 
 
 def concrete_value(tensor: Tensor) -> Any:
