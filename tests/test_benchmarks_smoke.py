@@ -100,3 +100,28 @@ def test_eager_overhead_loops_compute_the_same_values(x):
     tape, recorded = loops["gradtape, recorded"]()
     np.testing.assert_array_equal(recorded.numpy(), numpy_value)
     assert len(tape._records) == eager_overhead.OPS_PER_LOOP  # every op was recorded
+
+
+def test_scale_benchmark_gradients_agree():
+    """benchmarks/scale.py: gradtape's tape and @gt.function gradients of Dask-GLM's
+    logistic loss equal Dask-GLM's hand-written gradient and the NumPy one."""
+    pytest.importorskip("dask.array")
+    import dask
+
+    scale = _load("scale")
+    X, y = scale.lazy_data(3_000, 4, 700)
+    with dask.config.set(scheduler="threads"):
+        results = {name: fn() for name, fn in scale.dask_implementations(X, y, 4).items()}
+        X_np, y_np = dask.compute(X, y)
+    results[scale.HAND_NUMPY] = scale.hand_written_numpy_gradient(X_np, y_np,
+                                                                  scale.start_weights(4))
+    scale.check_equal(results, scale.HAND_NUMPY)
+    w = scale.start_weights(4)
+    p = 1.0 / (1.0 + np.exp(-(X_np @ w)))
+    # The loss's gradient by central differences, to be sure the formulation is right.
+    def loss(v):
+        z = X_np @ v
+        return np.sum(np.logaddexp(0.0, z) - y_np * z)
+    h = 1e-6
+    numeric = [(loss(w + h * e) - loss(w - h * e)) / (2 * h) for e in np.eye(4)]
+    np.testing.assert_allclose(X_np.T @ (p - y_np), numeric, rtol=1e-6)
