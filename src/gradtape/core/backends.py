@@ -110,6 +110,21 @@ class ArrayKind:
             array = self.astype(array, dtype)
         return array if tuple(array.shape) == tuple(shape) else self.broadcast_to(array, shape)
 
+    def from_constant(self, array: Any, like: Any) -> Any:
+        """A NumPy ``array`` the backward built from constants alone (a ones seed, the
+        broadcast of one) as this library's array of ``like``'s shape: the gradient of
+        a Dask source is a Dask array chunked like it."""
+        array = np.broadcast_to(array, tuple(like.shape))
+        if self.name == "dask.array":
+            return self.namespace.from_array(array, chunks=like.chunks, name=False)
+        return self.namespace.asarray(array)
+
+    def zeros_like(self, like: Any, dtype: np.dtype) -> Any:
+        """Zeros of ``like``'s shape (and chunks), lazily on Dask."""
+        if self.name == "dask.array":
+            return self.namespace.zeros_like(like, dtype=dtype)
+        return self.namespace.zeros(tuple(like.shape), dtype=self.dtype(dtype))
+
     def impl(self, prim: Any) -> Callable[..., Any]:
         """``prim``'s implementation on this kind's arrays (built once)."""
         found = self._impls.get(prim)
