@@ -10,9 +10,9 @@ from ..core import operators as _operators
 from . import (
            arrange,
            array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
-           dask_rules,  # noqa: F401 - how primitives run on Dask where NumPy does not route
            clipping,
            convolution,
+           dask_rules,  # noqa: F401 - how primitives run on Dask where NumPy does not route
            elementwise,
            fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
            index,
