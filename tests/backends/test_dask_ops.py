@@ -154,9 +154,11 @@ CASES = [
     ("inv", "spd", gt.linalg.inv),
     ("solve", "spd", lambda t: gt.linalg.solve(t, OTHER[:4])),
     ("cholesky", "spd", gt.linalg.cholesky),
+    ("logdet", "spd", gt.linalg.logdet),
     ("det", "spd", gt.linalg.det),
     ("trace", "spd", gt.linalg.trace),
     ("diag_part", "spd", gt.linalg.diag_part),
+    ("np.diagonal", "x", lambda t: np.diagonal(t, 1) * t[0, 1:4]),
     # sorting
     ("sort", "x", lambda t: gt.sort(t, axis=1)),
 ]
@@ -250,3 +252,19 @@ def test_dask_scatter_add_keeps_the_dtype(dtype):
     expected = scatter_add_p.impl(updates, ROW_INDEX, index=index, shape=(6,))
     assert isinstance(got, da.Array) and got.dtype == expected.dtype
     np.testing.assert_allclose(got.compute(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,offset,axis1,axis2", [
+    ((3, 4, 5), 1, 0, 2), ((3, 4, 5), -2, 2, 1), ((4, 4), 0, 0, 1), ((2, 5, 3), -1, 1, 2),
+])
+def test_dask_diagonal_scatter_matches_numpy(shape, offset, axis1, axis2):
+    """The gradient of a diagonal (trace, logdet) on Dask: no buffer written into."""
+    from gradtape.core.backends import kind_of
+    from gradtape.ops.linalg.products import diagonal_scatter_p
+
+    g = RNG.normal(size=np.diagonal(np.zeros(shape), offset, axis1, axis2).shape)
+    params = dict(offset=offset, axis1=axis1, axis2=axis2, shape=shape)
+    lazy = da.from_array(g, chunks=2)
+    got = kind_of(lazy).impl(diagonal_scatter_p)(lazy, **params)
+    assert isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), diagonal_scatter_p.impl(g, **params))

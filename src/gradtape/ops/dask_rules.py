@@ -260,6 +260,26 @@ def _cholesky(kind: ArrayKind):
     return run
 
 
+@_dask_rule("diagonal_scatter")
+def _diagonal_scatter(kind: ArrayKind):
+    """Zeros of ``shape`` with ``g`` on the diagonal ``offset`` of ``axis1``, ``axis2``:
+    ``g`` spread over the rows, times an identity shifted by ``offset``."""
+    da = kind.namespace
+
+    def run(g, offset, axis1, axis2, shape):
+        g = da.asarray(g)
+        moved = [d for i, d in enumerate(shape) if i not in (axis1, axis2)]
+        rows, cols = shape[axis1], shape[axis2]
+        first_row = builtins.max(-offset, 0)
+        pad = [(0, 0)] * (g.ndim - 1) + [(first_row, rows - g.shape[-1] - first_row)]
+        per_row = da.pad(g, pad)[..., :, None]
+        # da.eye with M != N can build a broken graph: compare aranges instead.
+        eye = (da.arange(rows)[:, None] + offset == da.arange(cols)[None, :]).astype(g.dtype)
+        out = da.broadcast_to(per_row * eye, tuple(moved) + (rows, cols))
+        return da.moveaxis(out, (-2, -1), (axis1, axis2))
+    return run
+
+
 # --- what Dask cannot do ------------------------------------------------------------------
 
 def _refuse(primitive_name: str, why: str) -> None:
