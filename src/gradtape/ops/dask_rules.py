@@ -53,7 +53,7 @@ def _argmin(kind: ArrayKind):
     return _arg_extremum(kind.namespace.argmin)
 
 
-def _axis_slice(ndim: int, axis: int, piece: slice) -> tuple:
+def _axis_slice(axis: int, piece: slice) -> tuple:
     return (slice(None),) * axis + (piece,)
 
 
@@ -67,8 +67,8 @@ def _shift(x: Any, axis: int, offset: int, fill: Any = 0) -> Any:
         return x
     kept = slice(0, n - k) if offset > 0 else slice(k, None)
     edge = slice(0, k) if offset > 0 else slice(n - k, None)
-    pad = da.full_like(x[_axis_slice(x.ndim, axis, edge)], fill)
-    body = x[_axis_slice(x.ndim, axis, kept)]
+    pad = da.full_like(x[_axis_slice(axis, edge)], fill)
+    body = x[_axis_slice(axis, kept)]
     return da.concatenate([pad, body] if offset > 0 else [body, pad], axis=axis)
 
 
