@@ -6,6 +6,7 @@ these take shapes and Python numbers)."""
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -151,7 +152,8 @@ def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Tens
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> Tensor:
     """TF's ``tf.size``: the number of elements as an int32 scalar tensor."""
     del name
-    return wrap(np.array(np.size(_value(input)), _out_type(out_type)))
+    # The product of the static shape: np.size would compute a Dask array.
+    return wrap(np.array(math.prod(np.shape(_value(input))), _out_type(out_type)))
 
 
 def rank(input: Any, name: str | None = None) -> Tensor:

@@ -195,7 +195,8 @@ def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> 
     """
     kind = globs.array_kind
     if out is None and (kind is None or kind.protocols):  # else: no methods, no operators
-        if eqn.prim.name == "getitem" and writes_out(eqn):
+        if eqn.prim.name == "getitem" and writes_out(eqn) and (
+                kind is None or len(eqn.inputs) == 1):  # Dask: its rule takes index arrays
             return getitem_expression(eqn, args, globs)
         template = _template_of(eqn)
         if template is not None:

@@ -43,13 +43,19 @@ _DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 # implementation neither is a NumPy function of the same name nor runs through NumPy's
 # protocols (``np.add.reduce`` does not on Dask). ``ops/array_namespaces.py`` has them.
 _RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
+# Rules for one library only (``ops/dask_rules.py``): library name -> primitive -> rule.
+# They come before the rules above, which hold for every library.
+_LIBRARY_RULES: dict[str, dict[str, Callable[[ArrayKind], Callable[..., Any]]]] = {}
 
 
-def namespace_rule(primitive_name: str):
+def namespace_rule(primitive_name: str, library: str | None = None):
     """Declare how primitive ``primitive_name`` runs on another library's arrays:
-    ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``."""
+    ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``;
+    with ``library`` (``"dask.array"``), on that library's arrays only."""
+    rules = _RULES if library is None else _LIBRARY_RULES.setdefault(library, {})
+
     def register(make: Callable[[ArrayKind], Callable[..., Any]]):
-        _RULES[primitive_name] = make
+        rules[primitive_name] = make
         return make
     return register
 
@@ -110,6 +116,21 @@ class ArrayKind:
             array = self.astype(array, dtype)
         return array if tuple(array.shape) == tuple(shape) else self.broadcast_to(array, shape)
 
+    def from_constant(self, array: Any, like: Any) -> Any:
+        """A NumPy ``array`` the backward built from constants alone (a ones seed, the
+        broadcast of one) as this library's array of ``like``'s shape: the gradient of
+        a Dask source is a Dask array chunked like it."""
+        array = np.broadcast_to(array, tuple(like.shape))
+        if self.name == "dask.array":
+            return self.namespace.from_array(array, chunks=like.chunks, name=False)
+        return self.namespace.asarray(array)
+
+    def zeros_like(self, like: Any, dtype: np.dtype) -> Any:
+        """Zeros of ``like``'s shape (and chunks), lazily on Dask."""
+        if self.name == "dask.array":
+            return self.namespace.zeros_like(like, dtype=dtype)
+        return self.namespace.zeros(tuple(like.shape), dtype=self.dtype(dtype))
+
     def impl(self, prim: Any) -> Callable[..., Any]:
         """``prim``'s implementation on this kind's arrays (built once)."""
         found = self._impls.get(prim)
@@ -120,7 +141,7 @@ class ArrayKind:
 
 def _implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
     asarray = kind.namespace.asarray
-    rule = _RULES.get(prim.name)
+    rule = _LIBRARY_RULES.get(kind.name, {}).get(prim.name) or _RULES.get(prim.name)
     if rule is not None:
         return rule(kind) if kind.protocols else _namespace_arguments(rule(kind), asarray)
     if kind.protocols:  # NumPy's protocols route the NumPy implementation to the library
@@ -167,6 +188,10 @@ def _unsupported(prim_name: str, kind: ArrayKind) -> Callable[..., Any]:
     return refuse
 
 
+# What a conversion to NumPy returns: an array, or a scalar (np.linalg.det's fallback).
+_NUMPY_RESULTS = (_ndarray, np.generic)
+
+
 def _checked(prim: Any, kind: ArrayKind, impl: Callable[..., Any]) -> Callable[..., Any]:
     """``impl`` where an input is this kind's array, NumPy's implementation where none
     is (a program on Dask arrays has NumPy constants too); refusing to return a NumPy
@@ -178,8 +203,8 @@ def _checked(prim: Any, kind: ArrayKind, impl: Callable[..., Any]) -> Callable[.
         if kind_of_all(args) is None:
             return numpy_impl(*args, **params)
         out = impl(*args, **params)
-        if isinstance(out, _ndarray) or (isinstance(out, tuple) and any(
-                isinstance(o, _ndarray) for o in out)):
+        if isinstance(out, _NUMPY_RESULTS) or (isinstance(out, tuple) and any(
+                isinstance(o, _NUMPY_RESULTS) for o in out)):
             raise NotImplementedError(
                 f"gradtape's {prim_name!r} op turned {kind.name} arrays into NumPy arrays; "
                 f"it does not run on {kind.name} arrays yet. Convert the input with "

@@ -12,6 +12,7 @@ from . import (
            array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
            clipping,
            convolution,
+           dask_rules,  # noqa: F401 - how primitives run on Dask where NumPy does not route
            elementwise,
            fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
            index,

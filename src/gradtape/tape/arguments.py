@@ -92,6 +92,8 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
         if kind is not None:  # Dask, ...: the gradient stays that library's array
             return wrap(kind.fit(g, tuple(source.shape), source.dtype))
         g = np.asarray(g)
+    elif value.__class__ is not np.ndarray and kind_of(value) is not None:
+        return _constant_gradient(g, source)
     elif g.dtype == value.dtype and g.shape == value.shape:
         return wrap(g)  # the common case
     if g.dtype != source.dtype:
@@ -100,3 +102,22 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
         g = np.broadcast_to(g, source.shape).copy()
     return wrap(g)
 
+
+
+def _constant_gradient(g: np.ndarray, source: Tensor) -> Tensor:
+    """A NumPy gradient (built from constants alone, such as the ones seed of a sum) of
+    a source holding another library's array: that library's array, like the source."""
+    value = source._value
+    if g.dtype != source.dtype:
+        g = g.astype(source.dtype)
+    return wrap(kind_of(value).from_constant(g, value))
+
+
+def zeros_gradient(source: Tensor) -> Tensor:
+    """The gradient ``unconnected_gradients=ZERO`` gives: zeros like the source, in the
+    source's array library (lazy zeros, chunked like it, for Dask)."""
+    value = source._value
+    kind = None if value.__class__ is np.ndarray else kind_of(value)
+    if kind is None:
+        return wrap(np.zeros(source.shape, source.dtype))
+    return wrap(kind.zeros_like(value, source.dtype))

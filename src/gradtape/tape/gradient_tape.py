@@ -33,6 +33,7 @@ from .arguments import (
     check_source,
     flat_output_gradients,
     is_float,
+    zeros_gradient,
 )
 from .recording import Record, record_alone, record_op, split_reads, variable_versions
 from .site_references import reference_for, site_of
@@ -356,7 +357,7 @@ class GradientTape:
         for s, g in zip(sources, summed):
             if g is None:
                 if mode is UnconnectedGradients.ZERO:
-                    out.append(wrap(np.zeros(s.shape, s.dtype)))
+                    out.append(zeros_gradient(s))
                 else:
                     out.append(None)
                 continue
@@ -542,12 +543,13 @@ def _gradient_tensors(flat: Any, raw: Any, mode: UnconnectedGradients) -> list:
     out = []
     for s, g in zip(flat, raw):
         value = s._value
-        if g.__class__ is np.ndarray and g.dtype is value.dtype and g.shape == value.shape:
+        if g.__class__ is np.ndarray and g.dtype is value.dtype and g.shape == value.shape \
+                and value.__class__ is np.ndarray:
             out.append(wrap(g))  # already the source's dtype and shape: the usual case
         elif g is not None:
             out.append(as_gradient(g, s))
         elif mode is UnconnectedGradients.ZERO:
-            out.append(wrap(np.zeros(s.shape, s.dtype)))
+            out.append(zeros_gradient(s))
         else:
             out.append(None)
     return out

@@ -248,7 +248,10 @@ def _rows(tape, target: Tensor, sources: list[Tensor], seeds_shape, mode) -> lis
 
 def _raw_or_tensor(g: Any) -> Any:
     # While a tape, accumulator or trace sees ops, keep tensors so it sees the stacking.
-    return g if state.active and isinstance(g, Tensor) else np.asarray(g)
+    if state.active and isinstance(g, Tensor):
+        return g
+    value = g._value if isinstance(g, Tensor) else g
+    return value if kind_of(value) is not None else np.asarray(value)  # Dask stays lazy
 
 
 def _looped_columns(tape, target: Tensor, sources: list[Tensor], seeds_shape,
@@ -402,7 +405,7 @@ def batch_jacobian(tape, target, source, unconnected_gradients, parallel_iterati
     shape = (batch,) + y_shape + x_shape
     tape._begin_gradient("batch_jacobian")
     column: Any = None
-    if np.size(target._value):
+    if 0 not in tuple(target.shape):  # np.size would compute a Dask array
         tape._computing = True  # a grad_fn calling this tape again raises, not recurses
         try:
             if experimental_use_pfor:
