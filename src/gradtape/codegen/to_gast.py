@@ -119,11 +119,18 @@ class _Writer:
 
     def statements(self, index: int, eqn: Eqn) -> list[gast.stmt]:
         """The statements computing ``eqn``: one, or an array and its filling."""
-        if eqn.prim.name == "scatter_add" and writes_out(eqn):
+        if eqn.prim.name == "scatter_add" and writes_out(eqn) and self._writable_arrays():
             target = self.locals.define(eqn.outs[0], self._hint(eqn, eqn.outs[0]))
             return scatter_add_statements(eqn, [self.expr(v) for v in eqn.inputs], target,
                                           self.globs)
         return [self.statement(index, eqn)]
+
+    def _writable_arrays(self) -> bool:
+        """Whether a NumPy zeros array may take the update: not for an array-API library
+        outside NumPy's protocols (it would become a NumPy array), whose scatter_add
+        rule adds without writes."""
+        kind = self.globs.array_kind
+        return kind is None or kind.protocols
 
     def statement(self, index: int, eqn: Eqn) -> gast.stmt:
         reuse = self.plan.get(index)

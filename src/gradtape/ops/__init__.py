@@ -9,6 +9,8 @@ import sys
 from ..core import operators as _operators
 from . import (
            arrange,
+           array_api_linalg,  # noqa: F401 - how primitives run on array-API arrays
+           array_api_rules,  # noqa: F401 - (likewise)
            array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
            clipping,
            convolution,

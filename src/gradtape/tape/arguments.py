@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import nest
 from ..core.backends import kind_of
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import Tensor, constant, wrap
 from ..ops import broadcast_to, cast
 
 
@@ -53,7 +53,8 @@ def flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) -> 
 
 def fit_output_gradient(g: Any, target: Tensor) -> Any:
     if not isinstance(g, Tensor):
-        g = wrap(np.asarray(g))
+        # Another library's array stays one (constant converts nothing to NumPy).
+        g = wrap(np.asarray(g)) if kind_of(g) is None else constant(g)
     if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
             target.dtype, np.complexfloating):
         raise TypeError(
@@ -92,8 +93,13 @@ def as_gradient(g: Any, source: Tensor) -> Tensor:
         if kind is not None:  # Dask, ...: the gradient stays that library's array
             return wrap(kind.fit(g, tuple(source.shape), source.dtype))
         g = np.asarray(g)
-    elif g.dtype == value.dtype and g.shape == value.shape:
-        return wrap(g)  # the common case
+    elif value.__class__ is np.ndarray:
+        if g.dtype == value.dtype and g.shape == value.shape:
+            return wrap(g)  # the common case
+    else:
+        kind = kind_of(value)
+        if kind is not None:  # a constant gradient (folded zeros) of another library's source
+            return wrap(kind.fit(kind.namespace.asarray(g), tuple(source.shape), source.dtype))
     if g.dtype != source.dtype:
         g = g.astype(source.dtype)
     if g.shape != source.shape:
