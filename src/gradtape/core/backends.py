@@ -130,6 +130,10 @@ class ArrayKind:
             array = self.astype(array, dtype)
         return array if tuple(array.shape) == tuple(shape) else self.broadcast_to(array, shape)
 
+    def supports(self, prim: Any) -> bool:
+        """Whether ``prim`` runs on this kind's arrays (else it raises NotImplementedError)."""
+        return not getattr(getattr(self.impl(prim), "__wrapped__", None), "unsupported", False)
+
     def impl(self, prim: Any) -> Callable[..., Any]:
         """``prim``'s implementation on this kind's arrays (built once)."""
         found = self._impls.get(prim)
@@ -174,6 +178,9 @@ def _namespace_arguments(function: Callable[..., Any], asarray: Callable[..., An
     own arrays and Python scalars, so NumPy scalars become Python scalars (which take
     the array's dtype, as gradtape's constants have the dtype of the array they meet)
     and NumPy arrays (constants the backward made, such as its ones seed) its arrays."""
+    if getattr(function, "unsupported", False):
+        return function  # it raises whatever it is given
+
     def call(*args: Any, **params: Any) -> Any:
         return function(*[a.item() if isinstance(a, np.generic) else
                           asarray(a) if isinstance(a, _ndarray) else a for a in args],
@@ -188,6 +195,12 @@ def _unsupported(prim_name: str, kind: ArrayKind) -> Callable[..., Any]:
             f"gradtape's {prim_name!r} op does not run on {kind.name} arrays yet: its "
             f"NumPy implementation has no {kind.name} equivalent. Convert the input with "
             "np.asarray first, or use an op that does (docs/scaling.md lists them).")
+    return unsupported(refuse)
+
+
+def unsupported(refuse: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``refuse`` as the implementation of an op a kind cannot run (it raises)."""
+    refuse.unsupported = True  # type: ignore[attr-defined]
     return refuse
 
 
@@ -307,6 +320,14 @@ def eager_impl(prim: Any, values: list) -> Callable[..., Any]:
     return kind.impl(prim)
 
 
+def constant_like(reference: Any, array: np.ndarray) -> Any:
+    """gradtape's own NumPy constant ``array`` (a composite op's weights) as an array of
+    the library of ``reference`` (a tensor or array): one that takes no NumPy arrays
+    would refuse it as the user's data (``check_no_numpy_arrays``)."""
+    kind = kind_of(getattr(reference, "_value", reference))
+    return array if kind is None or kind.takes_numpy else kind.namespace.asarray(array)
+
+
 def check_no_numpy_arrays(prim_name: str, kind: ArrayKind, values: list) -> None:
     """A user's op mixing ``kind``'s arrays with a NumPy array raises, naming the fix,
     as TF does for tensors on two devices. Scalars (Python, NumPy, 0-d arrays) mix."""
@@ -326,9 +347,9 @@ def _mixing_error(prim_name: str, kind: ArrayKind, array: np.ndarray) -> Excepti
         fix = (f"Convert the NumPy array with {kind.name}.asarray(x), or the "
                f"{kind.name} one to NumPy with .numpy()")
     return InvalidArgumentError(
-        f"gradtape's {prim_name!r} op got a {kind.name} array and a NumPy array of shape "
-        f"{array.shape}: {kind.name} does not compute on NumPy arrays (like TF's tensors "
-        f"on two devices). {fix}, so that both are on one device.")
+        f"gradtape's {prim_name!r} op got both {kind.name} and NumPy arrays (one of shape "
+        f"{array.shape}): {kind.name} does not compute on NumPy arrays, as TF's ops do "
+        f"not take tensors on two devices. {fix}, so that both live on one device.")
 
 
 # --- converting to a tensor ---------------------------------------------------------------

@@ -9,7 +9,7 @@ Indexing, linear algebra and FFTs are in ``array_api_linalg.py``.
 
 from __future__ import annotations
 
-from ..core.backends import ArrayKind, namespace_rule
+from ..core.backends import ArrayKind, namespace_rule, unsupported
 
 
 def _is_complex(xp, x) -> bool:
@@ -195,7 +195,7 @@ def _missing(kind: ArrayKind, prim_name: str, function: str):
             f"gradtape's {prim_name!r} op does not run on {kind.name} arrays: its "
             f"namespace has no {function!r} (an array API standard function of a later "
             "version). Convert the input with np.asarray first.")
-    return refuse
+    return unsupported(refuse)
 
 
 @_array_api_rule("linear_recurrence")
@@ -243,6 +243,18 @@ def _argsort(kind: ArrayKind):
     # Stable both ways: equal values keep index order, as TF's DESCENDING (top_k) does.
     return lambda x, axis, kind, descending: xp.argsort(
         x, axis=axis, descending=descending, stable=True)
+
+
+@_array_api_rule("argpartition")
+def _argpartition(kind: ArrayKind):
+    xp = kind.namespace
+    # A full stable sort is a partition around every kth: the kth elements (all that
+    # quantiles read) equal NumPy's; the order inside each part is unspecified in both.
+    def argpartition(x, kth, axis):
+        if axis is None:  # NumPy's: over the flattened array
+            x, axis = xp.reshape(x, (-1,)), 0
+        return xp.argsort(x, axis=axis, stable=True)
+    return argpartition
 
 
 @_array_api_rule("concatenate")
