@@ -59,11 +59,19 @@ _KIND_NEUTRAL = frozenset((
 _INDEXING = frozenset(("getitem", "scatter_add"))
 
 
-def namespace_rule(primitive_name: str, *, array_api_only: bool = False):
+# Rules for one library (namespace module name -> primitive name -> rule): CuPy's,
+# where a NumPy implementation calls np.asarray (CuPy refuses to convert implicitly).
+_LIBRARY_RULES: dict[str, dict[str, Callable[[ArrayKind], Callable[..., Any]]]] = {}
+
+
+def namespace_rule(primitive_name: str, *, array_api_only: bool = False,
+                   library: str | None = None):
     """Declare how primitive ``primitive_name`` runs on another library's arrays:
     ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``.
-    With ``array_api_only``, only on kinds outside NumPy's protocols."""
-    rules = _ARRAY_API_RULES if array_api_only else _RULES
+    With ``array_api_only``, only on kinds outside NumPy's protocols; with ``library``,
+    only on that library's arrays (``"cupy"``), before any other rule."""
+    rules = (_LIBRARY_RULES.setdefault(library, {}) if library is not None
+             else _ARRAY_API_RULES if array_api_only else _RULES)
 
     def register(make: Callable[[ArrayKind], Callable[..., Any]]):
         rules[primitive_name] = make
@@ -146,7 +154,7 @@ class ArrayKind:
 
 def _implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
     asarray = kind.namespace.asarray
-    rule = _RULES.get(prim.name)
+    rule = _LIBRARY_RULES.get(kind.name, {}).get(prim.name) or _RULES.get(prim.name)
     if rule is None and not kind.protocols:
         rule = _ARRAY_API_RULES.get(prim.name)
     if rule is not None:

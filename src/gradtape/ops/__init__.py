@@ -14,6 +14,7 @@ from . import (
            array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
            clipping,
            convolution,
+           cupy_rules,  # noqa: F401 - (likewise, CuPy)
            elementwise,
            fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
            index,
