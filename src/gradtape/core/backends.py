@@ -33,7 +33,7 @@ _ARRAY_API_NAMES = {
     "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "arctan2": "atan2",
     "absolute": "abs", "invert": "bitwise_invert", "concatenate": "concat",
     "transpose": "permute_dims", "left_shift": "bitwise_left_shift",
-    "right_shift": "bitwise_right_shift",
+    "right_shift": "bitwise_right_shift", "conjugate": "conj",
 }
 
 _DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -43,16 +43,35 @@ _DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 # implementation neither is a NumPy function of the same name nor runs through NumPy's
 # protocols (``np.add.reduce`` does not on Dask). ``ops/array_namespaces.py`` has them.
 _RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
-# Rules for one library only (``ops/dask_rules.py``): library name -> primitive -> rule.
-# They come before the rules above, which hold for every library.
+# Rules for array-API kinds only (``array_api_strict``): on Dask and CuPy the NumPy
+# implementation already runs through NumPy's protocols.
+_ARRAY_API_RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
+
+# Primitives whose implementation is plain Python around other programs or the user's
+# code (a @gt.function call, a nested backward, custom_gradient): it runs as it is on
+# any array kind, and the NumPy constants it passes on are gradtape's own.
+_KIND_NEUTRAL = frozenset((
+    "function_call", "backward_call", "custom_gradient", "custom_gradient_vjp",
+    "variable_read", "py_function", "numpy_function", "stop_gradient", "no_gradient",
+    "identity"))
+# Inputs after the first of these primitives are integer index arrays, which gradtape
+# makes as NumPy arrays (``x[[0, 2]]``): they are not the user's data.
+_INDEXING = frozenset(("getitem", "scatter_add"))
+
+
+# Rules for one library (namespace module name -> primitive name -> rule): CuPy's,
+# where a NumPy implementation calls np.asarray (CuPy refuses to convert implicitly).
 _LIBRARY_RULES: dict[str, dict[str, Callable[[ArrayKind], Callable[..., Any]]]] = {}
 
 
-def namespace_rule(primitive_name: str, library: str | None = None):
+def namespace_rule(primitive_name: str, *, array_api_only: bool = False,
+                   library: str | None = None):
     """Declare how primitive ``primitive_name`` runs on another library's arrays:
-    ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``;
-    with ``library`` (``"dask.array"``), on that library's arrays only."""
-    rules = _RULES if library is None else _LIBRARY_RULES.setdefault(library, {})
+    ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``.
+    With ``array_api_only``, only on kinds outside NumPy's protocols; with ``library``,
+    only on that library's arrays (``"cupy"``), before any other rule."""
+    rules = (_LIBRARY_RULES.setdefault(library, {}) if library is not None
+             else _ARRAY_API_RULES if array_api_only else _RULES)
 
     def register(make: Callable[[ArrayKind], Callable[..., Any]]):
         rules[primitive_name] = make
@@ -63,12 +82,15 @@ def namespace_rule(primitive_name: str, library: str | None = None):
 class ArrayKind:
     """One array library other than NumPy, and the implementations of ops on it."""
 
-    __slots__ = ("name", "namespace", "protocols", "_impls", "_dtypes")
+    __slots__ = ("name", "namespace", "protocols", "takes_numpy", "_impls", "_dtypes")
 
     def __init__(self, name: str, namespace: ModuleType, protocols: bool):
         self.name = name  # the namespace's module name: "dask.array", "array_api_strict"
         self.namespace = namespace
         self.protocols = protocols
+        # Whether the library computes on NumPy arrays mixed with its own: Dask does
+        # (it wraps them); CuPy and array-API libraries raise, as TF does across devices.
+        self.takes_numpy = name == "dask.array"
         self._impls: dict[Any, Callable[..., Any]] = {}
         self._dtypes: dict[Any, np.dtype] = {}
         for dtype_name in _DTYPE_NAMES:
@@ -131,17 +153,25 @@ class ArrayKind:
             return self.namespace.zeros_like(like, dtype=dtype)
         return self.namespace.zeros(tuple(like.shape), dtype=self.dtype(dtype))
 
+    def supports(self, prim: Any) -> bool:
+        """Whether ``prim`` runs on this kind's arrays (else it raises NotImplementedError)."""
+        return not getattr(getattr(self.impl(prim), "__wrapped__", None), "unsupported", False)
+
     def impl(self, prim: Any) -> Callable[..., Any]:
         """``prim``'s implementation on this kind's arrays (built once)."""
         found = self._impls.get(prim)
         if found is None:
-            found = self._impls[prim] = _checked(prim, self, _implementation(self, prim))
+            found = self._impls[prim] = (
+                prim.impl if prim.name in _KIND_NEUTRAL
+                else _checked(prim, self, _implementation(self, prim)))
         return found
 
 
 def _implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
     asarray = kind.namespace.asarray
     rule = _LIBRARY_RULES.get(kind.name, {}).get(prim.name) or _RULES.get(prim.name)
+    if rule is None and not kind.protocols:
+        rule = _ARRAY_API_RULES.get(prim.name)
     if rule is not None:
         return rule(kind) if kind.protocols else _namespace_arguments(rule(kind), asarray)
     if kind.protocols:  # NumPy's protocols route the NumPy implementation to the library
@@ -171,6 +201,9 @@ def _namespace_arguments(function: Callable[..., Any], asarray: Callable[..., An
     own arrays and Python scalars, so NumPy scalars become Python scalars (which take
     the array's dtype, as gradtape's constants have the dtype of the array they meet)
     and NumPy arrays (constants the backward made, such as its ones seed) its arrays."""
+    if getattr(function, "unsupported", False):
+        return function  # it raises whatever it is given
+
     def call(*args: Any, **params: Any) -> Any:
         return function(*[a.item() if isinstance(a, np.generic) else
                           asarray(a) if isinstance(a, _ndarray) else a for a in args],
@@ -185,6 +218,12 @@ def _unsupported(prim_name: str, kind: ArrayKind) -> Callable[..., Any]:
             f"gradtape's {prim_name!r} op does not run on {kind.name} arrays yet: its "
             f"NumPy implementation has no {kind.name} equivalent. Convert the input with "
             "np.asarray first, or use an op that does (docs/scaling.md lists them).")
+    return unsupported(refuse)
+
+
+def unsupported(refuse: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``refuse`` as the implementation of an op a kind cannot run (it raises)."""
+    refuse.unsupported = True  # type: ignore[attr-defined]
     return refuse
 
 
@@ -258,6 +297,11 @@ def _namespace_of(value: Any) -> ModuleType | None:
     dask_array = sys.modules.get("dask.array")
     if dask_array is not None and isinstance(value, dask_array.Array):
         return dask_array  # Dask's arrays have no __array_namespace__ yet
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(value, cupy.ndarray):
+        # The module itself: cupy.ndarray has no __array_namespace__ before CuPy 14,
+        # and NumPy's protocols route NumPy's functions to CuPy on its arrays.
+        return cupy
     get = getattr(type(value), "__array_namespace__", None)
     if get is None or not hasattr(value, "shape") or not hasattr(value, "dtype"):
         return None
@@ -296,7 +340,43 @@ def kind_of_all(values: Any) -> ArrayKind | None:
 def eager_impl(prim: Any, values: list) -> Callable[..., Any]:
     """What an eager op runs when an input is not NumPy's (the dispatcher's slow path)."""
     kind = kind_of_all(values)
-    return prim.eager if kind is None else kind.impl(prim)
+    if kind is None:
+        return prim.eager
+    if not kind.takes_numpy and prim.name not in _KIND_NEUTRAL:
+        check_no_numpy_arrays(prim.name, kind, values)
+    return kind.impl(prim)
+
+
+def constant_like(reference: Any, array: np.ndarray) -> Any:
+    """gradtape's own NumPy constant ``array`` (a composite op's weights) as an array of
+    the library of ``reference`` (a tensor or array): one that takes no NumPy arrays
+    would refuse it as the user's data (``check_no_numpy_arrays``)."""
+    kind = kind_of(getattr(reference, "_value", reference))
+    return array if kind is None or kind.takes_numpy else kind.namespace.asarray(array)
+
+
+def check_no_numpy_arrays(prim_name: str, kind: ArrayKind, values: list) -> None:
+    """A user's op mixing ``kind``'s arrays with a NumPy array raises, naming the fix,
+    as TF does for tensors on two devices. Scalars (Python, NumPy, 0-d arrays) mix."""
+    data = values[:1] if prim_name in _INDEXING else values
+    for v in data:
+        if v.__class__ is _ndarray and v.ndim:
+            raise _mixing_error(prim_name, kind, v)
+
+
+def _mixing_error(prim_name: str, kind: ArrayKind, array: np.ndarray) -> Exception:
+    from ..errors import InvalidArgumentError
+
+    if kind.name == "cupy":
+        fix = ("Move the NumPy array to the GPU with cupy.asarray(x), or bring the CuPy "
+               "one to the host with .numpy() (x.get() for a cupy array)")
+    else:
+        fix = (f"Convert the NumPy array with {kind.name}.asarray(x), or the "
+               f"{kind.name} one to NumPy with .numpy()")
+    return InvalidArgumentError(
+        f"gradtape's {prim_name!r} op got both {kind.name} and NumPy arrays (one of shape "
+        f"{array.shape}): {kind.name} does not compute on NumPy arrays, as TF's ops do "
+        f"not take tensors on two devices. {fix}, so that both live on one device.")
 
 
 # --- converting to a tensor ---------------------------------------------------------------
@@ -325,6 +405,8 @@ def convert(array: Any, kind: ArrayKind, dtype: Any) -> Any:
                         "part (gt.real) first.")
     if kind.name == "dask.array":  # immutable: sharing it is safe, and keeps it lazy
         return array
+    if kind.protocols:  # CuPy: ndarray's copy (cupy.asarray takes no copy= before 14)
+        return array.copy()
     return kind.namespace.asarray(array, copy=True)
 
 

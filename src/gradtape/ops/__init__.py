@@ -9,9 +9,12 @@ import sys
 from ..core import operators as _operators
 from . import (
            arrange,
+           array_api_linalg,  # noqa: F401 - how primitives run on array-API arrays
+           array_api_rules,  # noqa: F401 - (likewise)
            array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
            clipping,
            convolution,
+           cupy_rules,  # noqa: F401 - how primitives run on CuPy where NumPy would convert
            dask_rules,  # noqa: F401 - how primitives run on Dask where NumPy does not route
            elementwise,
            fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal

@@ -83,3 +83,4 @@ def _softplus(kind: ArrayKind):
 def _relu(kind: ArrayKind):
     xp = kind.namespace
     return lambda x: xp.maximum(x, xp.zeros_like(x))
+

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.backends import constant_like
 from ..core.tensor import Tensor, concrete_value
 from ..ir.nodes import Aval
 from . import elementwise as _ew
@@ -91,7 +92,7 @@ def _quantiles(a: Any, q: Any, axis: Any, keepdims: bool, method: str,
     last = len(flat.shape) - 1
     below = _index.take_static(ordered, lo.ravel(), last)
     above = _index.take_static(ordered, hi.ravel(), last)
-    mixed = below + (above - below) * frac.ravel()
+    mixed = below + (above - below) * constant_like(below, frac.ravel())
     mixed = _shape.reshape(mixed, rest + q_array.shape)
     out = _shape.moveaxis(mixed, tuple(range(len(rest), len(rest) + q_array.ndim)),
                           tuple(range(q_array.ndim))) if q_array.ndim else mixed

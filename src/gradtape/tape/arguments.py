@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import nest
 from ..core.backends import kind_of
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import Tensor, constant, wrap
 from ..ops import broadcast_to, cast
 
 
@@ -53,7 +53,8 @@ def flat_output_gradients(output_gradients: Any, flat_targets: list[Tensor]) -> 
 
 def fit_output_gradient(g: Any, target: Tensor) -> Any:
     if not isinstance(g, Tensor):
-        g = wrap(np.asarray(g))
+        # Another library's array stays one (constant converts nothing to NumPy).
+        g = wrap(np.asarray(g)) if kind_of(g) is None else constant(g)
     if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
             target.dtype, np.complexfloating):
         raise TypeError(
