@@ -14,8 +14,9 @@ also sees:
   constants.
 
 Outer tapes and accumulators are hidden while tracing: the call is recorded by them as
-one op afterwards. Variables assigned while tracing get their old values back at the end:
-the compiled function then runs the call for real.
+one op afterwards. Variables assigned while tracing get their old values back at the end,
+and random streams drawn from their old states: the compiled function then runs the call
+for real.
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ class Tracer:
         self.pinned: list[Any] = []  # arrays whose ids are keys above: kept alive
         self.prints: list[Any] = []  # gt.print calls (PrintRecord), printed at each call
         self.kept: list[Var] = []  # results of ops run for their effects (py_function)
+        self.streams: dict[int, tuple[Any, Any]] = {}  # id(generator) -> (it, its state)
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -304,6 +306,12 @@ class Tracer:
         """Compute ``values`` on every call even if nothing uses them (py_function)."""
         self.kept += [v for v in values if isinstance(v, Var)]
 
+    def rewind_at_end(self, generator: Any) -> None:
+        """A traced random draw takes values from ``generator`` (a NumPy one): it gets
+        its state back when the trace ends. Tracing moves no stream: the calls do."""
+        if id(generator) not in self.streams:
+            self.streams[id(generator)] = (generator, generator.bit_generator.state)
+
     def on_read(self, tensor: Tensor, kind: str, result: Any) -> None:
         """Python read ``tensor``'s value as ``kind`` and got ``result``: a guard."""
         if not isinstance(result, (bool, int)):  # small ints and bools are shared objects
@@ -406,11 +414,14 @@ class Tracer:
         return var
 
     def restore_variables(self) -> None:
-        """Give assigned variables back the values they had before the trace."""
+        """Give assigned variables back the values they had before the trace, and random
+        streams drawn from the states they had."""
         for tid, (array, version) in self.saved.items():
             variable = self.variables[tid]
             variable._value = array
             variable._version = version
+        for generator, stream_state in self.streams.values():
+            generator.bit_generator.state = stream_state
 
     # --- the result ----------------------------------------------------------------------
     def finish(self, returned: Any) -> TracedFunction:
