@@ -148,3 +148,169 @@ def test_forward_mode_through_a_call_uses_that_calls_mask(compile_mode):
         kept = dropped.numpy() != 0
         expected = np.sum(np.where(kept, 8 * x.numpy() * direction, 0.0))
         np.testing.assert_allclose(float(acc.jvp(y)), expected, rtol=1e-12)
+
+
+def test_op_seeded_and_global_draws_follow_the_eager_sequence(compile_mode):
+    """An op seed's stream and the global one, interleaved with eager draws between
+    calls: the same values as the body run eagerly."""
+
+    def body():
+        return R.normal([3], seed=7), R.uniform([2]), R.normal([2], seed=7)
+
+    R.set_seed(5)
+    eager = []
+    for _ in range(3):
+        eager.append([t.numpy() for t in body()])
+        eager.append([R.normal([1]).numpy()])
+    R.set_seed(5)
+    traced_body = gt.function(body)
+    traced = []
+    for _ in range(3):
+        traced.append([t.numpy() for t in traced_body()])
+        traced.append([R.normal([1]).numpy()])
+    _assert_same_sequence(traced, eager)
+    assert not np.array_equal(traced[0][0], traced[2][0])
+    # set_seed restarts every stream the function draws from, also between its calls.
+    R.set_seed(5)
+    _assert_same_sequence([[t.numpy() for t in traced_body()]], eager[:1])
+
+
+def test_generator_methods_advance_the_generator_on_every_call(compile_mode):
+    def body(g):
+        return g.normal([2, 3]), g.uniform([4], minval=1.0, maxval=2.0), \
+            g.truncated_normal([3], dtype=gt.float64)
+
+    eager = _calls(body, 3, R.Generator.from_seed(11))
+    generator = R.Generator.from_seed(11)
+    step = gt.function(lambda: body(generator))
+    _assert_same_sequence(_calls(step, 3), eager)
+    generator.reset_from_seed(11)  # a new stream object: read at every call
+    _assert_same_sequence(_calls(step, 1), eager[:1])
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_other_random_ops_follow_the_eager_sequence(compile_mode):
+    values = gt.constant(np.arange(12).reshape(6, 2))
+    logits = gt.constant(np.log([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]))
+
+    def body(values, logits):
+        return (R.shuffle(values), R.categorical(logits, 5, seed=3),
+                R.truncated_normal([4], mean=1.0, stddev=0.5),
+                R.uniform([3], minval=2, maxval=9, dtype=gt.int32),
+                R.uniform([], maxval=100, dtype=gt.int64),  # a scalar: never folded
+                R.normal([2, 2], mean=[1.0, -1.0], stddev=3.0, dtype=gt.float16))
+
+    eager, traced = _eager_and_traced(body, 4, values, logits, seed=9)
+    _assert_same_sequence(traced, eager)
+    assert len({int(call[4]) for call in traced}) > 1
+
+
+def test_tensor_parameters_are_inputs_of_the_scaling(compile_mode):
+    """mean, stddev, minval, maxval as tensor arguments: new values without a new trace,
+    and differentiable (checked against finite differences in float64)."""
+
+    def body(mean, stddev, low):
+        return R.normal([3], mean=mean, stddev=stddev, dtype=gt.float64, seed=1), \
+            R.uniform([2], minval=low, maxval=low + 1.0, dtype=gt.float64)
+
+    args = [gt.constant(0.5, gt.float64), gt.constant(2.0, gt.float64),
+            gt.constant(-1.0, gt.float64)]
+    eager, traced = _eager_and_traced(body, 3, *args, seed=2)
+    _assert_same_sequence(traced, eager)
+    step = gt.function(body)
+    R.set_seed(3)
+    with gt.GradientTape() as tape:
+        tape.watch(args)
+        normal, uniform = step(*args)
+        total = gt.reduce_sum(normal) + gt.reduce_sum(uniform)
+    d_mean, d_stddev, d_low = (float(g) for g in tape.gradient(total, args))
+    unit = (normal.numpy() - 0.5) / 2.0
+    assert (d_mean, d_low) == (3.0, 2.0)
+    assert d_stddev == pytest.approx(np.sum(unit), rel=1e-12)
+
+
+def test_stateless_ops_take_their_seed_as_an_input(compile_mode):
+    @gt.function
+    def draw(seed):
+        return (R.stateless_normal([3], seed=seed), R.stateless_uniform([2], seed=seed),
+                R.stateless_truncated_normal([2], seed=seed, dtype=gt.float64),
+                R.stateless_uniform([2], seed=seed, minval=0, maxval=50, dtype=gt.int32))
+
+    seeds = [[1, 2], [2, 1], [1, 2], [7, 0]]
+    traced = [[t.numpy() for t in draw(gt.constant(s))] for s in seeds]
+    eager = [[t.numpy() for t in draw.python_function(gt.constant(s))] for s in seeds]
+    _assert_same_sequence(traced, eager)
+    _assert_same_sequence(traced[2:3], traced[:1])  # a seed gives its values, every call
+    assert not np.array_equal(traced[0][0], traced[1][0])
+    assert draw.experimental_get_tracing_count() == 1
+    with pytest.raises(gt.errors.InvalidArgumentError, match="shape \\[2\\]"):
+        draw(gt.constant([1, 2, 3]))
+
+
+def test_tracing_draws_nothing(compile_mode):
+    """get_concrete_function (a trace, no call) and the trace of a first call move no
+    stream: the calls draw as eager calls would."""
+    x = gt.ones([4])
+    step = gt.function(lambda x: gt.nn.dropout(x, 0.5) + R.normal([4], seed=2))
+    R.set_seed(8)
+    expected = [(gt.nn.dropout(x, 0.5) + R.normal([4], seed=2)).numpy() for _ in range(2)]
+    R.set_seed(8)
+    step.get_concrete_function(x)
+    step.get_concrete_function(x)  # finds the trace: a probe, not a call
+    _assert_same_sequence(_calls(step, 2, x), [[e] for e in expected])
+
+
+def test_a_call_whose_guards_fail_gives_back_what_it_drew(compile_mode):
+    """The trace tried first draws, then its guard fails and another trace runs: the
+    stream moves once per call, as eagerly."""
+
+    def body(x, flag):
+        noise = R.uniform([3])
+        return noise * 2.0 if bool(flag) else noise - 1.0
+
+    x = gt.zeros([3])
+    flags = [True, False, True, False, False, True]
+    R.set_seed(4)
+    eager = [[body(x, gt.constant(f)).numpy()] for f in flags]
+    R.set_seed(4)
+    step = gt.function(body)
+    traced = [[step(x, gt.constant(f)).numpy()] for f in flags]
+    _assert_same_sequence(traced, eager)
+    assert step.experimental_get_tracing_count() == 2
+
+
+def test_unused_draws_still_move_the_stream(compile_mode):
+    def body():
+        R.normal([5])  # discarded, but eagerly it moves the global stream
+        return R.normal([2])
+
+    eager, traced = _eager_and_traced(body, 3)
+    _assert_same_sequence(traced, eager)
+
+
+def test_compiled_and_interpreted_calls_agree():
+    x = gt.constant(np.linspace(-1.0, 1.0, 20).reshape(4, 5))
+    w = gt.Variable(np.full((4, 5), 0.7))
+    results = []
+    for compiled in (True, False):
+        with gt.config(compile=compiled, compile_after=1):
+            step = gt.function(_dropout_step)
+            R.set_seed(12)
+            results.append(_calls(step, 3, x, w))
+    _assert_same_sequence(results[0], results[1])
+
+
+def test_vectorized_draws_take_one_draw_per_element(compile_mode):
+    """The batching rule: a draw whose operand is batched draws once per element."""
+    from gradtape.ad.batching import batch_program
+    from gradtape.ir import interpreter
+
+    logits = gt.constant(np.log([[0.5, 0.5], [0.9, 0.1]]))
+    step = gt.function(lambda logits: R.categorical(logits, 4))
+    program = step.get_concrete_function(logits).program
+    batched = batch_program(program, [True], 3)
+    R.set_seed(1)
+    rows = [R.categorical(logits, 4).numpy() for _ in range(3)]
+    R.set_seed(1)
+    (result, *_) = interpreter.run(batched, [np.stack([logits.numpy()] * 3)])
+    np.testing.assert_array_equal(result, np.stack(rows))
