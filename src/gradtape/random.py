@@ -374,6 +374,11 @@ class Generator:
         return cls()
 
     def reset_from_seed(self, seed: int) -> None:
+        if state.tracer is not None:  # Python: it would reset once, when traced
+            raise NotImplementedError(
+                "Generator.reset_from_seed inside @gt.function would reset the generator "
+                "once, at trace time, where TF resets it on every call: call it outside "
+                "the function, before the calls that must start from the seed.")
         self._rng = np.random.default_rng(_entropy(seed))
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0,

@@ -100,7 +100,7 @@ def test_the_gradient_inside_a_function_uses_that_calls_mask(compile_mode):
         masks.append(kept)
         w0 = w.numpy()
         np.testing.assert_allclose(float(loss), _loss_with_mask(x, w0, kept), rtol=1e-12)
-        expected = _finite_differences(lambda v: _loss_with_mask(x, v, kept), w0)
+        expected = _finite_differences(lambda v, kept=kept: _loss_with_mask(x, v, kept), w0)
         np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-6, atol=1e-9)
     assert not np.array_equal(masks[0], masks[1]) or not np.array_equal(masks[1], masks[2])
     R.set_seed(2)
@@ -314,3 +314,68 @@ def test_vectorized_draws_take_one_draw_per_element(compile_mode):
     R.set_seed(1)
     (result, *_) = interpreter.run(batched, [np.stack([logits.numpy()] * 3)])
     np.testing.assert_array_equal(result, np.stack(rows))
+
+
+def test_higher_order_derivatives_through_a_call_use_its_mask(compile_mode):
+    """Reverse over reverse, forward over reverse, reverse over forward and a jacobian
+    through a call with dropout: each with that call's mask (y = 8 Σ kept x³)."""
+    x = gt.constant(np.linspace(0.5, 2.0, 8))
+    v = gt.constant(np.linspace(-1.0, 1.0, 8))
+
+    @gt.function
+    def f(x):
+        dropped = gt.nn.dropout(x, 0.5)
+        return gt.reduce_sum(dropped * dropped * dropped), dropped
+
+    def hvp(kept):
+        return np.where(kept, 48 * x.numpy() * v.numpy(), 0.0)
+
+    R.set_seed(3)
+    for _ in range(2):
+        with gt.GradientTape() as outer:
+            outer.watch(x)
+            with gt.GradientTape() as inner:
+                inner.watch(x)
+                y, dropped = f(x)
+            product = gt.reduce_sum(inner.gradient(y, x) * v)
+        np.testing.assert_allclose(outer.gradient(product, x).numpy(),
+                                   hvp(dropped.numpy() != 0), rtol=1e-12)
+        with gt.autodiff.ForwardAccumulator(x, v) as acc:
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y, dropped = f(x)
+            grad = tape.gradient(y, x)
+        np.testing.assert_allclose(acc.jvp(grad).numpy(), hvp(dropped.numpy() != 0),
+                                   rtol=1e-12)
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y, dropped = f(x)
+        np.testing.assert_array_equal(tape.jacobian(dropped, x).numpy(),
+                                      np.diag(np.where(dropped.numpy() != 0, 2.0, 0.0)))
+
+
+def test_reset_from_seed_inside_a_function_raises():
+    generator = R.Generator.from_seed(1)
+
+    @gt.function
+    def restart():
+        generator.reset_from_seed(1)
+        return generator.normal([2])
+
+    with pytest.raises(NotImplementedError, match="outside the function"):
+        restart()
+
+
+def test_a_concrete_function_whose_guard_fails_gives_back_what_it_drew(compile_mode):
+    def body(x, flag):
+        noise = R.uniform([3])
+        return noise * 2.0 if bool(flag) else noise - 1.0
+
+    x = gt.zeros([3])
+    R.set_seed(4)
+    eager = [[body(x, gt.constant(f)).numpy()] for f in (False, True)]
+    step = gt.function(body)
+    concrete = step.get_concrete_function(x, gt.constant(True))
+    R.set_seed(4)
+    traced = [[concrete(x, gt.constant(f)).numpy()] for f in (False, True)]
+    _assert_same_sequence(traced, eager)
