@@ -206,10 +206,13 @@ def _draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
         arrays = [_to_array(o) if isinstance(o, Tensor) else o for o in operands]
         return _draw_impl(*arrays, stream=stream, distribution=distribution, shape=shape,
                           dtype=dtype)
-    tracer.rewind_at_end(_generator_of(stream))
+    generator = _generator_of(stream)
+    before = generator.bit_generator.state
     drawn = bind(random_draw_p, *operands, stream=stream, distribution=distribution,
                  shape=shape, dtype=dtype)
-    tracer.keep([tracer.value_of(drawn)])
+    value = tracer.value_of(drawn)
+    tracer.traced_draw(generator, before, value)
+    tracer.keep([value])
     return drawn
 
 

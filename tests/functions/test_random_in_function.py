@@ -379,3 +379,31 @@ def test_a_concrete_function_whose_guard_fails_gives_back_what_it_drew(compile_m
     R.set_seed(4)
     traced = [[concrete(x, gt.constant(f)).numpy()] for f in (False, True)]
     _assert_same_sequence(traced, eager)
+
+
+class _LazyDense(gt.Module):
+    """A layer that makes its weights on the first call, from gt.random."""
+
+    def __init__(self, units):
+        super().__init__()
+        self.units = units
+        self.w = None
+
+    def __call__(self, x):
+        if self.w is None:
+            self.w = gt.Variable(gt.random.normal([x.shape[-1], self.units]) * 0.5)
+        return gt.nn.dropout(x @ self.w, rate=0.5)
+
+
+def test_a_layer_built_inside_the_first_call_draws_its_weights_once(compile_mode):
+    """The weights' draw happens once, at the first trace, as TF runs a variable's
+    initializer once; the masks then follow as eagerly."""
+    x = gt.constant(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    R.set_seed(0)
+    eager_layer = _LazyDense(4)
+    eager = _calls(eager_layer, 3, x)
+    R.set_seed(0)
+    traced_layer = _LazyDense(4)
+    traced = _calls(gt.function(traced_layer), 3, x)
+    np.testing.assert_array_equal(traced_layer.w.numpy(), eager_layer.w.numpy())
+    _assert_same_sequence(traced, eager)
