@@ -52,7 +52,8 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
             name: str | None = None) -> Any:
     """TF's ``tf.nn.dropout``: each element (each ``noise_shape`` slice) is zeroed with
     probability ``rate``; kept ones are scaled by ``1 / (1 - rate)``. The mask is drawn
-    from ``gt.random`` (``set_seed`` and ``seed`` as in ``gt.random.uniform``)."""
+    from ``gt.random`` (``set_seed`` and ``seed`` as in ``gt.random.uniform``); inside
+    ``@gt.function`` a new mask on every call."""
     del name
     rate = _checked_rate(rate)
     x = operand(x)

@@ -5,19 +5,32 @@ same sequence of calls gives the same values on every run; an op-level ``seed`` 
 that op its own stream (successive calls still differ), and ``set_seed`` restarts every
 stream. The values are NumPy's (PCG64), not TF's Philox stream: a seeded TF program
 draws different numbers here.
+
+Inside ``@gt.function`` each draw is an equation of the trace (``random_draw``) whose
+implementation draws from its stream when the compiled function runs, as TF's stateful
+random ops do: every call draws new values, in the order eager calls would (a function
+run N times after ``set_seed(s)`` gives what N eager runs of its body give). Tracing
+moves no stream (the tracer rewinds them), and a call whose guards fail gives back what
+it drew. A stateless op's seed is an operand of its equation, so a seed passed as a
+tensor argument needs no new trace.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .core.state import state
 from .core.tensor import Tensor, _to_array, concrete_value, wrap
 from .creation import _dims
 from .dtypes import numpy_dtype
 from .errors import InvalidArgumentError
+from .ir.nodes import Aval
 from .namespaces import public_dir
+from .ops.registry import Primitive, bind, per_primitive
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
            "Generator", "get_global_generator", "set_global_generator", "stateless_normal",
@@ -67,7 +80,7 @@ def set_seed(seed: int | None) -> None:
     _seeds.reset(seed)
 
 
-# --- sampling, shared by the stateful functions, Generator and the stateless ones ----------
+# --- samplers: NumPy draws of unit values, shared by eager calls and traced equations --
 
 def _float_dtype(dtype: Any, what: str) -> np.dtype:
     out = numpy_dtype(dtype)
@@ -94,30 +107,174 @@ def _truncated(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.nd
     return values
 
 
-def _scaled(unit: np.ndarray, scale: Any, shift: Any) -> Tensor:
-    """``unit * scale + shift``: with gradtape ops when a parameter is a tensor (TF's
-    random ops are differentiable in mean and stddev), else in NumPy."""
-    if isinstance(scale, Tensor) or isinstance(shift, Tensor):
-        from .ops import add, multiply
+def _unit_uniform(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """Floats in [0, 1)."""
+    unit = rng.random(shape, np.float64 if dtype.name == "float64" else np.float32)
+    return unit.astype(dtype, copy=False)
 
-        return add(multiply(wrap(unit), scale), shift)
+
+def _integers(rng: np.random.Generator, shape: tuple, dtype: np.dtype, low: Any,
+              high: Any) -> np.ndarray:
+    """Integers in [low, high)."""
+    if np.any(low >= high):
+        raise InvalidArgumentError(f"Need minval < maxval: {low} >= {high}.")
+    return rng.integers(low, high, shape, dtype=dtype)
+
+
+def _permutation(rng: np.random.Generator, shape: tuple, dtype: np.dtype,
+                 value: Any) -> np.ndarray:
+    """``value`` with its first axis permuted (``shape`` and ``dtype`` are its own)."""
+    return rng.permutation(value)
+
+
+def _categorical(rng: np.random.Generator, shape: tuple, dtype: np.dtype,
+                 logits: Any) -> np.ndarray:
+    """``shape[1]`` class indices per row of ``logits``, drawn with probabilities
+    softmax(row). The Gumbel-max trick: argmax(logits + Gumbel noise) samples them."""
+    scores = np.asarray(logits).astype(np.float64)
+    noise = rng.gumbel(size=(scores.shape[0], shape[1], scores.shape[1]))
+    return np.argmax(scores[:, None, :] + noise, axis=-1).astype(dtype)
+
+
+# (rng, shape, dtype, *operands) -> an array of that shape and dtype, by distribution.
+_SAMPLERS: dict[str, Callable[..., np.ndarray]] = {
+    "normal": _standard_normal, "truncated_normal": _truncated, "uniform": _unit_uniform,
+    "integers": _integers, "shuffle": _permutation, "categorical": _categorical,
+}
+
+
+# --- draws: now (eagerly), or equations of a @gt.function trace that draw on every call --
+
+def _generator_of(stream: Any) -> np.random.Generator:
+    """The NumPy generator a stream is now: the global one (``None``), an op seed's (an
+    int) or a ``Generator``'s. Looked up on every draw: ``set_seed`` and
+    ``reset_from_seed`` replace them."""
+    if isinstance(stream, Generator):
+        return stream._rng
+    return _seeds.for_op(stream)
+
+
+def _draw_impl(*operands: Any, stream: Any, distribution: str, shape: tuple,
+               dtype: np.dtype) -> np.ndarray:
+    return _SAMPLERS[distribution](_generator_of(stream), shape, dtype, *operands)
+
+
+def _stateless_impl(seed: Any, *operands: Any, distribution: str, shape: tuple,
+                    dtype: np.dtype) -> np.ndarray:
+    return _SAMPLERS[distribution](_stateless_stream(seed), shape, dtype, *operands)
+
+
+def _drawn_aval(*operands: Any, distribution: str, shape: tuple, dtype: np.dtype,
+                **stream: Any) -> Aval:
+    return Aval(shape, dtype)
+
+
+def _batch_by_loop(prim: Primitive) -> Callable[..., Any]:
+    """One draw per batch element, in order (each element its own values)."""
+    from .ops.batch_rules import batch_by_loop
+
+    return lambda size, args, batched, **params: batch_by_loop(prim, size, args, batched,
+                                                               **params)
+
+
+# ``random_draw(*operands, stream=, distribution=, shape=, dtype=)``: unit values drawn
+# from ``stream`` when the equation runs, so a compiled function draws anew on every call.
+# Its outputs are constants (no VJP, no JVP, as TF's random ops); the scaling by mean and
+# stddev is ordinary, differentiable ops. Impure: never merged, folded or dropped.
+random_draw_p = Primitive(
+    "random_draw", _draw_impl, shape_rule=_drawn_aval,
+    batch=per_primitive(_batch_by_loop), pure=False,
+)
+
+# ``stateless_random_draw(seed, *operands, ...)``: the values depend on the seed operand
+# only, so a seed passed as a tensor argument changes them without a new trace.
+stateless_random_draw_p = Primitive(
+    "stateless_random_draw", _stateless_impl, shape_rule=_drawn_aval,
+    batch=per_primitive(_batch_by_loop),
+)
+
+_Draw = Callable[..., Any]  # (distribution, shape, dtype, *operands) -> unit values
+
+
+def _draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
+          *operands: Any) -> Any:
+    """Unit values from ``stream``: an array now, or while a ``@gt.function`` traces, a
+    tensor computed by a ``random_draw`` equation (drawn on every call, used or not: the
+    stream moves as eagerly). Tracing itself moves no stream: the tracer rewinds it."""
+    tracer = state.tracer
+    if tracer is None:
+        arrays = [_to_array(o) if isinstance(o, Tensor) else o for o in operands]
+        return _draw_impl(*arrays, stream=stream, distribution=distribution, shape=shape,
+                          dtype=dtype)
+    generator = _generator_of(stream)
+    before = generator.bit_generator.state
+    drawn = bind(random_draw_p, *operands, stream=stream, distribution=distribution,
+                 shape=shape, dtype=dtype)
+    value = tracer.value_of(drawn)
+    tracer.traced_draw(generator, before, value)
+    tracer.keep([value])
+    return drawn
+
+
+def _stateless_draw(seed: Any, distribution: str, shape: tuple, dtype: np.dtype,
+                    *operands: Any) -> Any:
+    """Unit values for ``seed``: an array now, or a traced ``stateless_random_draw``
+    tensor whose seed is an operand (a tensor argument: no guard, no new trace)."""
+    if state.tracer is None:
+        return _stateless_impl(seed, *operands, distribution=distribution, shape=shape,
+                               dtype=dtype)
+    return bind(stateless_random_draw_p, seed, *operands, distribution=distribution,
+                shape=shape, dtype=dtype)
+
+
+def streams_of(eqns: Any) -> list[Any]:
+    """The streams the ``random_draw`` equations among ``eqns`` take values from."""
+    return list(dict.fromkeys(e.params["stream"] for e in eqns if e.prim is random_draw_p))
+
+
+def stream_states(streams: list[Any]) -> list[tuple[np.random.Generator, Any]]:
+    """Where ``streams`` are now: ``rewind`` puts them back there."""
+    return [(g, g.bit_generator.state) for g in map(_generator_of, streams)]
+
+
+def rewind(states: list[tuple[np.random.Generator, Any]]) -> None:
+    for generator, stream_state in states:
+        generator.bit_generator.state = stream_state
+
+
+def _stateful(stream: Any) -> _Draw:
+    return functools.partial(_draw, stream)
+
+
+def _scaled(unit: Any, scale: Any, shift: Any) -> Tensor:
+    """``unit * scale + shift``: with gradtape ops when a parameter is a tensor (TF's
+    random ops are differentiable in mean and stddev) or the unit values are traced,
+    else in NumPy. The same arithmetic either way: the same values."""
+    from .ops import add, multiply
+
+    if isinstance(scale, Tensor) or isinstance(shift, Tensor):
+        return add(multiply(unit if isinstance(unit, Tensor) else wrap(unit), scale), shift)
     dtype = unit.dtype
     scale = _to_array(scale, dtype)
     shift = _to_array(shift, dtype)
-    return wrap((unit * scale + shift).astype(dtype, copy=False))
+    if not isinstance(unit, Tensor):
+        return wrap((unit * scale + shift).astype(dtype, copy=False))
+    if scale.shape == shift.shape == () and scale == 1 and shift == 0:
+        return unit  # the defaults: no ops for the generated code to carry
+    return add(multiply(unit, scale), shift)
 
 
-def _normal(rng, shape, mean, stddev, dtype) -> Tensor:
+def _normal(draw: _Draw, shape, mean, stddev, dtype) -> Tensor:
     dtype = _float_dtype(dtype, "normal")
-    return _scaled(_standard_normal(rng, _dims(shape), dtype), stddev, mean)
+    return _scaled(draw("normal", _dims(shape), dtype), stddev, mean)
 
 
-def _truncated_normal(rng, shape, mean, stddev, dtype) -> Tensor:
+def _truncated_normal(draw: _Draw, shape, mean, stddev, dtype) -> Tensor:
     dtype = _float_dtype(dtype, "truncated_normal")
-    return _scaled(_truncated(rng, _dims(shape), dtype), stddev, mean)
+    return _scaled(draw("truncated_normal", _dims(shape), dtype), stddev, mean)
 
 
-def _uniform(rng, shape, minval, maxval, dtype) -> Tensor:
+def _uniform(draw: _Draw, shape, minval, maxval, dtype) -> Tensor:
     """Floats in [minval, maxval) (maxval 1 by default); ints need maxval (TF's rule)."""
     dtype = numpy_dtype(dtype)
     dims = _dims(shape)
@@ -126,12 +283,9 @@ def _uniform(rng, shape, minval, maxval, dtype) -> Tensor:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}: "
                              "uniform(shape, minval, maxval, dtype=...).")
         low, high = _to_array(minval, dtype), _to_array(maxval, dtype)
-        if np.any(low >= high):
-            raise InvalidArgumentError(f"Need minval < maxval: {low} >= {high}.")
-        return wrap(rng.integers(low, high, dims, dtype=dtype))
+        return _as_tensor(draw("integers", dims, dtype, low, high))
     dtype = _float_dtype(dtype, "uniform")
-    unit = rng.random(dims, np.float64 if dtype.name == "float64" else np.float32)
-    unit = unit.astype(dtype, copy=False)
+    unit = draw("uniform", dims, dtype)
     if maxval is None:
         maxval = 1
     if isinstance(minval, Tensor) or isinstance(maxval, Tensor):
@@ -142,13 +296,24 @@ def _uniform(rng, shape, minval, maxval, dtype) -> Tensor:
     return _scaled(unit, high - low, low)
 
 
+def _as_tensor(values: Any) -> Tensor:
+    return values if isinstance(values, Tensor) else wrap(values)
+
+
+def _op_seed(seed: Any) -> int | None:
+    """An op ``seed`` as the int naming its stream (TF takes a Python int)."""
+    if seed is None:
+        return None
+    return int(concrete_value(seed) if isinstance(seed, Tensor) else seed)
+
+
 # --- tf.random's stateful functions ------------------------------------------------------
 
 def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32,
            seed: int | None = None, name: str | None = None) -> Tensor:
     """TF's ``tf.random.normal``: values from N(mean, stddev²), float32 by default."""
     del name
-    return _normal(_seeds.for_op(seed), shape, mean, stddev, dtype)
+    return _normal(_stateful(_op_seed(seed)), shape, mean, stddev, dtype)
 
 
 def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = np.float32,
@@ -156,7 +321,7 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = np.flo
     """TF's ``tf.random.uniform``: values in [minval, maxval); [0, 1) for floats by
     default; integer dtypes need ``maxval`` (ValueError, as TF)."""
     del name
-    return _uniform(_seeds.for_op(seed), shape, minval, maxval, dtype)
+    return _uniform(_stateful(_op_seed(seed)), shape, minval, maxval, dtype)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
@@ -165,16 +330,17 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
     """TF's ``tf.random.truncated_normal``: normal values, redrawn when more than two
     standard deviations from the mean."""
     del name
-    return _truncated_normal(_seeds.for_op(seed), shape, mean, stddev, dtype)
+    return _truncated_normal(_stateful(_op_seed(seed)), shape, mean, stddev, dtype)
 
 
 def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
     """TF's ``tf.random.shuffle``: ``value`` with its first axis permuted (a constant)."""
     del name
-    array = _to_array(value)
-    if array.ndim == 0:
+    values = value if isinstance(value, Tensor) else _to_array(value)
+    if len(values.shape) == 0:
         raise InvalidArgumentError("shuffle needs a tensor of rank >= 1, got a scalar.")
-    return wrap(_seeds.for_op(seed).permutation(array))
+    shape, dtype = tuple(values.shape), np.dtype(values.dtype)
+    return _as_tensor(_draw(_op_seed(seed), "shuffle", shape, dtype, values))
 
 
 def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | None = None,
@@ -182,15 +348,13 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | No
     """TF's ``tf.random.categorical``: for each row of ``logits`` ([batch, classes]),
     ``num_samples`` class indices drawn with probabilities softmax(row); int64."""
     del name
-    scores = _to_array(logits).astype(np.float64)
-    if scores.ndim != 2:
-        raise InvalidArgumentError(f"logits should be a matrix, got shape {scores.shape}.")
+    scores = logits if isinstance(logits, Tensor) else _to_array(logits)
+    if len(scores.shape) != 2:
+        raise InvalidArgumentError(f"logits should be a matrix, got shape "
+                                   f"{tuple(scores.shape)}.")
     out_dtype = np.dtype(np.int64) if dtype is None else numpy_dtype(dtype)
-    rng = _seeds.for_op(seed)
-    # The Gumbel-max trick: argmax(logits + Gumbel noise) samples softmax(logits).
-    noise = rng.gumbel(size=(scores.shape[0], int(num_samples), scores.shape[1]))
-    samples = np.argmax(scores[:, None, :] + noise, axis=-1)
-    return wrap(samples.astype(out_dtype))
+    shape = (int(scores.shape[0]), int(num_samples))
+    return _as_tensor(_draw(_op_seed(seed), "categorical", shape, out_dtype, scores))
 
 
 # --- tf.random.Generator -------------------------------------------------------------------
@@ -213,22 +377,27 @@ class Generator:
         return cls()
 
     def reset_from_seed(self, seed: int) -> None:
+        if state.tracer is not None:  # Python: it would reset once, when traced
+            raise NotImplementedError(
+                "Generator.reset_from_seed inside @gt.function would reset the generator "
+                "once, at trace time, where TF resets it on every call: call it outside "
+                "the function, before the calls that must start from the seed.")
         self._rng = np.random.default_rng(_entropy(seed))
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                dtype: Any = np.float32, name: str | None = None) -> Tensor:
         del name
-        return _normal(self._rng, shape, mean, stddev, dtype)
+        return _normal(_stateful(self), shape, mean, stddev, dtype)
 
     def uniform(self, shape: Any, minval: Any = 0, maxval: Any = None,
                 dtype: Any = np.float32, name: str | None = None) -> Tensor:
         del name
-        return _uniform(self._rng, shape, minval, maxval, dtype)
+        return _uniform(_stateful(self), shape, minval, maxval, dtype)
 
     def truncated_normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                          dtype: Any = np.float32, name: str | None = None) -> Tensor:
         del name
-        return _truncated_normal(self._rng, shape, mean, stddev, dtype)
+        return _truncated_normal(_stateful(self), shape, mean, stddev, dtype)
 
     def split(self, count: int = 1) -> list[Generator]:
         """``count`` new generators with independent streams."""
@@ -256,17 +425,29 @@ def set_global_generator(generator: Generator) -> None:
 
 def _stateless_stream(seed: Any) -> np.random.Generator:
     pair = np.asarray(concrete_value(seed) if isinstance(seed, Tensor) else seed)
-    if pair.shape != (2,) or pair.dtype.kind not in "iu":
+    _check_seed_pair(pair.shape, pair.dtype, seed)
+    return np.random.default_rng([_entropy(v) for v in pair])
+
+
+def _check_seed_pair(shape: Any, dtype: Any, seed: Any) -> None:
+    if tuple(shape) != (2,) or np.dtype(dtype).kind not in "iu":
         raise InvalidArgumentError(f"seed must have shape [2] and an integer dtype, got "
                                    f"{seed!r}: pass seed=[a, b].")
-    return np.random.default_rng([_entropy(v) for v in pair])
+
+
+def _stateless(seed: Any) -> _Draw:
+    """Draws for a stateless op's ``seed`` (checked now: a traced seed by its shape and
+    dtype, without reading its value)."""
+    pair = seed if isinstance(seed, Tensor) else np.asarray(seed)
+    _check_seed_pair(pair.shape, pair.dtype, seed)
+    return functools.partial(_stateless_draw, pair)
 
 
 def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
                      dtype: Any = np.float32, name: str | None = None, alg: Any = None) -> Tensor:
     """TF's ``tf.random.stateless_normal``: the same ``seed`` always gives the same values."""
     del name, alg
-    return _normal(_stateless_stream(seed), shape, mean, stddev, dtype)
+    return _normal(_stateless(seed), shape, mean, stddev, dtype)
 
 
 def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None,
@@ -274,7 +455,7 @@ def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None
                       alg: Any = None) -> Tensor:
     """TF's ``tf.random.stateless_uniform``: the same ``seed`` always gives the same values."""
     del name, alg
-    return _uniform(_stateless_stream(seed), shape, minval, maxval, dtype)
+    return _uniform(_stateless(seed), shape, minval, maxval, dtype)
 
 
 def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
@@ -282,6 +463,6 @@ def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: A
                                alg: Any = None) -> Tensor:
     """TF's ``tf.random.stateless_truncated_normal``."""
     del name, alg
-    return _truncated_normal(_stateless_stream(seed), shape, mean, stddev, dtype)
+    return _truncated_normal(_stateless(seed), shape, mean, stddev, dtype)
 
 __dir__ = public_dir(globals())  # what users see as gt.random

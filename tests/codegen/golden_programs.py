@@ -180,3 +180,30 @@ PROGRAMS = {
     "numpy_functions": numpy_functions,
     "convolution": convolution,
 }
+
+
+# --- @gt.function forwards: each returns (function, args); the forward source is pinned --
+
+def dropout_step():
+    """A training step with dropout and noise: the generated forward draws the mask and
+    the noise when it runs (``random_draw``), so every call has its own."""
+    rng = _rng()
+    x = gt.constant(rng.standard_normal((4, 5)).astype(np.float32))
+    y = gt.constant(rng.standard_normal((4, 3)).astype(np.float32))
+    w = gt.Variable(rng.standard_normal((5, 3)).astype(np.float32) * 0.3)
+
+    @gt.function
+    def train_step(x, y):
+        with gt.GradientTape() as tape:
+            h = gt.nn.dropout(x, rate=0.25, seed=1)
+            noisy = h @ w + gt.random.normal([4, 3], stddev=0.1)
+            loss = gt.reduce_mean(gt.square(noisy - y))
+        w.assign_sub(0.1 * tape.gradient(loss, w))
+        return loss
+
+    return train_step, (x, y)
+
+
+FORWARD_PROGRAMS = {
+    "dropout_step": dropout_step,
+}

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from golden_programs import PROGRAMS
+from golden_programs import FORWARD_PROGRAMS, PROGRAMS
 
 import gradtape as gt
 from gradtape.compiler.cache import backward_cache
@@ -22,6 +22,9 @@ UPDATE = os.environ.get("GRADTAPE_UPDATE_GOLDEN") == "1"
 
 
 def _source(name: str) -> str:
+    if name in FORWARD_PROGRAMS:
+        function, args = FORWARD_PROGRAMS[name]()
+        return function.get_source(*args)
     tape, target, sources = PROGRAMS[name]()
     return tape.inspect(target, sources).source
 
@@ -31,7 +34,7 @@ def _source(name: str) -> str:
     reason="the golden files are NumPy 2's output; NumPy 1's value-based casting turns some "
     "Python scalars beside 0-d tensors into inputs (determinism is still tested below)",
 )
-@pytest.mark.parametrize("name", list(PROGRAMS))
+@pytest.mark.parametrize("name", list(PROGRAMS) + list(FORWARD_PROGRAMS))
 def test_generated_source_matches_golden_file(name):
     source = _source(name)
     path = GOLDEN_DIR / f"{name}.txt"
@@ -56,6 +59,21 @@ def test_golden_program_compiled_equals_interpreted(name):
         np.testing.assert_allclose(generated, interpreted, rtol=1e-6)
 
 
+@pytest.mark.parametrize("name", list(FORWARD_PROGRAMS))
+def test_golden_function_compiled_equals_interpreted(name):
+    """Three calls after the same set_seed: the same results (random draws included)."""
+    results = []
+    for compiled in (False, True):
+        with gt.config(compile=compiled):
+            function, args = FORWARD_PROGRAMS[name]()
+            gt.random.set_seed(0)
+            results.append([function(*args).numpy() for _ in range(3)])
+    gt.random.set_seed(None)
+    for interpreted, generated in zip(*results):
+        np.testing.assert_allclose(generated, interpreted, rtol=1e-6)
+    assert len({float(r) for r in results[1]}) == 3  # every call its own draws
+
+
 def test_the_running_function_is_the_inspected_source():
     gt.clear_cache()
     with gt.config(compile_after=1):
@@ -71,10 +89,13 @@ def _sources_in_subprocess(hash_seed: str) -> str:
     package_root = str(pathlib.Path(gt.__file__).resolve().parent.parent)
     code = (
         f"import sys; sys.path[:0] = [{here!r}, {package_root!r}]\n"
-        "from golden_programs import PROGRAMS\n"
+        "from golden_programs import FORWARD_PROGRAMS, PROGRAMS\n"
         "for name, make in PROGRAMS.items():\n"
         "    tape, target, sources = make()\n"
         "    print(tape.inspect(target, sources).source, end='\\x00')\n"
+        "for name, make in FORWARD_PROGRAMS.items():\n"
+        "    function, args = make()\n"
+        "    print(function.get_source(*args), end='\\x00')\n"
     )
     env = dict(os.environ, PYTHONHASHSEED=hash_seed)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
@@ -83,6 +104,7 @@ def _sources_in_subprocess(hash_seed: str) -> str:
 
 
 def test_generation_is_identical_across_processes_and_hash_seeds():
-    here = "\x00".join(_source(name) for name in PROGRAMS) + "\x00"
+    names = list(PROGRAMS) + list(FORWARD_PROGRAMS)
+    here = "\x00".join(_source(name) for name in names) + "\x00"
     assert _sources_in_subprocess("0") == here
     assert _sources_in_subprocess("4242") == here

@@ -423,7 +423,7 @@ class Function:
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
         for fn in list(self._cache.get(key, ())):
-            outs = fn.try_execute(values, taping=False)
+            outs = fn.try_execute(values, taping=False, probe=True)
             if outs is not None and fn.guards_hold(outs):
                 self._used(key)
                 return fn

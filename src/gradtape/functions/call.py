@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import random
 from ..ad import nested
 from ..compiler.runner import CompiledRunner
 from ..core import nest
@@ -246,6 +247,7 @@ class ConcreteFunction:
         self.fixed_values = [t._value for t in captures] + constants
         self.fixed_inputs = captures + constants  # what a recorded call gets: tapes see these
         self._args_only = not self.variables and not self.fixed_values
+        self.streams = random.streams_of(self.program.eqns)  # what its random ops draw from
         self.structure = traced.structure
         self.leaves = traced.leaves
         self.assigned = traced.assigned
@@ -341,9 +343,11 @@ class ConcreteFunction:
         values = self._call_values(tensors)
         if state.tracer is None:
             taping = bool(state.recording or state.accumulators)
+            before = random.stream_states(self.streams) if self.guards else None
             outs = self.execute(values, taping)
             if not self.guards or self.guards_hold(outs):
                 return self.finish(outs, list(tensors), values, taping)
+            random.rewind(before)  # not this trace's call: what it drew is not drawn
         if self.fallback is None:
             raise RuntimeError(
                 f"ConcreteFunction {self.__name__!r} cannot run here (a value its Python "
@@ -427,15 +431,24 @@ class ConcreteFunction:
             return self.gradient().residual_forward(arrays)
         return self.forward(arrays)
 
-    def try_execute(self, values: list[Any], taping: bool) -> Sequence[Any] | None:
+    def try_execute(self, values: list[Any], taping: bool,
+                    probe: bool = False) -> Sequence[Any] | None:
         """``execute``, or ``None`` if the trace raised on these values. For a trace with
-        guards: a guarded count (a boolean mask's) fixed shapes that may no longer fit."""
+        guards: a guarded count (a boolean mask's) fixed shapes that may no longer fit.
+        A run that is not the call (its guards fail, or ``probe``: only to find the
+        trace) gives its random streams back the states they had."""
         if self._args_only:
             arrays = values
         else:
             arrays = values + [v._value for v in self.variables] + self.fixed_values
         runner = self.gradient().residual_forward if taping else self.forward
-        return runner.try_run(arrays)
+        if not self.streams:
+            return runner.try_run(arrays)
+        before = random.stream_states(self.streams)
+        outs = runner.try_run(arrays)
+        if probe or outs is None or not self.guards_hold(outs):
+            random.rewind(before)
+        return outs
 
     def guards_hold(self, outs: Sequence[Any]) -> bool:
         for index, kind, expected in self.guards:
@@ -552,7 +565,9 @@ def _call_jvp(tangents: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> 
             f"The JVP of @gt.function {fn.__name__!r} runs on tensors; it cannot be traced "
             "into a program."
         )
-    program = fn.gradient().full
+    program, drawn = _draws_as_inputs(fn.gradient().full)
+    inputs = inputs + tuple(y[j] for j in drawn)
+    tangents = tangents + (None,) * len(drawn)
     args, primals, tangent_list = [], [], []
     for x, t in zip(inputs, tangents):
         if not isinstance(x, Tensor):
@@ -565,6 +580,25 @@ def _call_jvp(tangents: tuple, y: tuple, *inputs: Any, fn: ConcreteFunction) -> 
     with ForwardAccumulator(primals, tangent_list) as acc:
         outs = nested.run_recorded(program, args)
     return tuple(acc.jvp(o) if isinstance(o, Tensor) else None for o in outs)
+
+
+def _draws_as_inputs(program: Program) -> tuple[Program, list[int]]:
+    """``program`` with its random draws turned into inputs (after the others), and the
+    index of the output holding each: rerun on the call's outputs, it uses the values
+    the call drew instead of drawing others. A draw is always an output (the tracer
+    keeps it), and constant (no tangent)."""
+    position = {o: j for j, o in reversed(list(enumerate(program.outputs)))
+                if isinstance(o, Var)}
+    eqns, draws = [], []
+    for eqn in program.eqns:
+        if eqn.prim is random.random_draw_p and eqn.outs[0] in position:
+            draws.append(eqn.outs[0])
+        else:
+            eqns.append(eqn)
+    if not draws:
+        return program, []
+    replayed = Program(list(program.inputs) + draws, eqns, program.outputs)
+    return replayed, [position[v] for v in draws]
 
 
 function_call_p = Primitive(

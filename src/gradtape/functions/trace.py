@@ -14,8 +14,9 @@ also sees:
   constants.
 
 Outer tapes and accumulators are hidden while tracing: the call is recorded by them as
-one op afterwards. Variables assigned while tracing get their old values back at the end:
-the compiled function then runs the call for real.
+one op afterwards. Variables assigned while tracing get their old values back at the end,
+and random streams drawn from their old states: the compiled function then runs the call
+for real.
 """
 
 from __future__ import annotations
@@ -155,6 +156,10 @@ class Tracer:
         self.pinned: list[Any] = []  # arrays whose ids are keys above: kept alive
         self.prints: list[Any] = []  # gt.print calls (PrintRecord), printed at each call
         self.kept: list[Var] = []  # results of ops run for their effects (py_function)
+        # Random streams drawn from: id(generator) -> [it, the state it gets back at
+        # the end, the number of the draw that state follows (-1: none)].
+        self.streams: dict[int, list[Any]] = {}
+        self.draws: dict[Var, tuple[Any, Any, int]] = {}  # (generator, state after, number)
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -304,11 +309,41 @@ class Tracer:
         """Compute ``values`` on every call even if nothing uses them (py_function)."""
         self.kept += [v for v in values if isinstance(v, Var)]
 
+    def traced_draw(self, generator: Any, before: Any, drawn: Var | Literal) -> None:
+        """``drawn`` was drawn from ``generator`` (a NumPy one), whose state was
+        ``before``. Tracing moves no stream, the calls do: the generator gets its state
+        back when the trace ends (but see ``_keep_draws_read``)."""
+        self.streams.setdefault(id(generator), [generator, before, -1])
+        if isinstance(drawn, Var):
+            self.draws[drawn] = (generator, generator.bit_generator.state, len(self.draws))
+
+    def _keep_draws_read(self, var: Var) -> None:
+        """Python read ``var``'s value while tracing (a lazily built layer's variable
+        initialized from ``gt.random``): the draws it comes from are drawn now, once,
+        as TF runs a variable's initializer once, so their streams stay moved past them."""
+        producers = {out: eqn for eqn in self.eqns for out in eqn.outs}
+        stack, seen = [var], set()
+        while stack:
+            v = stack.pop()
+            if not isinstance(v, Var) or v in seen:
+                continue
+            seen.add(v)
+            if v in self.draws:
+                generator, after, number = self.draws[v]
+                entry = self.streams[id(generator)]
+                if number > entry[2]:
+                    entry[1:] = [after, number]
+            eqn = producers.get(v)
+            if eqn is not None:
+                stack.extend(eqn.inputs)
+
     def on_read(self, tensor: Tensor, kind: str, result: Any) -> None:
         """Python read ``tensor``'s value as ``kind`` and got ``result``: a guard."""
         if not isinstance(result, (bool, int)):  # small ints and bools are shared objects
             self.read_objects[id(result)] = result
         var = self.value_of(tensor)
+        if self.draws and isinstance(var, Var):
+            self._keep_draws_read(var)
         if kind == "array":
             expected = np.array(tensor._value, copy=True)
         else:
@@ -406,11 +441,14 @@ class Tracer:
         return var
 
     def restore_variables(self) -> None:
-        """Give assigned variables back the values they had before the trace."""
+        """Give assigned variables back the values they had before the trace, and random
+        streams drawn from the states they had."""
         for tid, (array, version) in self.saved.items():
             variable = self.variables[tid]
             variable._value = array
             variable._version = version
+        for generator, stream_state, _ in self.streams.values():
+            generator.bit_generator.state = stream_state
 
     # --- the result ----------------------------------------------------------------------
     def finish(self, returned: Any) -> TracedFunction:

@@ -4,8 +4,8 @@
   output is a scalar, else the one canonical equation ``broadcast_to(c, shape)``: a
   chain like ``reshape(1.0) -> broadcast_to -> reshape -> broadcast_to`` collapses,
   and ``zeros_like(x)`` stops keeping ``x`` alive.
-- Any other equation whose inputs are all literals is run now when its result is a
-  scalar; the literal keeps the result's dtype (a NumPy scalar, never a Python float
+- Any other pure equation whose inputs are all literals is run now when its result is
+  a scalar; the literal keeps the result's dtype (a NumPy scalar, never a Python float
   that would promote differently).
 - A fill operand of an elementwise equation becomes a scalar literal when that leaves
   the output's shape and dtype unchanged (``x * full(2.0)`` -> ``x * 2.0``).
@@ -57,8 +57,8 @@ def fold_fill(eqn: Eqn, rw: Rewriter) -> IRValue | None:
 
 
 def _fold_literals(eqn: Eqn) -> IRValue | None:
-    if eqn.prim.multiple_results or not eqn.inputs:
-        return None
+    if eqn.prim.multiple_results or not eqn.inputs or not eqn.prim.pure:
+        return None  # an impure equation (a random draw) gives new values on every run
     for v in eqn.inputs:
         if not isinstance(v, Literal):
             return None
