@@ -9,7 +9,20 @@ from . import optimizers as optimizers
 from . import random as random
 from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
+from .array_ops import band_part as _band_part
+from .array_ops import bincount, meshgrid, searchsorted, unique, unique_with_counts
 from .compiler.cache import cache_info
+from .control_flow import (
+    case,
+    cond,
+    foldl,
+    foldr,
+    map_fn,
+    scan,
+    switch_case,
+    vectorized_map,
+    while_loop,
+)
 from .core.config import config
 from .core.devices import device
 from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
@@ -19,6 +32,7 @@ from .core.unconnected import UnconnectedGradients
 from .core.variable import Variable
 from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
 from .custom import custom_gradient, stop_gradient
+from .debugging import debugging, nest
 from .dtypes import (
     DType,
     as_dtype,
@@ -53,12 +67,24 @@ from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
 from .ops.fft import namespace as signal
 from .ops.linalg import namespace as linalg
+from .segment_ops import (
+    scatter_nd,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+)
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
 from .tensor_array import TensorArray
 from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
+
+# tf.linalg.band_part is built from gt's ops, a layer above ops.linalg.
+linalg.band_part = _band_part
+linalg.__all__ = sorted([*linalg.__all__, "band_part"])
 
 # gt.dtypes: the dtype objects and as_dtype, without the module's imports.
 dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
@@ -93,15 +119,19 @@ __all__ = [
     "as_dtype",
     "autodiff",
     "autograph",
+    "bincount",
     "bool",
+    "case",
     "cache_info",
     "clear_cache",
     "complex64",
     "complex128",
+    "cond",
     "config",
     "constant",
     "convert_to_tensor",
     "custom_gradient",
+    "debugging",
     "device",
     "double",
     "dtypes",
@@ -111,6 +141,8 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "foldl",
+    "foldr",
     "function",
     "grad",
     "half",
@@ -126,9 +158,12 @@ __all__ = [
     "keras",
     "linalg",
     "linspace",
+    "map_fn",
     "math",
+    "meshgrid",
     "nn",
     "name_scope",
+    "nest",
     "numpy_function",
     "ones",
     "optimizers",
@@ -137,19 +172,32 @@ __all__ = [
     "random",
     "range",
     "rank",
+    "scan",
+    "scatter_nd",
     "scipy",
+    "searchsorted",
     "shape",
     "signal",
     "size",
     "stop_gradient",
+    "switch_case",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_max",
+    "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update",
     "train",
     "types",
     "uint8",
     "uint16",
     "uint32",
     "uint64",
+    "unique",
+    "unique_with_counts",
     "value_and_grad",
+    "vectorized_map",
     "vjp",
+    "while_loop",
     "zeros",
     *_ops.__all__,
 ]

@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from . import array_ops as _array_ops
 from . import math_special as _math_special
 from . import ops
+from . import segment_ops as _segment_ops
 from .core.tensor import Tensor, _to_array, wrap
 from .errors import InvalidArgumentError
 from .namespaces import namespace as public_namespace
@@ -103,7 +105,11 @@ _RENAMED = {"is_nan": ops.isnan, "is_finite": ops.isfinite, "is_inf": ops.isinf,
             "truediv": ops.divide, "log_sigmoid": nn.log_sigmoid}
 _DEFINED_HERE = {"add_n": add_n, "rsqrt": rsqrt, "squared_difference": squared_difference,
                  "reduce_all": reduce_all, "reduce_any": reduce_any,
-                 "count_nonzero": count_nonzero}
+                 "count_nonzero": count_nonzero, "l2_normalize": nn.l2_normalize,
+                 **{name: getattr(_segment_ops, name) for name in _segment_ops.__all__
+                    if "segment" in name},
+                 **{name: getattr(_array_ops, name) for name in
+                    ("top_k", "bincount", "divide_no_nan")}}
 
 
 namespace = public_namespace(

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import random as _random
+from .array_ops import top_k
 from .core.tensor import Tensor, concrete_value
 from .namespaces import namespace as public_namespace
 from .ops import nn as _nn
@@ -68,4 +69,4 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
 
 
 namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.",
-                             {**_nn.MEMBERS, "dropout": dropout})
+                             {**_nn.MEMBERS, "dropout": dropout, "top_k": top_k})

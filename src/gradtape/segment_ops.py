@@ -1,0 +1,397 @@
+"""TF's segment reductions and ``scatter_nd`` family, as compositions of existing ops.
+
+Sums are a ``scatter_add`` (its transpose is a gather: derivatives of every order).
+Max, min and prod gather each segment's rows into a padded ``(segments, width)`` layout
+and reduce it with ``reduce_max``/``reduce_min``/``reduce_prod``, whose gradients are
+TF's (tied extrema share the gradient equally; products handle zeros). The layout is a
+non-differentiable index primitive on the ids, so a ``@gt.function`` trace takes new ids
+at each call; its width (the largest segment) is read by Python, a guard like
+``boolean_mask``'s count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import ops
+from .core.tensor import Tensor
+from .errors import InvalidArgumentError
+from .ir.nodes import Aval
+from .ops.index import scatter_add
+from .ops.registry import Primitive, bind, operand
+
+__all__ = [
+    "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
+    "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
+    "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n",
+    "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+    "tensor_scatter_nd_sub", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+]
+
+
+# --- index primitives (integer outputs: never differentiated) ---------------------------
+
+def _segment_layout_impl(ids, num_segments, width):
+    """``(num_segments, width)`` positions of the rows of each segment in order, ``-1``
+    where a segment has fewer rows; ids outside ``[0, num_segments)`` are left out."""
+    flat = np.asarray(ids).reshape(-1)
+    rows = np.flatnonzero((flat >= 0) & (flat < num_segments))
+    segment = flat[rows]
+    order = np.argsort(segment, kind="stable")
+    rows, segment = rows[order], segment[order]
+    counts = np.bincount(segment, minlength=num_segments)
+    starts = np.cumsum(counts) - counts
+    slot = np.arange(len(segment)) - starts[segment]
+    positions = np.full((num_segments, width), -1, np.intp)
+    positions[segment, slot] = rows
+    return positions
+
+
+segment_layout_p = Primitive(  # no vjp: positions are integers (batching loops)
+    "segment_layout", _segment_layout_impl,
+    shape_rule=lambda ids, num_segments, width: Aval((num_segments, width), np.dtype(np.intp)),
+)
+
+
+def _last_occurrence_impl(ids):
+    """True where an id does not occur again later (the write that wins an update)."""
+    flat = np.asarray(ids).reshape(-1)
+    _, first_of_reversed = np.unique(flat[::-1], return_index=True)
+    keep = np.zeros(flat.shape, bool)
+    keep[len(flat) - 1 - first_of_reversed] = True
+    return keep.reshape(np.shape(ids))
+
+
+last_occurrence_p = Primitive(
+    "last_occurrence", _last_occurrence_impl,
+    shape_rule=lambda ids: Aval(tuple(ids.shape), np.dtype(bool)),
+)
+
+
+def _any(condition: Tensor) -> Tensor:
+    """Whether any element of a bool tensor holds (``reduce_any``)."""
+    return ops.reduce_max(condition)
+
+
+# --- checks ------------------------------------------------------------------------------
+
+def _integer_ids(segment_ids: Any, what: str = "segment_ids") -> Tensor:
+    ids = operand(segment_ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"{what} must be an int32 or int64 tensor, got {ids.dtype}; cast it "
+                        "with gt.cast(ids, gt.int32).")
+    return ids
+
+
+def _leading_shape_matches(data: Tensor, ids: Tensor) -> None:
+    if tuple(data.shape[:ids.ndim]) != tuple(ids.shape):
+        raise InvalidArgumentError(
+            f"segment_ids.shape {list(ids.shape)} must be a prefix of data.shape "
+            f"{list(data.shape)}.")
+
+
+def _num_segments(num_segments: Any) -> int:
+    count = int(num_segments)  # a tensor's value is read (a guard while tracing)
+    if count < 0:
+        raise InvalidArgumentError(f"num_segments must be non-negative, got {count}.")
+    return count
+
+
+def _check_in_range(ids: Tensor, num_segments: int, allow_negative: bool) -> None:
+    """TF's CPU check of ids (Python reads one bool: a guard while tracing)."""
+    if ids.size == 0:
+        return
+    low = -np.inf if allow_negative else 0
+    if bool(_any(ops.logical_or(ops.less(ids, low),
+                                          ops.greater_equal(ids, num_segments)))):
+        bad = np.asarray(ids).reshape(-1)
+        bad = bad[(bad >= num_segments) | ((bad < 0) & (not allow_negative))]
+        raise InvalidArgumentError(
+            f"segment_ids holds {int(bad[0])}, out of range [0, {num_segments}): give "
+            "num_segments > max(segment_ids)" + ("" if allow_negative else
+                                                 " and use no negative ids") + ".")
+
+
+def _sorted_segment_count(ids: Tensor) -> int:
+    """``max(ids) + 1`` of sorted non-negative 1-d ids, after TF's checks."""
+    if ids.ndim != 1:
+        raise InvalidArgumentError(f"segment_ids should be a vector, got shape "
+                                   f"{list(ids.shape)}.")
+    if ids.size == 0:
+        return 0
+    if bool(_any(ops.less(ids[1:], ids[:-1]))):
+        raise InvalidArgumentError("segment ids are not increasing: sort them, or use "
+                                   "gt.math.unsorted_segment_* with num_segments.")
+    if int(ids[0]) < 0:
+        raise InvalidArgumentError("segment ids must be >= 0; use "
+                                   "gt.math.unsorted_segment_* to drop negative ids.")
+    return int(ids[-1]) + 1
+
+
+# --- the reductions ----------------------------------------------------------------------
+
+def _segment_sum(data: Tensor, ids: Tensor, count: int) -> Tensor:
+    """Rows of ``data`` summed per id; negative ids go to an extra row that is dropped."""
+    safe = ops.where(ops.less(ids, 0), count, ids)
+    summed = scatter_add(data, (safe,), (("array", 0),),
+                         (count + 1,) + tuple(data.shape[ids.ndim:]))
+    return summed[:count]
+
+
+def _segment_counts(data: Tensor, ids: Tensor, count: int, dtype: Any) -> Tensor:
+    """How many rows each segment has, shaped to broadcast against a reduction."""
+    ones = np.ones(tuple(ids.shape), dtype)
+    counts = _segment_sum(ones, ids, count)
+    return ops.reshape(counts, (count,) + (1,) * (data.ndim - ids.ndim))
+
+
+def _padded_segments(data: Tensor, ids: Tensor, count: int, fill: Any) -> Tensor:
+    """``(count, width, *rest)``: each segment's rows, then ``fill``."""
+    rest = tuple(data.shape[ids.ndim:])
+    rows = ops.reshape(data, (-1,) + rest)
+    sizes = _segment_sum(np.ones(tuple(ids.shape), np.int64), ids, count)
+    width = int(ops.reduce_max(sizes)) if count else 0  # a guard while tracing
+    positions = bind(segment_layout_p, ids, num_segments=count, width=width)
+    gathered = ops.gather(rows, ops.maximum(positions, 0), axis=0)
+    present = ops.reshape(ops.greater_equal(positions, 0), (count, width) + (1,) * len(rest))
+    return ops.where(present, gathered, np.asarray(fill, data.dtype))
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype) -> Any:
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
+def _reduce_segments(kind: str, data: Tensor, ids: Tensor, count: int,
+                     empty_is_zero: bool) -> Tensor:
+    """max, min or prod of each segment; an empty one is 0 (sorted ops, TF) or the
+    reduction's identity (unsorted ops: lowest, highest, 1)."""
+    fill = {"max": _lowest, "min": _highest, "prod": lambda d: 1}[kind](data.dtype)
+    padded = _padded_segments(data, ids, count, fill)
+    reduce = {"max": ops.reduce_max, "min": ops.reduce_min, "prod": ops.reduce_prod}[kind]
+    out = reduce(padded, axis=1)
+    if empty_is_zero and kind != "prod":
+        sizes = _segment_counts(data, ids, count, np.int64)
+        out = ops.where(ops.greater(sizes, 0), out, np.zeros((), data.dtype))
+    return out
+
+
+def _unsorted(data: Any, segment_ids: Any, num_segments: Any):
+    data, ids = operand(data), _integer_ids(segment_ids)
+    _leading_shape_matches(data, ids)
+    count = _num_segments(num_segments)
+    _check_in_range(ids, count, allow_negative=True)
+    return data, ids, count
+
+
+def _sorted(data: Any, segment_ids: Any):
+    data, ids = operand(data), _integer_ids(segment_ids)
+    _leading_shape_matches(data, ids)
+    return data, ids, _sorted_segment_count(ids)
+
+
+def _mean(data: Tensor, ids: Tensor, count: int, root: bool = False) -> Tensor:
+    if not np.issubdtype(data.dtype, np.inexact):
+        raise TypeError(f"segment means need a floating-point data tensor, got {data.dtype}.")
+    sizes = ops.maximum(_segment_counts(data, ids, count, data.dtype), 1)
+    return _segment_sum(data, ids, count) / (ops.sqrt(sizes) if root else sizes)
+
+
+def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
+                         name: str | None = None) -> Tensor:
+    """TF's ``tf.math.unsorted_segment_sum``: ``out[i] = sum(data[j] for segment_ids[j]
+    == i)``; rows with a negative id are dropped, an empty segment is 0."""
+    del name
+    data, ids, count = _unsorted(data, segment_ids, num_segments)
+    return _segment_sum(data, ids, count)
+
+
+def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any,
+                          name: str | None = None) -> Tensor:
+    """TF's ``tf.math.unsorted_segment_mean`` (an empty segment is 0)."""
+    del name
+    return _mean(*_unsorted(data, segment_ids, num_segments))
+
+
+def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any,
+                            name: str | None = None) -> Tensor:
+    """TF's ``tf.math.unsorted_segment_sqrt_n``: the sum over ``sqrt(count)``."""
+    del name
+    return _mean(*_unsorted(data, segment_ids, num_segments), root=True)
+
+
+def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
+                         name: str | None = None) -> Tensor:
+    """TF's ``tf.math.unsorted_segment_max``; an empty segment is the dtype's lowest
+    value (``-inf``); tied maxima share the gradient equally."""
+    del name
+    return _reduce_segments("max", *_unsorted(data, segment_ids, num_segments), False)
+
+
+def unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any,
+                         name: str | None = None) -> Tensor:
+    """TF's ``tf.math.unsorted_segment_min``; an empty segment is the dtype's highest
+    value (``inf``)."""
+    del name
+    return _reduce_segments("min", *_unsorted(data, segment_ids, num_segments), False)
+
+
+def unsorted_segment_prod(data: Any, segment_ids: Any, num_segments: Any,
+                          name: str | None = None) -> Tensor:
+    """TF's ``tf.math.unsorted_segment_prod``; an empty segment is 1."""
+    del name
+    return _reduce_segments("prod", *_unsorted(data, segment_ids, num_segments), False)
+
+
+def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """TF's ``tf.math.segment_sum``: sorted 1-d ids, ``max(ids) + 1`` segments."""
+    del name
+    return _segment_sum(*_sorted(data, segment_ids))
+
+
+def segment_mean(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """TF's ``tf.math.segment_mean`` (an empty segment is 0)."""
+    del name
+    return _mean(*_sorted(data, segment_ids))
+
+
+def segment_max(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """TF's ``tf.math.segment_max`` (an empty segment is 0)."""
+    del name
+    return _reduce_segments("max", *_sorted(data, segment_ids), True)
+
+
+def segment_min(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """TF's ``tf.math.segment_min`` (an empty segment is 0)."""
+    del name
+    return _reduce_segments("min", *_sorted(data, segment_ids), True)
+
+
+def segment_prod(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """TF's ``tf.math.segment_prod`` (an empty segment is 1)."""
+    del name
+    return _reduce_segments("prod", *_sorted(data, segment_ids), False)
+
+
+# --- scatter_nd ------------------------------------------------------------------------
+
+def _linear_positions(indices: Tensor, shape: tuple) -> tuple[Tensor, int]:
+    """Each index row ``indices[..., :k]`` as one position in ``shape[:k]`` (C order),
+    and the number of such positions; out-of-range rows raise TF's error."""
+    depth = int(indices.shape[-1]) if indices.ndim else 0
+    if indices.ndim == 0 or depth > len(shape):
+        raise InvalidArgumentError(
+            f"indices must have shape [..., k] with k <= rank of the shape {list(shape)}; "
+            f"got indices of shape {list(indices.shape)}.")
+    leading = shape[:depth]
+    bounds = np.asarray(leading, np.int64)
+    if indices.size and bool(_any(ops.logical_or(
+            ops.less(indices, 0), ops.greater_equal(indices, bounds)))):
+        raise InvalidArgumentError(
+            f"indices hold a row that does not index into shape {list(shape)}: every "
+            f"indices[..., j] must be in [0, {list(leading)}[j]).")
+    strides = np.asarray([int(np.prod(leading[j + 1:])) for j in range(depth)], np.int64)
+    linear = ops.reduce_sum(ops.cast(indices, np.int64) * strides, axis=-1)
+    return linear, int(np.prod(leading))
+
+
+def _check_updates(indices: Tensor, updates: Tensor, shape: tuple) -> None:
+    depth = int(indices.shape[-1])
+    expected = tuple(indices.shape[:-1]) + tuple(shape[depth:])
+    if tuple(updates.shape) != expected:
+        raise InvalidArgumentError(
+            f"updates must have shape indices.shape[:-1] + shape[indices.shape[-1]:] = "
+            f"{list(expected)}, got {list(updates.shape)}.")
+
+
+def _scatter_rows(indices: Tensor, updates: Tensor, shape: tuple) -> tuple[Tensor, Tensor, int]:
+    """(linear positions, updates as rows, number of positions) for ``shape``."""
+    linear, count = _linear_positions(indices, shape)
+    _check_updates(indices, updates, shape)
+    return linear, updates, count
+
+
+def _indices(indices: Any) -> Tensor:
+    return _integer_ids(indices, "indices")
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
+    """TF's ``tf.scatter_nd``: zeros of ``shape`` with ``updates`` added at ``indices``
+    (repeated indices add up)."""
+    del name
+    indices, updates = _indices(indices), operand(updates)
+    shape = tuple(int(d) for d in (np.asarray(shape) if isinstance(shape, Tensor) else shape))
+    linear, rows, count = _scatter_rows(indices, updates, shape)
+    return ops.reshape(_segment_sum(rows, linear, count), shape)
+
+
+def _tensor_and_rows(tensor: Any, indices: Any, updates: Any):
+    tensor, indices, updates = operand(tensor), _indices(indices), operand(updates)
+    if updates.dtype != tensor.dtype:
+        raise InvalidArgumentError(f"updates ({updates.dtype}) must have the dtype of "
+                                   f"tensor ({tensor.dtype}); cast one of them.")
+    shape = tuple(tensor.shape)
+    linear, rows, count = _scatter_rows(indices, updates, shape)
+    flat = ops.reshape(tensor, (count,) + shape[int(indices.shape[-1]):])
+    return tensor, flat, linear, rows, count
+
+
+def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Tensor:
+    """TF's ``tf.tensor_scatter_nd_add``: ``tensor`` with ``updates`` added at
+    ``indices`` (repeated indices add up)."""
+    del name
+    tensor, flat, linear, rows, count = _tensor_and_rows(tensor, indices, updates)
+    return ops.reshape(flat + _segment_sum(rows, linear, count), tuple(tensor.shape))
+
+
+def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Tensor:
+    """TF's ``tf.tensor_scatter_nd_sub``: ``tensor`` minus ``updates`` at ``indices``."""
+    del name
+    tensor, flat, linear, rows, count = _tensor_and_rows(tensor, indices, updates)
+    return ops.reshape(flat - _segment_sum(rows, linear, count), tuple(tensor.shape))
+
+
+def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
+                             name: str | None = None) -> Tensor:
+    """TF's ``tf.tensor_scatter_nd_update``: ``tensor`` with ``updates`` written at
+    ``indices``; of repeated indices the last write wins (TF leaves the order
+    unspecified). Gradients: ``tensor`` where not overwritten, each winning update."""
+    del name
+    tensor, flat, linear, rows, count = _tensor_and_rows(tensor, indices, updates)
+    wins = bind(last_occurrence_p, linear)
+    kept = ops.reshape(wins, tuple(wins.shape) + (1,) * (rows.ndim - wins.ndim))
+    written = _segment_sum(ops.where(kept, rows, np.zeros((), rows.dtype)), linear, count)
+    hit = ops.greater(_segment_counts(flat, linear, count, np.int64), 0)
+    return ops.reshape(ops.where(hit, written, flat), tuple(tensor.shape))
+
+
+def _scatter_extremum(kind: str, tensor: Any, indices: Any, updates: Any) -> Tensor:
+    """``tensor``'s rows and the updates reduced per position: ties between them share
+    the gradient equally, as TF's rule for TensorScatterMax/Min."""
+    tensor, flat, linear, rows, count = _tensor_and_rows(tensor, indices, updates)
+    rest = tuple(flat.shape[1:])
+    data = ops.concat([flat, ops.reshape(rows, (-1,) + rest)], axis=0)
+    ids = ops.concat([np.arange(count, dtype=np.int64), ops.reshape(linear, (-1,))], axis=0)
+    return ops.reshape(_reduce_segments(kind, data, ids, count, False), tuple(tensor.shape))
+
+
+def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Tensor:
+    """TF's ``tf.tensor_scatter_nd_max``: the larger of ``tensor`` and the updates at
+    ``indices``."""
+    del name
+    return _scatter_extremum("max", tensor, indices, updates)
+
+
+def tensor_scatter_nd_min(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Tensor:
+    """TF's ``tf.tensor_scatter_nd_min``: the smaller of ``tensor`` and the updates."""
+    del name
+    return _scatter_extremum("min", tensor, indices, updates)
