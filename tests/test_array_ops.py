@@ -3,9 +3,9 @@
 
 import numpy as np
 import pytest
-from tf_op_checks import check_compiled_matches_interpreted, check_first_and_second_order
 
 import gradtape as gt
+from tf_op_checks import check_compiled_matches_interpreted, check_first_and_second_order
 
 
 def test_top_k_values_indices_and_names():

@@ -5,9 +5,9 @@ import collections
 
 import numpy as np
 import pytest
-from tf_op_checks import check_compiled_matches_interpreted, check_first_and_second_order
 
 import gradtape as gt
+from tf_op_checks import check_compiled_matches_interpreted, check_first_and_second_order
 
 
 def test_cond_and_its_gradient():

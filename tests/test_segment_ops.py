@@ -3,9 +3,9 @@ documented examples, errors, gradients of first and second order, compiled code.
 
 import numpy as np
 import pytest
-from tf_op_checks import check_compiled_matches_interpreted, check_first_and_second_order
 
 import gradtape as gt
+from tf_op_checks import check_compiled_matches_interpreted, check_first_and_second_order
 
 C = [[1, 2, 3, 4], [4, 3, 2, 1], [5, 6, 7, 8]]
 

@@ -20,9 +20,9 @@ from .core.tensor import Tensor
 from .custom import stop_gradient
 from .errors import InvalidArgumentError
 from .ir.nodes import Aval
-from .ops.registry import Primitive, bind, operand
+from .ops.registry import Primitive, bind, operand, per_primitive
 from .ops.sorting import _gather_sorted, argsort_p
-from .segment_ops import unsorted_segment_sum
+from .segment_ops import looped, unsorted_segment_sum
 
 __all__ = ["top_k", "searchsorted", "unique", "unique_with_counts", "bincount",
            "band_part", "meshgrid", "divide_no_nan"]
@@ -77,8 +77,15 @@ def _searchsorted_impl(sorted_sequence, values, side):
     return out.reshape(values.shape)
 
 
-searchsorted_p = Primitive(  # no vjp: positions are integers (batching loops)
-    "searchsorted", _searchsorted_impl,
+def _searchsorted_batch(size, args, batched, side):
+    """The implementation already maps over leading axes: give both inputs the batch."""
+    full = [a if b else ops.broadcast_to(a, (size,) + tuple(a.shape))
+            for a, b in zip(args, batched)]
+    return bind(searchsorted_p, *full, side=side)
+
+
+searchsorted_p = Primitive(  # no vjp: positions are integers
+    "searchsorted", _searchsorted_impl, batch=_searchsorted_batch,
     shape_rule=lambda s, v, side: Aval(tuple(v.shape), np.dtype(np.intp)),
 )
 
@@ -109,7 +116,7 @@ def _unique_count_impl(x):
 
 
 unique_count_p = Primitive(
-    "unique_count", _unique_count_impl,
+    "unique_count", _unique_count_impl, batch=per_primitive(looped),
     shape_rule=lambda x: Aval((), np.dtype(np.int64)),
 )
 
@@ -126,7 +133,7 @@ def _unique_impl(x, size):
 
 
 unique_p = Primitive(
-    "unique", _unique_impl, multiple_results=True,
+    "unique", _unique_impl, multiple_results=True, batch=per_primitive(looped),
     shape_rule=lambda x, size: (Aval((size,), np.dtype(np.intp)),
                                 Aval(tuple(x.shape), np.dtype(np.intp)),
                                 Aval((size,), np.dtype(np.intp))),

@@ -19,8 +19,9 @@ from . import ops
 from .core.tensor import Tensor
 from .errors import InvalidArgumentError
 from .ir.nodes import Aval
+from .ops.batch_rules import batch_by_loop
 from .ops.index import scatter_add
-from .ops.registry import Primitive, bind, operand
+from .ops.registry import Primitive, bind, operand, per_primitive
 
 __all__ = [
     "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
@@ -32,6 +33,13 @@ __all__ = [
 
 
 # --- index primitives (integer outputs: never differentiated) ---------------------------
+
+def looped(prim: Primitive):
+    """The batching rule of an index primitive whose result depends on each member's
+    values (positions, counts): one call per batch member."""
+    return lambda size, args, batched, **params: batch_by_loop(prim, size, args, batched,
+                                                                **params)
+
 
 def _segment_layout_impl(ids, num_segments, width):
     """``(num_segments, width)`` positions of the rows of each segment in order, ``-1``
@@ -49,8 +57,8 @@ def _segment_layout_impl(ids, num_segments, width):
     return positions
 
 
-segment_layout_p = Primitive(  # no vjp: positions are integers (batching loops)
-    "segment_layout", _segment_layout_impl,
+segment_layout_p = Primitive(  # no vjp: positions are integers
+    "segment_layout", _segment_layout_impl, batch=per_primitive(looped),
     shape_rule=lambda ids, num_segments, width: Aval((num_segments, width), np.dtype(np.intp)),
 )
 
@@ -65,7 +73,7 @@ def _last_occurrence_impl(ids):
 
 
 last_occurrence_p = Primitive(
-    "last_occurrence", _last_occurrence_impl,
+    "last_occurrence", _last_occurrence_impl, batch=per_primitive(looped),
     shape_rule=lambda ids: Aval(tuple(ids.shape), np.dtype(bool)),
 )
 

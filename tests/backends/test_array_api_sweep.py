@@ -260,7 +260,9 @@ def test_second_derivative_matches_numpy(c, compile_mode):
 
 # What has no array-API standard equivalent keeps raising a clear NotImplementedError
 # (docs/scaling.md lists these).
-UNSUPPORTED = {"convolve", "eig", "expm", "psd_pseudo", "solve_sylvester", "sqrtm"}
+UNSUPPORTED = {"convolve", "eig", "expm", "psd_pseudo", "solve_sylvester", "sqrtm",
+               # TF's index helpers (segment layout, unique, searchsorted): NumPy only
+               "last_occurrence", "searchsorted", "segment_layout", "unique", "unique_count"}
 
 
 def test_only_ops_without_a_standard_equivalent_are_unsupported():
