@@ -53,7 +53,9 @@ _ARRAY_API_RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
 _KIND_NEUTRAL = frozenset((
     "function_call", "backward_call", "custom_gradient", "custom_gradient_vjp",
     "variable_read", "py_function", "numpy_function", "stop_gradient", "no_gradient",
-    "identity"))
+    "identity",
+    # Random draws take no data: they draw NumPy arrays from gradtape's streams.
+    "random_draw", "stateless_random_draw"))
 # Inputs after the first of these primitives are integer index arrays, which gradtape
 # makes as NumPy arrays (``x[[0, 2]]``): they are not the user's data.
 _INDEXING = frozenset(("getitem", "scatter_add"))
