@@ -99,7 +99,9 @@ class InputLayer(Layer):
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
             batch_shape = (batch_size,) + shape
         self.batch_shape = tuple(batch_shape)
-        self.output = KerasTensor(self.batch_shape, self._dtype, name=self.name)
+        node = Node(self, (), {})
+        self.output = KerasTensor(self.batch_shape, self._dtype, name=self.name, node=node)
+        node.outputs = self.output
         object.__setattr__(self, "_output_shape", self.batch_shape)
         self.built = True
 

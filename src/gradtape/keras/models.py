@@ -30,7 +30,7 @@ class Model(Trainer, Layer):
             raise TypeError("keras.Model(inputs, outputs) builds a functional model; a "
                             "subclass of keras.Model takes no inputs/outputs: call "
                             "super().__init__(name=...) and define call().")
-        super().__init__(**kwargs)
+        Layer.__init__(self, **kwargs)
         Trainer.__init__(self)
 
     @property

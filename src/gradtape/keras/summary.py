@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-_WIDTHS = (33, 24, 15)  # Keras 3's columns for a line length of 78
+_DEFAULT_WIDTHS = (33, 24, 15)  # Keras 3's columns for a line length of 78
 
 
 def readable_size(n_bytes: float) -> str:
@@ -33,32 +33,44 @@ def _shape_text(shape: Any) -> str:
     return str(tuple(shape))
 
 
-def _row(cells: tuple[str, str, str], left: str, sep: str, right: str) -> str:
+def _row(widths: tuple[int, ...], cells: tuple[str, str, str], bar: str) -> str:
     name, shape, params = cells
-    return (f"{left} {name:<{_WIDTHS[0] - 2}} {sep} {shape:<{_WIDTHS[1] - 2}} {sep} "
-            f"{params:>{_WIDTHS[2] - 2}} {right}")
+    return (f"{bar} {name:<{widths[0] - 2}} {bar} {shape:<{widths[1] - 2}} {bar} "
+            f"{params:>{widths[2] - 2}} {bar}")
 
 
-def _rule(left: str, fill: str, sep: str, right: str) -> str:
-    return left + sep.join(fill * w for w in _WIDTHS) + right
+def _rule(widths: tuple[int, ...], left: str, fill: str, sep: str, right: str) -> str:
+    return left + sep.join(fill * w for w in widths) + right
+
+
+def _widths(rows: list[tuple[str, str, str]]) -> tuple[int, ...]:
+    """Keras's column widths, widened where a cell would not fit."""
+    return tuple(max(default, *(len(row[i]) + 2 for row in rows))
+                 for i, default in enumerate(_DEFAULT_WIDTHS))
+
+
+def _layer_row(layer: Any) -> tuple[str, str, str]:
+    params = _count(layer.weights)[0] if layer.built else 0
+    shape = layer._output_shape
+    if shape is not None and not isinstance(shape, list) and len(shape) > 0:
+        shape = (None,) + tuple(shape)[1:]  # the batch, as Keras shows it
+    return f"{layer.name} ({type(layer).__name__})", _shape_text(shape), f"{params:,}"
 
 
 def summary_lines(model: Any, layers: list[Any]) -> list[str]:
     """The lines of the summary of ``model`` listing ``layers``."""
+    header = ("Layer (type)", "Output Shape", "Param #")
+    rows = [_layer_row(layer) for layer in layers]
+    widths = _widths([header] + rows)
     lines = [f'Model: "{model.name}"',
-             _rule("┏", "━", "┳", "┓"),
-             _row(("Layer (type)", "Output Shape", "Param #"), "┃", "┃", "┃"),
-             _rule("┡", "━", "╇", "┩")]
-    for i, layer in enumerate(layers):
-        params = _count(layer.weights)[0] if layer.built else 0
-        shape = layer._output_shape
-        if shape is not None and not isinstance(shape, list) and len(shape) > 0:
-            shape = (None,) + tuple(shape)[1:]
-        lines.append(_row((f"{layer.name} ({type(layer).__name__})", _shape_text(shape),
-                           f"{params:,}"), "│", "│", "│"))
-        if i < len(layers) - 1:
-            lines.append(_rule("├", "─", "┼", "┤"))
-    lines.append(_rule("└", "─", "┴", "┘"))
+             _rule(widths, "┏", "━", "┳", "┓"),
+             _row(widths, header, "┃"),
+             _rule(widths, "┡", "━", "╇", "┩")]
+    for i, row in enumerate(rows):
+        lines.append(_row(widths, row, "│"))
+        if i < len(rows) - 1:
+            lines.append(_rule(widths, "├", "─", "┼", "┤"))
+    lines.append(_rule(widths, "└", "─", "┴", "┘"))
     total = _count(model.weights)
     trainable = _count(model.trainable_weights)
     non_trainable = _count(model.non_trainable_weights)
