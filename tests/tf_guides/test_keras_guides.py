@@ -358,3 +358,105 @@ def test_keras_model_in_the_training_loop_and_fit(capsys):
                                rtol=1e-5)
     losses = history.history["loss"]
     assert len(losses) == 10 and losses == sorted(losses, reverse=True)
+
+
+# --- Writing a training loop from scratch (Keras guide, TF backend) -------------------------
+# MNIST and tf.data are replaced by NumPy batches of a synthetic 10-class problem.
+
+def _synthetic_digits(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 784)).astype("float32")
+    y = np.argmax(x @ np.random.default_rng(99).standard_normal((784, 10)), axis=1)
+    return x, y
+
+
+def _batches(x, y, batch_size=64):
+    return [(x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, len(x), batch_size)]
+
+
+def test_training_loop_from_scratch_with_metrics_and_tf_function():
+    keras = tf.keras
+
+    def get_model():
+        inputs = keras.Input(shape=(784,), name="digits")
+        x1 = keras.layers.Dense(64, activation="relu")(inputs)
+        x2 = keras.layers.Dense(64, activation="relu")(x1)
+        outputs = keras.layers.Dense(10, name="predictions")(x2)
+        model = keras.Model(inputs=inputs, outputs=outputs)
+        return model
+
+    model = get_model()
+    assert [layer.name for layer in model.layers] == ["digits", "dense", "dense_1",
+                                                     "predictions"]
+    # Instantiate an optimizer.
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    # Instantiate a loss function.
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    # Prepare the metrics.
+    train_acc_metric = keras.metrics.SparseCategoricalAccuracy()
+    val_acc_metric = keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss_value = loss_fn(y, logits)
+        grads = tape.gradient(loss_value, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        train_acc_metric.update_state(y, logits)
+        return loss_value
+
+    @tf.function
+    def test_step(x, y):
+        val_logits = model(x, training=False)
+        val_acc_metric.update_state(y, val_logits)
+
+    x_train, y_train = _synthetic_digits(512, 0)
+    x_val, y_val = _synthetic_digits(256, 1)
+    accuracies, losses = [], []
+    for epoch in range(3):
+        for x_batch_train, y_batch_train in _batches(x_train, y_train):
+            loss_value = train_step(x_batch_train, y_batch_train)
+        losses.append(float(loss_value))
+        accuracies.append(float(train_acc_metric.result()))
+        train_acc_metric.reset_state()
+    for x_batch_val, y_batch_val in _batches(x_val, y_val):
+        test_step(x_batch_val, y_batch_val)
+    val_acc = float(val_acc_metric.result())
+
+    assert accuracies[-1] > accuracies[0] and accuracies[-1] > 0.5
+    assert losses[-1] < losses[0]
+    predicted = np.argmax(model(x_val).numpy(), axis=1)
+    np.testing.assert_allclose(val_acc, np.mean(predicted == y_val), rtol=1e-6)
+
+
+def test_losses_tracked_by_the_model():
+    keras = tf.keras
+
+    class ActivityRegularizationLayer(keras.layers.Layer):
+        def call(self, inputs):
+            self.add_loss(1e-2 * tf.reduce_sum(inputs))
+            return inputs
+
+    inputs = keras.Input(shape=(784,), name="digits")
+    x = keras.layers.Dense(64, activation="relu")(inputs)
+    # Insert activity regularization as a layer
+    x = ActivityRegularizationLayer()(x)
+    x = keras.layers.Dense(64, activation="relu")(x)
+    outputs = keras.layers.Dense(10, name="predictions")(x)
+    model = keras.Model(inputs=inputs, outputs=outputs)
+
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    x_batch, y_batch = _synthetic_digits(8, 2)
+    with tf.GradientTape() as tape:
+        logits = model(x_batch, training=True)
+        loss_value = loss_fn(y_batch, logits)
+        # Add any extra losses created during the forward pass.
+        loss_value += sum(model.losses)
+    grads = tape.gradient(loss_value, model.trainable_weights)
+
+    dense = model.layers[1]
+    hidden = np.maximum(x_batch @ dense.kernel.numpy() + dense.bias.numpy(), 0)
+    assert len(model.losses) == 1
+    np.testing.assert_allclose(float(model.losses[0]), 1e-2 * hidden.sum(), rtol=1e-5)
+    assert len(grads) == 6 and all(g is not None for g in grads)
