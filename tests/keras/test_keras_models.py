@@ -4,7 +4,6 @@ predict."""
 import numpy as np
 import pytest
 
-import gradtape as gt
 from gradtape import keras
 
 

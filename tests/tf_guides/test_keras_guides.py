@@ -311,7 +311,7 @@ def train(model, x, y, learning_rate):
 
 
 def training_loop(model, x, y):
-    for epoch in range(10):
+    for epoch in range(10):  # noqa: B007 - as the guide writes it
         train(model, x, y, learning_rate=0.1)
 
 
@@ -414,7 +414,7 @@ def test_training_loop_from_scratch_with_metrics_and_tf_function():
     x_train, y_train = _synthetic_digits(512, 0)
     x_val, y_val = _synthetic_digits(256, 1)
     accuracies, losses = [], []
-    for epoch in range(3):
+    for epoch in range(3):  # noqa: B007 - as the guide writes it
         for x_batch_train, y_batch_train in _batches(x_train, y_train):
             loss_value = train_step(x_batch_train, y_batch_train)
         losses.append(float(loss_value))
