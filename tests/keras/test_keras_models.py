@@ -159,3 +159,19 @@ def test_keras_tensors_are_symbolic():
     with pytest.raises(TypeError, match="symbolic"):
         np.asarray(inputs)
     assert "KerasTensor shape=(None, 2)" in repr(inputs)
+
+
+def test_checkpoint_restores_into_a_model_built_later(tmp_path):
+    from gradtape import train
+
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(2,)),
+                              keras.layers.BatchNormalization()])
+    model(np.ones((4, 2), np.float32), training=True)  # moves the moving statistics
+    path = train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    keys = [name for name, _ in train.list_variables(path)]
+    assert "model/_sequential_layers/0/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    fresh = keras.Sequential([keras.layers.Dense(3), keras.layers.BatchNormalization()])
+    train.Checkpoint(model=fresh).restore(path)
+    fresh(np.ones((1, 2), np.float32))  # builds: the restored values are assigned
+    for saved, restored in zip(model.get_weights(), fresh.get_weights()):
+        np.testing.assert_array_equal(saved, restored)

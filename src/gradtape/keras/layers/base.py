@@ -103,6 +103,10 @@ class Layer(Module):
     are cast to it (``autocast``), as Keras does. ``name`` defaults to the snake-case
     class name made unique (``dense``, ``dense_1``...)."""
 
+    # Checkpoints find weights by the attributes holding them (``kernel``), so a value
+    # restored before the layer is built is assigned when ``build`` sets the attribute.
+    _TF_MODULE_IGNORED_PROPERTIES = Module._TF_MODULE_IGNORED_PROPERTIES | _INTERNAL
+
     def __init__(self, activity_regularizer: Any = None, trainable: bool = True,
                  dtype: Any = None, autocast: bool = True, name: str | None = None,
                  **kwargs: Any):
