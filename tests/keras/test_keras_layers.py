@@ -143,6 +143,9 @@ def test_float_inputs_are_cast_to_the_layer_dtype():
     out = layer(np.ones((1, 3), np.float32))
     assert out.dtype == np.float64 and layer.kernel.dtype == np.float64
     assert keras.layers.Dense(2)(np.ones((1, 3))).dtype == np.float32
+    # Integer inputs compute in the layer's dtype (NumPy would promote to float64).
+    assert keras.layers.Dense(2)(np.ones((1, 3), np.int64)).dtype == np.float32
+    assert keras.layers.Dense(2)([[1, 2, 3]]).dtype == np.float32
 
 
 def test_unknown_keyword_arguments_raise():

@@ -58,6 +58,9 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs: Any) -> Tensor:
+        inputs = convert_to_tensor(inputs)
+        if inputs.dtype != self.kernel.dtype:  # integer inputs: Keras computes in float32
+            inputs = ops.cast(inputs, self.kernel.dtype)
         x = ops.matmul(inputs, self.kernel)
         if self.bias is not None:
             x = x + self.bias
