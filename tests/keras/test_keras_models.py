@@ -4,6 +4,7 @@ predict."""
 import numpy as np
 import pytest
 
+import gradtape as gt
 from gradtape import keras
 
 
@@ -175,3 +176,30 @@ def test_checkpoint_restores_into_a_model_built_later(tmp_path):
     fresh(np.ones((1, 2), np.float32))  # builds: the restored values are assigned
     for saved, restored in zip(model.get_weights(), fresh.get_weights()):
         np.testing.assert_array_equal(saved, restored)
+
+
+def test_fit_runs_an_overridden_train_step_and_sample_weights():
+    class CustomModel(keras.Sequential):
+        steps = 0
+
+        def train_step(self, data):
+            x, y = data
+            with gt.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            CustomModel.steps += 1
+            return {"loss": loss}
+
+    x, y = _regression_data(32)
+    model = CustomModel([keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss=keras.losses.MeanSquaredError())
+    history = model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+    assert CustomModel.steps == 8 and len(history.history["loss"]) == 2
+
+    weights = np.zeros(32, np.float32)
+    weights[:4] = 1.0
+    loss = model.evaluate(x, y, sample_weight=weights, batch_size=32, verbose=0)
+    residual = model.predict(x) - y
+    np.testing.assert_allclose(loss, np.sum(residual[:4] ** 2) / 32, rtol=1e-5)

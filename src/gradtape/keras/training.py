@@ -164,7 +164,9 @@ class Trainer:
                      sample_weight: Any = None, training: bool = True) -> Tensor:
         """The compiled loss (averaged over the batch) plus the layers' ``losses``."""
         del x, training
-        if sample_weight is not None:
+        if isinstance(self.loss, _losses.Loss):  # reduces (and weights) itself
+            total = self.loss(y, y_pred, sample_weight=sample_weight)
+        elif sample_weight is not None:
             per_sample = self.loss(y, y_pred)
             total = _reduce_mean(per_sample * convert_to_tensor(sample_weight,
                                                                 dtype=per_sample.dtype))
@@ -177,8 +179,10 @@ class Trainer:
     def _metric_values(self, y: Any, y_pred: Any) -> dict[str, float]:
         return {name: float(fn(y, y_pred)) for name, fn in self._compiled_metrics}
 
-    def train_step(self, x: Any, y: Any, sample_weight: Any = None) -> dict[str, float]:
-        """One update on one batch; the batch's loss and metrics."""
+    def train_step(self, data: tuple) -> dict[str, float]:
+        """One update on one batch ``(x, y[, sample_weight])``, as Keras 3 passes it; the
+        batch's loss and metrics (override it to customize ``fit``)."""
+        x, y, sample_weight = _unpack(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
@@ -188,7 +192,9 @@ class Trainer:
         _apply_constraints(variables)
         return {"loss": float(loss), **self._metric_values(y, y_pred)}
 
-    def test_step(self, x: Any, y: Any, sample_weight: Any = None) -> dict[str, float]:
+    def test_step(self, data: tuple) -> dict[str, float]:
+        """The loss and metrics on one batch ``(x, y[, sample_weight])``, in inference."""
+        x, y, sample_weight = _unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
         return {"loss": float(loss), **self._metric_values(y, y_pred)}
@@ -216,8 +222,7 @@ class Trainer:
             order = _shuffled(n) if shuffle else None
             averages = _Averages()
             for index in _batches(n, batch_size, order):
-                logs = self.train_step(_take(x, index), _take(y, index),
-                                       _take(sample_weight, index))
+                logs = _floats(self.train_step(_batch(x, y, sample_weight, index)))
                 averages.add(logs, len(range(n)[index]) if isinstance(index, slice)
                              else len(index))
             logs = averages.result()
@@ -243,8 +248,7 @@ class Trainer:
         n = _num_samples(x)
         averages = _Averages()
         for index in _batches(n, batch_size or 32, None):
-            logs = self.test_step(_take(x, index), _take(y, index),
-                                  _take(sample_weight, index))
+            logs = _floats(self.test_step(_batch(x, y, sample_weight, index)))
             averages.add(logs, index.stop - index.start)
         logs = averages.result()
         if verbose not in (0, False):
@@ -267,21 +271,37 @@ class Trainer:
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
         self._require_compiled("train_on_batch")
-        logs = self.train_step(_take(_as_batchable(x), slice(None)),
-                               _take(_as_batchable(y), slice(None)),
-                               _take(_as_batchable(sample_weight), slice(None)))
+        logs = _floats(self.train_step(_batch(_as_batchable(x), _as_batchable(y),
+                                              _as_batchable(sample_weight), slice(None))))
         return logs if return_dict else _logs_value(logs)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       return_dict: bool = False) -> Any:
         self._require_compiled("test_on_batch")
-        logs = self.test_step(_take(_as_batchable(x), slice(None)),
-                              _take(_as_batchable(y), slice(None)),
-                              _take(_as_batchable(sample_weight), slice(None)))
+        logs = _floats(self.test_step(_batch(_as_batchable(x), _as_batchable(y),
+                                             _as_batchable(sample_weight), slice(None))))
         return logs if return_dict else _logs_value(logs)
 
     def predict_on_batch(self, x: Any) -> np.ndarray:
         return np.asarray(self(_take(_as_batchable(x), slice(None)), training=False).numpy())
+
+
+def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> tuple:
+    """The batch ``index`` of each array, as ``train_step`` takes it."""
+    if sample_weight is None:
+        return _take(x, index), _take(y, index)
+    return _take(x, index), _take(y, index), _take(sample_weight, index)
+
+
+def _unpack(data: Any) -> tuple[Any, Any, Any]:
+    """Keras's ``unpack_x_y_sample_weight``."""
+    if not isinstance(data, tuple):
+        return data, None, None
+    return (tuple(data) + (None, None))[:3]
+
+
+def _floats(logs: dict[str, Any]) -> dict[str, float]:
+    return {key: float(value) for key, value in logs.items()}
 
 
 def _logs_value(logs: dict[str, float]) -> Any:
