@@ -1,0 +1,9 @@
+"""``keras.layers``: the base ``Layer`` and the layers TF's guides build models from."""
+
+from ..functional import InputLayer
+from .base import Layer
+from .core import Activation, Add, Concatenate, Dense, Dropout, Embedding, Flatten, Lambda
+from .normalization import BatchNormalization
+
+__all__ = ["Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout",
+           "Embedding", "Flatten", "InputLayer", "Lambda", "Layer"]

@@ -1,0 +1,99 @@
+"""Keras 3's ``BatchNormalization``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import ops
+from ...core.tensor import Tensor
+from ...custom import stop_gradient
+from ...nn_ns import namespace as nn
+from .. import initializers, regularizers
+from .base import Layer
+
+__all__ = ["BatchNormalization"]
+
+
+class BatchNormalization(Layer):
+    """Normalizes over every axis but ``axis``: with ``training=True`` by the batch's mean
+    and (biased) variance, which also move ``moving_mean``/``moving_variance``
+    (``moving = moving * momentum + batch * (1 - momentum)``); otherwise by the moving
+    statistics. Then ``gamma * x_hat + beta``. The moving statistics are non-trainable
+    variables; gradients flow through the batch statistics, as in Keras."""
+
+    def __init__(self, axis: int | list[int] = -1, momentum: float = 0.99,
+                 epsilon: float = 1e-3, center: bool = True, scale: bool = True,
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 moving_mean_initializer: Any = "zeros",
+                 moving_variance_initializer: Any = "ones", beta_regularizer: Any = None,
+                 gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, synchronized: bool = False, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis = axis
+        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+
+    def _feature_axes(self, rank: int) -> list[int]:
+        axes = self.axis if isinstance(self.axis, (list, tuple)) else [self.axis]
+        normalized = sorted(a % rank for a in axes)
+        if any(not -rank <= a < rank for a in axes):
+            raise ValueError(f"Invalid axis {self.axis} for input of rank {rank}.")
+        return normalized
+
+    def build(self, input_shape: Any) -> None:
+        rank = len(input_shape)
+        feature_axes = self._feature_axes(rank)
+        shape = tuple(input_shape[a] for a in feature_axes)
+        self._reduction_axes = [a for a in range(rank) if a not in feature_axes]
+        # Statistics of shape `shape` broadcast against inputs of this shape's rank.
+        self._broadcast_shape = [input_shape[a] if a in feature_axes else 1
+                                 for a in range(rank)]
+        self.gamma = self.beta = None
+        if self.scale:
+            self.gamma = self.add_weight(shape=shape, name="gamma",
+                                         initializer=self.gamma_initializer,
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center:
+            self.beta = self.add_weight(shape=shape, name="beta",
+                                        initializer=self.beta_initializer,
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self.moving_mean = self.add_weight(shape=shape, name="moving_mean",
+                                           initializer=self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight(shape=shape, name="moving_variance",
+                                               initializer=self.moving_variance_initializer,
+                                               trainable=False)
+        self.built = True
+
+    def _broadcast(self, stat: Any) -> Any:
+        return ops.reshape(stat, self._broadcast_shape)
+
+    def call(self, inputs: Any, training: bool | None = None) -> Tensor:
+        if training and self.trainable:
+            mean, variance = nn.moments(inputs, axes=self._reduction_axes)
+            self._move(mean, variance)
+        else:
+            mean, variance = self.moving_mean, self.moving_variance
+        std = ops.sqrt(self._broadcast(variance) + self.epsilon)
+        x_hat = (inputs - self._broadcast(mean)) / std
+        if self.gamma is not None:
+            x_hat = x_hat * self._broadcast(self.gamma)
+        if self.beta is not None:
+            x_hat = x_hat + self._broadcast(self.beta)
+        return x_hat
+
+    def _move(self, mean: Tensor, variance: Tensor) -> None:
+        """The moving statistics step toward the batch's (not recorded by tapes)."""
+        keep = self.momentum
+        self.moving_mean.assign(self.moving_mean * keep + stop_gradient(mean) * (1 - keep))
+        self.moving_variance.assign(
+            self.moving_variance * keep + stop_gradient(variance) * (1 - keep))

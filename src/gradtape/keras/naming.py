@@ -1,0 +1,59 @@
+"""Keras's object names and variable paths.
+
+Names are made unique per process as Keras 3's ``uniquify`` does: the first ``Dense`` is
+``dense``, then ``dense_1``, ``dense_2``... (``keras.backend.clear_session()`` restarts
+the counts). A variable's ``path`` is the layers it was created in, outermost first, then
+its name (``sequential/dense/kernel``), as Keras 3's ``name_scope`` stack builds it.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Any
+
+_name_counts: collections.Counter = collections.Counter()
+
+
+def uniquify(prefix: str) -> str:
+    """``prefix`` the first time, then ``prefix_1``, ``prefix_2``..."""
+    count = _name_counts[prefix]
+    _name_counts[prefix] += 1
+    return prefix if count == 0 else f"{prefix}_{count}"
+
+
+def clear_session() -> None:
+    """Keras's ``clear_session``: restart the automatic names (``dense`` again)."""
+    _name_counts.clear()
+
+
+class _ScopeStack(threading.local):
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, int]] = []  # (name, id of the layer that opened it)
+
+
+_scopes = _ScopeStack()
+
+
+class layer_scope:
+    """Opens ``layer``'s name for the variables it creates; a layer re-entering its own
+    scope (``build`` inside ``__call__``) does not nest it twice."""
+
+    def __init__(self, layer: Any):
+        self._layer = layer
+        self._opened = False
+
+    def __enter__(self) -> None:
+        entries = _scopes.entries
+        if not entries or entries[-1][1] != id(self._layer):
+            entries.append((self._layer.name, id(self._layer)))
+            self._opened = True
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._opened:
+            _scopes.entries.pop()
+
+
+def variable_path(name: str) -> str:
+    """``name`` under the open layer scopes: ``dense/kernel``."""
+    return "/".join([entry[0] for entry in _scopes.entries] + [name])

@@ -1,0 +1,345 @@
+"""``model.compile`` / ``fit`` / ``evaluate`` / ``predict``: plain Python loops over
+batches of NumPy arrays (or tensors), a ``gt.GradientTape`` per training step and the
+compiled optimizer. Losses and metrics are averaged over samples, as Keras reports them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import random
+from ..core.tensor import Tensor, convert_to_tensor
+from ..tape.gradient_tape import GradientTape
+from . import losses as _losses
+from . import metrics as _metrics
+from . import optimizers as _optimizers
+
+__all__ = ["History", "Trainer"]
+
+_OPTIMIZERS = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam,
+               "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
+_LOSSES = {
+    "mse": _losses.mean_squared_error, "mean_squared_error": _losses.mean_squared_error,
+    "mae": _losses.mean_absolute_error, "mean_absolute_error": _losses.mean_absolute_error,
+    "binary_crossentropy": _losses.binary_crossentropy,
+    "categorical_crossentropy": _losses.categorical_crossentropy,
+    "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
+}
+
+
+class History:
+    """What ``fit`` returns: ``history`` maps ``"loss"`` (and each metric, and
+    ``"val_..."``) to one value per epoch."""
+
+    def __init__(self, model: Any, params: dict):
+        self.model, self.params = model, params
+        self.history: dict[str, list[float]] = {}
+        self.epoch: list[int] = []
+
+    def record(self, epoch: int, logs: dict[str, float]) -> None:
+        self.epoch.append(epoch)
+        for key, value in logs.items():
+            self.history.setdefault(key, []).append(value)
+
+
+def get_optimizer(identifier: Any) -> Any:
+    if isinstance(identifier, str):
+        cls = _OPTIMIZERS.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}; "
+                             f"use one of {sorted(_OPTIMIZERS)} or an optimizer object.")
+        return cls()
+    return identifier
+
+
+def get_loss(identifier: Any) -> Callable[..., Any] | None:
+    if identifier is None or callable(identifier):
+        return identifier
+    if isinstance(identifier, str) and identifier in _LOSSES:
+        return _LOSSES[identifier]
+    raise ValueError(f"Could not interpret loss identifier: {identifier!r}; use one of "
+                     f"{sorted(_LOSSES)}, a keras.losses object or a function.")
+
+
+def _mean_loss(loss_fn: Callable[..., Any], y_true: Any, y_pred: Any) -> Tensor:
+    """A loss function's per-sample values averaged (a Loss object reduces already)."""
+    value = loss_fn(y_true, y_pred)
+    return value if value.shape == () else _reduce_mean(value)
+
+
+def _reduce_mean(value: Tensor) -> Tensor:
+    from ..ops import reduce_mean  # noqa: PLC0415 - keeps this module's imports light
+
+    return reduce_mean(value)
+
+
+def _as_batchable(data: Any) -> Any:
+    """Arrays (NumPy) of the inputs, kept in their structure."""
+    if data is None:
+        return None
+    if isinstance(data, (list, tuple)) and data and not np.isscalar(data[0]) and \
+            not isinstance(data[0], (list, float, int)):
+        return type(data)(_as_batchable(d) for d in data)
+    if isinstance(data, dict):
+        return {k: _as_batchable(v) for k, v in data.items()}
+    if isinstance(data, Tensor):
+        return data.numpy()
+    return np.asarray(data)
+
+
+def _num_samples(data: Any) -> int:
+    if isinstance(data, (list, tuple)):
+        return _num_samples(data[0])
+    if isinstance(data, dict):
+        return _num_samples(next(iter(data.values())))
+    return len(data)
+
+
+def _take(data: Any, index: Any) -> Any:
+    if data is None:
+        return None
+    if isinstance(data, (list, tuple)):
+        return type(data)(_take(d, index) for d in data)
+    if isinstance(data, dict):
+        return {k: _take(v, index) for k, v in data.items()}
+    return convert_to_tensor(data[index])
+
+
+def _batches(n: int, batch_size: int, order: np.ndarray | None) -> list[Any]:
+    starts = range(0, n, batch_size)
+    if order is None:
+        return [slice(s, min(s + batch_size, n)) for s in starts]
+    return [order[s:s + batch_size] for s in starts]
+
+
+class _Averages:
+    """Sample-weighted running means of the logged values."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+        self.count = 0
+
+    def add(self, values: dict[str, float], samples: int) -> None:
+        for key, value in values.items():
+            self.totals[key] = self.totals.get(key, 0.0) + value * samples
+        self.count += samples
+
+    def result(self) -> dict[str, float]:
+        return {k: v / max(self.count, 1) for k, v in self.totals.items()}
+
+
+class Trainer:
+    """The training methods of ``keras.Model``."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "optimizer", None)
+        object.__setattr__(self, "loss", None)
+        object.__setattr__(self, "_compiled_metrics", [])
+        object.__setattr__(self, "compiled", False)
+
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None,
+                metrics: list[Any] | None = None, weighted_metrics: Any = None,
+                run_eagerly: bool = False, steps_per_execution: int = 1,
+                jit_compile: Any = "auto", auto_scale_loss: bool = True) -> None:
+        """Sets the optimizer (an object or ``"sgd"``, ``"adam"``, ``"rmsprop"``,
+        ``"adagrad"``), the loss (a ``keras.losses`` object or function, or a name) and
+        the metrics (``"accuracy"``, ``"mae"``, ``"mse"`` or functions)."""
+        del loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile
+        del auto_scale_loss
+        object.__setattr__(self, "optimizer", get_optimizer(optimizer))
+        object.__setattr__(self, "loss", get_loss(loss))
+        object.__setattr__(self, "_compiled_metrics",
+                           [_metrics.get(m, loss) for m in (metrics or [])])
+        object.__setattr__(self, "compiled", True)
+
+    def _require_compiled(self, what: str) -> None:
+        if not self.compiled or self.loss is None:
+            raise RuntimeError(f"You must call `compile()` with a loss before calling "
+                               f"`{what}()`.")
+
+    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None,
+                     sample_weight: Any = None, training: bool = True) -> Tensor:
+        """The compiled loss (averaged over the batch) plus the layers' ``losses``."""
+        del x, training
+        if isinstance(self.loss, _losses.Loss):  # reduces (and weights) itself
+            total = self.loss(y, y_pred, sample_weight=sample_weight)
+        elif sample_weight is not None:
+            per_sample = self.loss(y, y_pred)
+            total = _reduce_mean(per_sample * convert_to_tensor(sample_weight,
+                                                                dtype=per_sample.dtype))
+        else:
+            total = _mean_loss(self.loss, y, y_pred)
+        for extra in self.losses:
+            total = total + extra
+        return total
+
+    def _metric_values(self, y: Any, y_pred: Any) -> dict[str, float]:
+        return {name: float(fn(y, y_pred)) for name, fn in self._compiled_metrics}
+
+    def train_step(self, data: tuple) -> dict[str, float]:
+        """One update on one batch ``(x, y[, sample_weight])``, as Keras 3 passes it; the
+        batch's loss and metrics (override it to customize ``fit``)."""
+        x, y, sample_weight = _unpack(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        variables = self.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        _apply_constraints(variables)
+        return {"loss": float(loss), **self._metric_values(y, y_pred)}
+
+    def test_step(self, data: tuple) -> dict[str, float]:
+        """The loss and metrics on one batch ``(x, y[, sample_weight])``, in inference."""
+        x, y, sample_weight = _unpack(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
+        return {"loss": float(loss), **self._metric_values(y, y_pred)}
+
+    def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
+            epochs: int = 1, verbose: Any = "auto", callbacks: Any = None,
+            validation_split: float = 0.0, validation_data: Any = None, shuffle: bool = True,
+            class_weight: Any = None, sample_weight: Any = None, initial_epoch: int = 0,
+            steps_per_epoch: Any = None, validation_steps: Any = None,
+            validation_batch_size: Any = None, validation_freq: int = 1) -> History:
+        """Trains for ``epochs`` passes over ``(x, y)`` in batches of ``batch_size``
+        (32), shuffled each epoch with ``gt.random`` (seedable); returns a ``History``."""
+        del callbacks, class_weight, steps_per_epoch, validation_steps, validation_freq
+        self._require_compiled("fit")
+        x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
+                               _as_batchable(sample_weight))
+        if validation_split and validation_data is None:
+            x, y, sample_weight, validation_data = _split(x, y, sample_weight,
+                                                          validation_split)
+        n = _num_samples(x)
+        batch_size = batch_size or 32
+        steps = math.ceil(n / batch_size)
+        history = History(self, {"verbose": verbose, "epochs": epochs, "steps": steps})
+        for epoch in range(initial_epoch, epochs):
+            order = _shuffled(n) if shuffle else None
+            averages = _Averages()
+            for index in _batches(n, batch_size, order):
+                logs = _floats(self.train_step(_batch(x, y, sample_weight, index)))
+                averages.add(logs, len(range(n)[index]) if isinstance(index, slice)
+                             else len(index))
+            logs = averages.result()
+            if validation_data is not None:
+                val = self.evaluate(*validation_data, batch_size=validation_batch_size
+                                    or batch_size, verbose=0, return_dict=True)
+                logs.update({f"val_{k}": v for k, v in val.items()})
+            history.record(epoch, logs)
+            if verbose not in (0, False):
+                _print_epoch(epoch, epochs, steps, logs)
+        object.__setattr__(self, "history", history)
+        return history
+
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
+                 verbose: Any = "auto", sample_weight: Any = None, steps: Any = None,
+                 callbacks: Any = None, return_dict: bool = False) -> Any:
+        """The loss (and metrics) over ``(x, y)``, in inference mode: a float, or
+        ``[loss, metric, ...]`` with metrics, or a dict with ``return_dict``."""
+        del steps, callbacks
+        self._require_compiled("evaluate")
+        x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
+                               _as_batchable(sample_weight))
+        n = _num_samples(x)
+        averages = _Averages()
+        for index in _batches(n, batch_size or 32, None):
+            logs = _floats(self.test_step(_batch(x, y, sample_weight, index)))
+            averages.add(logs, index.stop - index.start)
+        logs = averages.result()
+        if verbose not in (0, False):
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
+                steps: Any = None, callbacks: Any = None) -> np.ndarray:
+        """The model's outputs on ``x`` (inference mode, by batches) as a NumPy array."""
+        del verbose, steps, callbacks
+        x = _as_batchable(x)
+        n = _num_samples(x)
+        outputs = [self(_take(x, index), training=False)
+                   for index in _batches(n, batch_size or 32, None)]
+        return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)
+
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                       return_dict: bool = False) -> Any:
+        self._require_compiled("train_on_batch")
+        logs = _floats(self.train_step(_batch(_as_batchable(x), _as_batchable(y),
+                                              _as_batchable(sample_weight), slice(None))))
+        return logs if return_dict else _logs_value(logs)
+
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                      return_dict: bool = False) -> Any:
+        self._require_compiled("test_on_batch")
+        logs = _floats(self.test_step(_batch(_as_batchable(x), _as_batchable(y),
+                                             _as_batchable(sample_weight), slice(None))))
+        return logs if return_dict else _logs_value(logs)
+
+    def predict_on_batch(self, x: Any) -> np.ndarray:
+        return np.asarray(self(_take(_as_batchable(x), slice(None)), training=False).numpy())
+
+
+def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> tuple:
+    """The batch ``index`` of each array, as ``train_step`` takes it."""
+    if sample_weight is None:
+        return _take(x, index), _take(y, index)
+    return _take(x, index), _take(y, index), _take(sample_weight, index)
+
+
+def _unpack(data: Any) -> tuple[Any, Any, Any]:
+    """Keras's ``unpack_x_y_sample_weight``."""
+    if not isinstance(data, tuple):
+        return data, None, None
+    return (tuple(data) + (None, None))[:3]
+
+
+def _floats(logs: dict[str, Any]) -> dict[str, float]:
+    return {key: float(value) for key, value in logs.items()}
+
+
+def _logs_value(logs: dict[str, float]) -> Any:
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+def _apply_constraints(variables: list[Any]) -> None:
+    for v in variables:
+        constraint = getattr(v, "_constraint", None)
+        if constraint is not None:
+            v.assign(constraint(v))
+
+
+def _shuffled(n: int) -> np.ndarray:
+    """A permutation of ``range(n)`` drawn from gt.random (so ``set_seed`` repeats it)."""
+    return random.shuffle(np.arange(n)).numpy()
+
+
+def _split(x: Any, y: Any, sample_weight: Any, fraction: float) -> tuple:
+    """Keras's ``validation_split``: the last ``fraction`` of the samples, unshuffled."""
+    n = _num_samples(x)
+    cut = int(n * (1.0 - fraction))
+    train, val = slice(0, cut), slice(cut, n)
+
+    def part(data: Any, index: slice) -> Any:
+        if data is None:
+            return None
+        if isinstance(data, (list, tuple)):
+            return type(data)(part(d, index) for d in data)
+        if isinstance(data, dict):
+            return {k: part(v, index) for k, v in data.items()}
+        return data[index]
+
+    return part(x, train), part(y, train), part(sample_weight, train), \
+        (part(x, val), part(y, val))
+
+
+def _print_epoch(epoch: int, epochs: int, steps: int, logs: dict[str, float]) -> None:
+    values = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+    print(f"Epoch {epoch + 1}/{epochs}\n{steps}/{steps} - {values}")

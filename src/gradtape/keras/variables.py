@@ -1,0 +1,60 @@
+"""``keras.Variable``: a ``gt.Variable`` named as Keras 3 names a layer's weights."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.state import state
+from ..core.tensor import Tensor
+from ..core.variable import Variable as _Variable
+from ..dtypes import numpy_dtype
+from .naming import variable_path
+
+__all__ = ["Variable"]
+
+
+class Variable(_Variable):
+    """Keras 3's variable: ``name`` is the bare name (``"kernel"``), ``path`` the layers it
+    belongs to (``"dense/kernel"``). ``initializer`` is a value or a callable taking
+    ``(shape, dtype)`` (a Keras initializer). Tapes, ``@gt.function`` and the optimizers
+    treat it as any ``gt.Variable``."""
+
+    __slots__ = ("_path", "_constraint", "_created_trainable")
+
+    def __init__(self, initializer: Any, shape: Any = None, dtype: Any = None,
+                 trainable: bool = True, name: str | None = None):
+        name = name or "variable"
+        if callable(initializer) and not isinstance(initializer, Tensor):
+            if shape is None:
+                raise ValueError(f"Variable {name!r}: an initializer that is a callable "
+                                 "needs `shape=`; pass the shape or an initial value.")
+            initializer = initializer(tuple(shape), numpy_dtype(dtype or "float32"))
+        super().__init__(initializer, trainable=trainable, name=name,
+                         dtype=None if dtype is None else numpy_dtype(dtype))
+        self._path = variable_path(name)
+        self._constraint = None  # a Keras constraint: fit applies it after each update
+        self._created_trainable = bool(trainable)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
+
+    def __repr__(self) -> str:
+        head = f"<Variable path={self._path}, shape={tuple(self.shape)}, dtype={self.dtype.name}"
+        if state.tracer is not None:
+            return head + ">"
+        return f"{head}, value={self._value}>"
+
+    __str__ = __repr__
