@@ -9,16 +9,7 @@ import gradtape as gt
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
-from dask.callbacks import Callback  # noqa: E402 - after the importorskip
-
-
-class CountComputes(Callback):
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
+from dask_testing import CountComputes  # noqa: E402 - after the importorskip
 
 
 def loss_and_gradients(x):

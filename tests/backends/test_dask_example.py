@@ -15,16 +15,7 @@ pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
 
 import dask  # noqa: E402 - after the importorskip
-from dask.callbacks import Callback  # noqa: E402
-
-
-class CountComputes(Callback):
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
+from dask_testing import CountComputes  # noqa: E402 - after the importorskip
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dask_logistic_regression.py"
 

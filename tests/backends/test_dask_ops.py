@@ -16,7 +16,7 @@ import gradtape as gt
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # noqa: E402 - after the importorskip
+from dask_testing import CountComputes  # noqa: E402 - after the importorskip
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
@@ -32,16 +32,6 @@ ROW_INDEX = np.array([4, 0, 4, 2, 4])  # repeated rows: their gradients accumula
 MASK = MATRIX[:, 0] > 0
 OTHER = np.linspace(-1.0, 1.0, 24).reshape(6, 4)
 
-
-class CountComputes(Callback):
-    """Counts the graphs Dask computes while it is active."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
 
 
 # (id, input name, function of a tensor). Outputs of a float dtype are differentiated.

@@ -12,7 +12,7 @@ import gradtape as gt
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # noqa: E402 - after the importorskip
+from dask_testing import CountComputes  # noqa: E402 - after the importorskip
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
@@ -21,14 +21,6 @@ X = RNG.normal(size=(8, 3))
 W0 = np.array([0.3, -0.1, 0.2])
 ROWS = np.array([1, 7, 1, 4])  # a repeated row: its derivatives accumulate
 
-
-class CountComputes(Callback):
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
 
 
 def lazy(array):

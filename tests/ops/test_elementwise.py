@@ -1,6 +1,8 @@
 """Elementwise ops: values equal NumPy's; derivatives match finite differences to 2nd
 order (3rd for a cheap subset), with broadcasting, float32 dtypes and NumPy dispatch."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -287,3 +289,23 @@ def test_power_with_exponent_zero_has_zero_derivative_at_zero(compiled):
     # A nonzero tensor exponent keeps y * x ** (y - 1).
     dx = gt.grad(lambda x, y: x ** y)(np.float64(2.0), np.float64(3.0))
     assert dx.numpy() == 12.0
+
+
+@pytest.mark.parametrize("compile_mode", [True, False], ids=["compiled", "interpreted"])
+def test_sigmoid_saturates_without_warnings(compile_mode):
+    """sigmoid is 1 / (1 + exp(-x)), TF's and JAX's formula: exp(-x) overflows below
+    x = -709, where the value 0 is right; no RuntimeWarning, and the softplus gradient
+    (which is sigmoid) saturates the same way, in the generated backward too."""
+    x = gt.constant(np.array([-1000.0, -745.0, -40.0, -1e-8, 0.0, 2.5, 40.0, 1000.0]))
+    expected = np.array([0.0, 0.0, 4.248354255291589e-18, 0.5 - 2.5e-9, 0.5,
+                         0.9241418199787566, 1.0, 1.0])
+    with gt.config(compile=compile_mode), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(gt.sigmoid(x).numpy(), expected, rtol=1e-15, atol=0)
+        for _ in range(4):  # the backward is compiled after a few calls of a structure
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                loss = gt.reduce_sum(gt.math.softplus(x))
+            grad = tape.gradient(loss, x)
+        np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-15, atol=0)
+    assert gt.sigmoid(gt.constant(np.float32(-3.0))).dtype == np.float32

@@ -24,6 +24,17 @@ def _dask_rule(primitive_name: str):
     return namespace_rule(primitive_name, library=DASK)
 
 
+# --- elementwise ---------------------------------------------------------------------------
+
+@_dask_rule("sigmoid")
+def _sigmoid(kind: ArrayKind):
+    # NumPy's implementation on each block: one task a chunk, and its errstate (no
+    # overflow warning below -709) holds where the block is computed, on a worker.
+    from .elementwise import _sigmoid_impl
+
+    return lambda x: x.map_blocks(_sigmoid_impl, dtype=x.dtype)
+
+
 # --- reductions and scans ----------------------------------------------------------------
 
 @_dask_rule("prod")
