@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .functional import Input, InputLayer, KerasTensor, _flat, nodes_between, run_nodes
-from .layers.base import Layer
+from .layers.base import Layer, unique_by_identity
 from .naming import layer_scope, uniquify
 from .summary import print_summary
 from .training import Trainer
@@ -83,7 +83,7 @@ class Functional(Model):
         object.__setattr__(self, "_flat_inputs", flat_inputs)
         input_layers = [t.node.layer if t.node else None for t in flat_inputs]
         self._functional_layers = [layer for layer in input_layers if layer is not None] + \
-            _unique_layers(node.layer for node in nodes)
+            unique_by_identity(node.layer for node in nodes)
         self.built = True
 
     @property
@@ -171,12 +171,3 @@ class Sequential(Model):
             inputs = layer(inputs)
         return inputs
 
-
-def _unique_layers(layers: Any) -> list[Layer]:
-    seen: set[int] = set()
-    out = []
-    for layer in layers:
-        if id(layer) not in seen:
-            seen.add(id(layer))
-            out.append(layer)
-    return out

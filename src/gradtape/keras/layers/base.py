@@ -68,7 +68,8 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
-def _unique(items: Iterator[Any]) -> list[Any]:
+def unique_by_identity(items: Iterator[Any]) -> list[Any]:
+    """``items`` without repeats of the same object, in first-seen order."""
     seen: set[int] = set()
     out = []
     for item in items:
@@ -175,11 +176,11 @@ class Layer(Module):
 
     def _sublayers(self) -> list[Layer]:
         """The layers assigned as attributes, in assignment order (not nested ones)."""
-        return _unique(v for v in self._attribute_leaves() if isinstance(v, Layer))
+        return unique_by_identity(v for v in self._attribute_leaves() if isinstance(v, Layer))
 
     def _own_variables(self) -> list[Any]:
         attributes = (v for v in self._attribute_leaves() if isinstance(v, _GtVariable))
-        return _unique(list(self._added_weights) + list(attributes))
+        return unique_by_identity(list(self._added_weights) + list(attributes))
 
     @property
     def weights(self) -> list[Any]:
@@ -188,7 +189,7 @@ class Layer(Module):
         ordered = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
         for layer in self._sublayers():
             ordered.extend(layer.weights)
-        return _unique(ordered)
+        return unique_by_identity(ordered)
 
     @property
     def variables(self) -> list[Any]:  # type: ignore[override]
