@@ -324,3 +324,12 @@ def test_sigmoid_runs_blockwise_without_overflow_warnings():
     assert isinstance(out._value, da.Array)
     assert [k.split("-")[0] for k in out._value.__dask_graph__().layers].count("_sigmoid_impl") == 1
     np.testing.assert_allclose(out.numpy(), gt.sigmoid(gt.constant(xn)).numpy(), rtol=1e-15)
+
+
+def test_dask_variable_assigned_numpy_values_stays_dask_and_chunked():
+    v = gt.Variable(da.from_array(np.ones(4), chunks=2))
+    v.assign(np.arange(4.0))
+    assert isinstance(v._value, da.Array) and v._value.chunks == ((2, 2),)
+    v.assign_add([1.0, 1.0, 1.0, 1.0])
+    assert isinstance(v._value, da.Array)
+    np.testing.assert_array_equal(v.numpy(), np.arange(4.0) + 1)
