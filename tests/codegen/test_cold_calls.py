@@ -29,7 +29,7 @@ def _templates():
 
 
 def test_the_declared_templates_are_found():
-    assert {"{0} + {1}", "{0}.T", "{0}.sum(axis={axis})", "exp(-logaddexp(0, -{0}))"} <= set(
+    assert {"{0} + {1}", "{0}.T", "{0}.sum(axis={axis})", "logaddexp(0, {0})"} <= set(
         _templates())
 
 
