@@ -125,3 +125,20 @@ def test_an_op_without_a_namespace_version_raises_clearly(data):
     x, _ = data
     with pytest.raises(NotImplementedError, match="does not run on array_api_strict"):
         gt.linalg.eig(gt.constant(xp.asarray(x[:COLS])))
+
+
+def test_variable_keeps_its_library_when_assigned_numpy_values():
+    # As a TF variable keeps its device: assigning NumPy values (or NumPy tensors) must
+    # not turn the variable into a NumPy one, and assign_add must accept them.
+    v = gt.Variable(xp.asarray(np.ones(3)))
+    v.assign(np.array([1.0, 2.0, 3.0]))
+    assert is_strict(v)
+    v.assign_add(gt.constant(np.full(3, 0.5)))
+    v.assign_sub([1.0, 1.0, 1.0])
+    assert is_strict(v)
+    np.testing.assert_array_equal(v.numpy(), [0.5, 1.5, 2.5])
+    with gt.GradientTape() as tape:
+        y = gt.reduce_sum(v * gt.constant(xp.asarray(np.array([1.0, 2.0, 3.0]))))
+    grad = tape.gradient(y, v)
+    assert is_strict(grad)
+    np.testing.assert_array_equal(grad.numpy(), [1.0, 2.0, 3.0])

@@ -324,3 +324,48 @@ def test_sigmoid_runs_blockwise_without_overflow_warnings():
     assert isinstance(out._value, da.Array)
     assert [k.split("-")[0] for k in out._value.__dask_graph__().layers].count("_sigmoid_impl") == 1
     np.testing.assert_allclose(out.numpy(), gt.sigmoid(gt.constant(xn)).numpy(), rtol=1e-15)
+
+
+def test_dask_variable_assigned_numpy_values_stays_dask_and_chunked():
+    v = gt.Variable(da.from_array(np.ones(4), chunks=2))
+    v.assign(np.arange(4.0))
+    assert isinstance(v._value, da.Array) and v._value.chunks == ((2, 2),)
+    v.assign_add([1.0, 1.0, 1.0, 1.0])
+    assert isinstance(v._value, da.Array)
+    np.testing.assert_array_equal(v.numpy(), np.arange(4.0) + 1)
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam", "RMSprop"])
+def test_optimizer_on_a_dask_variable_keeps_its_graph_bounded(optimizer):
+    # Each step's value must be persisted chunks, not a graph of every earlier step
+    # (which grew with the steps and recomputed them all), with one pass over the data
+    # per step (Adam's NumPy slots read the lazy gradient once each before).
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(12, 4)), rng.normal(size=12)
+
+    def train(x, y, w, steps):
+        opt = getattr(gt.keras.optimizers, optimizer)(learning_rate=0.05)
+        for _ in range(steps):
+            with gt.GradientTape() as tape:
+                loss = gt.reduce_mean((gt.linalg.matvec(gt.constant(x), w) - y) ** 2)
+            opt.apply_gradients([(tape.gradient(loss, w), w)])
+        return w
+
+    expected = train(x, y, gt.Variable(np.zeros(4)), 12).numpy()
+    w = gt.Variable(da.zeros(4, chunks=2))
+    xd, yd = da.from_array(x, chunks=(4, 4)), da.from_array(y, chunks=4)
+    with CountComputes() as computes:
+        train(xd, yd, w, 12)
+    assert isinstance(w._value, da.Array)
+    assert len(w._value.__dask_graph__()) == 2  # its two persisted chunks
+    assert computes.count <= 2 * 12  # the gradient's compute and the persist
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-12)
+
+
+def test_a_raw_dask_operand_beside_a_tensor_is_not_computed():
+    # The operand check read the dtype through np.asarray, computing the whole array.
+    x = np.arange(6.0).reshape(2, 3)
+    with CountComputes() as computes:
+        result = gt.constant(x) - da.from_array(x * 3, chunks=(1, 3))
+    assert computes.count == 0 and isinstance(result._value, da.Array)
+    np.testing.assert_array_equal(result.numpy(), -2 * x)

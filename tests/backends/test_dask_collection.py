@@ -58,3 +58,23 @@ def test_numpy_tensors_are_not_collections():
     assert not dask.is_dask_collection(t)
     assert dask.compute(t)[0] is t
     assert dask.is_dask_collection(gt.constant(da.ones(3, chunks=2)))
+
+
+def test_compute_inside_function_is_guarded_not_baked_in():
+    # dask.compute inside @gt.function reads the values: a later call with other data
+    # must not return the numbers of the traced call (Dask finalizes in a worker thread).
+    w = gt.Variable(np.ones(4))
+
+    @gt.function
+    def step(x):
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_sum(gt.sin(gt.linalg.matvec(x, w)))
+        return dask.compute(loss, tape.gradient(loss, w))
+
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.normal(size=(6, 4))
+        loss, grad = step(gt.constant(da.from_array(x, chunks=(2, 2))))
+        np.testing.assert_allclose(float(loss), np.sin(x.sum(axis=1)).sum(), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(grad.numpy()),
+                                   np.cos(x.sum(axis=1)) @ x, rtol=1e-12)

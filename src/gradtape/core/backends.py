@@ -440,14 +440,13 @@ def dtype_of(array: Any) -> np.dtype:
 
 
 def computed_together(grads: list, variables: list) -> list:
-    """``grads`` with the lazy (Dask) gradients of NumPy variables computed, all in one
-    ``dask.compute`` call: one pass over the data gives every gradient of a step, where
-    computing them one by one would read the data once per variable."""
+    """``grads`` with the lazy (Dask) gradients computed, all in one ``dask.compute``
+    call: one pass over the data gives every gradient of a step, where computing them one
+    by one (or each time an optimizer's NumPy slot reads one) would read the data again."""
     from .state import state
     from .tensor import Tensor, wrap
 
-    lazy = [i for i, (g, v) in enumerate(zip(grads, variables))
-            if isinstance(g, Tensor) and is_lazy(g._value) and not is_lazy(v._value)]
+    lazy = [i for i, g in enumerate(grads) if isinstance(g, Tensor) and is_lazy(g._value)]
     if not lazy or state.tracer is not None:
         return grads
     import dask
@@ -457,3 +456,19 @@ def computed_together(grads: list, variables: list) -> list:
     for i, value in zip(lazy, values):
         grads[i] = wrap(np.asarray(value))
     return grads
+
+
+def persist_lazy_variables(variables: list) -> None:
+    """Persist the (Dask) variables an optimizer step updated, in one ``dask.persist``
+    call: each step's value is then its chunks, not a graph of every step before it
+    (which would grow with the steps and recompute them all on every read)."""
+    from .state import state
+
+    lazy = [v for v in variables if is_lazy(v._value)]
+    if not lazy or state.tracer is not None:
+        return
+    import dask
+
+    # The same numbers as the value the update set: no new version for the tapes.
+    for variable, value in zip(lazy, dask.persist(*[v._value for v in lazy])):
+        variable._value = value

@@ -6,6 +6,8 @@ A tensor holding a Dask array is a Dask collection that delegates to its array:
 holding the persisted Dask array. A tensor holding anything else is not a collection
 (``__dask_graph__`` is ``None``), so Dask passes it through unchanged. Computing is a
 read of the value: inside ``@gt.function`` the tracer guards it, as for ``.numpy()``.
+Dask runs the finalize step in a worker thread (or process), where no tracer is active,
+so the guard is taken in the caller's thread when Dask asks for that step.
 """
 
 from __future__ import annotations
@@ -42,18 +44,30 @@ class DaskCollection:
         return self._value.__dask_scheduler__  # type: ignore[attr-defined]
 
     def __dask_postcompute__(self) -> Any:
+        _guard_read_while_tracing(self)
         finalize, args = self._value.__dask_postcompute__()  # type: ignore[attr-defined]
-        return _computed_tensor, (self, finalize, args)
+        return _computed_tensor, (finalize, args)
 
     def __dask_postpersist__(self) -> Any:
         rebuild, args = self._value.__dask_postpersist__()  # type: ignore[attr-defined]
         return _persisted_tensor, (rebuild, args)
 
 
-def _computed_tensor(results: Any, tensor: Any, finalize: Any, args: tuple) -> Any:
-    from .tensor import read_value, wrap
+def _guard_read_while_tracing(tensor: Any) -> None:
+    """Inside ``@gt.function``, ``dask.compute(t)`` reads ``t``'s value: the trace keeps
+    a guard on it, else later calls would return this call's numbers. The value is
+    computed here (in the caller's thread, where the tracer is), once per trace."""
+    from .state import state
+    from .tensor import concrete_value
 
-    return wrap(read_value(tensor, finalize(results, *args)))
+    if state.tracer is not None:
+        concrete_value(tensor)
+
+
+def _computed_tensor(results: Any, finalize: Any, args: tuple) -> Any:
+    from .tensor import wrap
+
+    return wrap(finalize(results, *args))
 
 
 def _persisted_tensor(dsk: Any, rebuild: Any, args: tuple, rename: Any = None) -> Any:

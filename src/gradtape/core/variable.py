@@ -59,12 +59,20 @@ class Variable(Tensor):
                 f"variable shape {self._value.shape} and the assigned value shape "
                 f"{array.shape} are incompatible; assign a value of shape {self._value.shape}."
             )
-        return array
+        return self._in_own_library(array)
+
+    def _in_own_library(self, array: Any) -> Any:
+        """A NumPy ``array`` as an array of the variable's library (a Dask array chunked
+        like the value), as a TF variable keeps its device whatever the assigned value's."""
+        kind = kind_of(self._value)
+        if kind is None or kind_of(array) is not None:
+            return array
+        return kind.from_constant(array, like=self._value)
 
     def _set(self, array: Any) -> None:
         # A new array object, never a write into the old one: records still hold it. A
         # NumPy variable stays NumPy (assigning a Dask value computes it); a variable of
-        # another library's array keeps that library's arrays.
+        # another library's array keeps that library's arrays (``_new_value``).
         self._value = array if kind_of(self._value) is not None else np.asarray(array)
         self._version += 1
         self._accessed()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.backends import kind_of
 from ..core.tensor import Tensor
 from ..core.variable import Variable
 from ..ir.nodes import IRValue, Literal, Var
@@ -60,11 +61,20 @@ def _checked_operand(value):
     if isinstance(value, (bool, int, float, complex)):
         return value
     array_like = isinstance(value, (list, tuple, np.generic)) or hasattr(value, "__array__")
-    if not array_like or np.asarray(value).dtype.kind not in _NUMBER_KINDS:
+    if not array_like or _dtype_kind(value) not in _NUMBER_KINDS:
         raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type "
                          f"({type(value)}) to a Tensor. Use a Python or NumPy number, a "
                          "NumPy array or a tensor (float(value) for a Fraction or Decimal).")
     return value
+
+
+def _dtype_kind(value) -> str:
+    """The dtype kind of an array-like operand; another library's array (a Dask array)
+    by its dtype, since ``np.asarray`` would compute it."""
+    kind = kind_of(value)
+    if kind is not None:
+        return kind.numpy_dtype(value.dtype).kind
+    return np.asarray(value).dtype.kind
 
 
 def floating_operand(x, what: str, error: type[Exception] = ValueError):

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.backends import computed_together
+from ..core.backends import computed_together, persist_lazy_variables
 from ..core.tensor import Tensor, constant
 from ..core.variable import Variable
 from ..ops import cast
@@ -198,6 +198,7 @@ class Optimizer:
             if v.dtype not in lr_by_dtype:
                 lr_by_dtype[v.dtype] = cast(lr, v.dtype)
             self.update_step(g, v, lr_by_dtype[v.dtype])
+        persist_lazy_variables(variables)
         self._iterations.assign_add(1)
 
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Variable:
