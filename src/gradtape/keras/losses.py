@@ -94,6 +94,24 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     return categorical_crossentropy(one_hot, y_pred, from_logits=from_logits, axis=axis)
 
 
+def weighted(losses: Tensor, sample_weight: Any) -> Tensor:
+    """``losses * sample_weight`` after Keras's ``squeeze_or_expand_to_same_rank``: a
+    weight of shape ``(batch, 1)`` against losses of shape ``(batch,)`` (or the reverse)
+    weights each sample once, where a plain product would broadcast to (batch, batch)."""
+    weight = ops.cast(convert_to_tensor(sample_weight), losses.dtype)
+    if losses.ndim == weight.ndim + 1 and losses.shape[-1] == 1:
+        if weight.ndim == 1:
+            weight = ops.expand_dims(weight, -1)
+        else:
+            losses = ops.squeeze(losses, axis=-1)
+    elif weight.ndim == losses.ndim + 1 and weight.shape[-1] == 1:
+        if losses.ndim == 1:
+            losses = ops.expand_dims(losses, -1)
+        else:
+            weight = ops.squeeze(weight, axis=-1)
+    return losses * weight
+
+
 class Loss:
     """Keras's loss class: ``loss(y_true, y_pred, sample_weight=None)`` reduces the
     per-sample losses of ``fn`` by ``reduction``."""
@@ -109,12 +127,9 @@ class Loss:
         self.options = options
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Tensor:
-        losses = self.fn(y_true, y_pred, **self.options)
+        losses = convert_to_tensor(self.fn(y_true, y_pred, **self.options))
         if sample_weight is not None:
-            weight = ops.cast(convert_to_tensor(sample_weight), losses.dtype)
-            while weight.ndim > losses.ndim:  # per-entry weights of a (batch, 1) shape
-                weight = ops.squeeze(weight, axis=-1)
-            losses = losses * weight
+            losses = weighted(losses, sample_weight)
         if self.reduction in ("none", None):
             return losses
         total = ops.reduce_sum(losses)
