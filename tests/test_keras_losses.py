@@ -87,3 +87,55 @@ def test_gradients_match_finite_differences(make):
     grads = [tape.gradient(out, x)]
     assert_vjp_matches_differences(lambda p: loss(y_true, p), [y_pred], np.array(1.0),
                                    grads, rng)
+
+
+# Labels of shape (batch,) against predictions of shape (batch, 1), as `fit(x, y)` with a
+# 1-d y and a Dense(1) model gives them: Keras pairs them sample by sample (a plain
+# elementwise op would broadcast to (batch, batch) and average every pair).
+LABELS_1D = np.array([0.0, 1.0, 1.0])
+PROBS_COLUMN = np.array([[0.2], [0.7], [0.9]])
+
+
+def test_regression_losses_pair_1d_labels_with_a_prediction_column():
+    residual = PROBS_COLUMN[:, 0] - LABELS_1D
+    np.testing.assert_allclose(losses.mean_squared_error(LABELS_1D, PROBS_COLUMN).numpy(),
+                               residual ** 2)
+    np.testing.assert_allclose(losses.mean_absolute_error(LABELS_1D, PROBS_COLUMN).numpy(),
+                               np.abs(residual))
+    np.testing.assert_allclose(losses.MeanSquaredError()(LABELS_1D, PROBS_COLUMN).numpy(),
+                               np.mean(residual ** 2))
+    np.testing.assert_allclose(losses.MeanSquaredError()(PROBS_COLUMN, LABELS_1D).numpy(),
+                               np.mean(residual ** 2))
+
+
+def test_crossentropy_classes_match_ranks_and_the_functions_raise():
+    expected = -np.mean(np.log([0.8, 0.7, 0.9]))
+    np.testing.assert_allclose(
+        losses.BinaryCrossentropy()(LABELS_1D, PROBS_COLUMN).numpy(), expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="must have the same shape"):
+        losses.binary_crossentropy(LABELS_1D, PROBS_COLUMN)
+    with pytest.raises(ValueError, match="must have the same shape"):
+        losses.categorical_crossentropy([0.0, 1.0], [[0.3, 0.7], [0.6, 0.4]])
+
+
+def test_binary_accuracy_pairs_1d_labels_with_a_prediction_column():
+    hits = gt.keras.metrics.binary_accuracy(LABELS_1D, np.array([[0.2], [0.7], [0.1]]))
+    np.testing.assert_array_equal(hits.numpy(), [1.0, 1.0, 0.0])
+
+
+def test_fit_with_1d_labels_steps_on_the_per_sample_loss():
+    keras = gt.keras
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((5, 3)), rng.standard_normal(5)
+    model = keras.Sequential([keras.layers.Dense(1, dtype="float64")])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    model(x)
+    residual = model.predict(x)[:, 0] - y
+    loss, mae = model.evaluate(x, y, verbose=0)
+    np.testing.assert_allclose([loss, mae], [np.mean(residual ** 2),
+                                             np.mean(np.abs(residual))], rtol=1e-12)
+    kernel = model.layers[0].kernel.numpy()
+    model.fit(x, y, batch_size=5, shuffle=False, verbose=0)
+    expected = kernel - 0.1 * 2 * x.T @ residual[:, None] / 5
+    # (rtol: the optimizer keeps its learning rate in float32)
+    np.testing.assert_allclose(model.layers[0].kernel.numpy(), expected, rtol=1e-7)

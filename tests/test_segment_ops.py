@@ -179,3 +179,17 @@ def test_tensor_scatter_gradients_wrt_tensor_and_updates(name):
 
 def test_scatter_nd_gradient():
     check_first_and_second_order(lambda u: gt.scatter_nd(INDICES, u, [4, 2]), UPDATES)
+
+
+def test_tensor_scatter_python_updates_take_the_tensors_dtype():
+    # TF converts a Python list of updates to the tensor's dtype (no float32 detour).
+    tensor = gt.constant([1.0, 2.0, 3.0], gt.float64)
+    with gt.GradientTape() as tape:
+        tape.watch(tensor)
+        out = gt.tensor_scatter_nd_update(tensor, [[0]], [0.1])
+        total = gt.reduce_sum(out * gt.constant([5.0, 6.0, 7.0], gt.float64))
+    assert out.dtype == gt.float64
+    np.testing.assert_array_equal(out.numpy(), [0.1, 2.0, 3.0])
+    np.testing.assert_array_equal(tape.gradient(total, tensor).numpy(), [0.0, 6.0, 7.0])
+    added = gt.tensor_scatter_nd_add(gt.constant([1, 2], gt.int64), [[1]], [5])
+    assert added.dtype == gt.int64 and added.numpy().tolist() == [1, 7]

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from .core.tensor import Tensor
+from .core.tensor import Tensor, convert_to_tensor
 from .errors import InvalidArgumentError
 from .ir.nodes import Aval
 from .ops.batch_rules import batch_by_loop
 from .ops.index import scatter_add
-from .ops.registry import Primitive, bind, operand, per_primitive
+from .ops.registry import Primitive, bind, holds_tensor, operand, per_primitive
 
 __all__ = [
     "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
@@ -338,8 +338,18 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     return ops.reshape(_segment_sum(rows, linear, count), shape)
 
 
+def _updates_for(tensor: Tensor, updates: Any) -> Any:
+    """Python numbers and lists take ``tensor``'s dtype, as TF's op conversion gives them
+    (``tensor_scatter_nd_update(float64_tensor, [[0]], [7.0])``); tensors keep theirs."""
+    python_list = isinstance(updates, (list, tuple)) and not holds_tensor(updates)
+    if python_list or isinstance(updates, (int, float)):
+        return convert_to_tensor(updates, dtype=tensor.dtype)
+    return operand(updates)
+
+
 def _tensor_and_rows(tensor: Any, indices: Any, updates: Any):
-    tensor, indices, updates = operand(tensor), _indices(indices), operand(updates)
+    tensor, indices = operand(tensor), _indices(indices)
+    updates = _updates_for(tensor, updates)
     if updates.dtype != tensor.dtype:
         raise InvalidArgumentError(f"updates ({updates.dtype}) must have the dtype of "
                                    f"tensor ({tensor.dtype}); cast one of them.")

@@ -203,3 +203,28 @@ def test_fit_runs_an_overridden_train_step_and_sample_weights():
     loss = model.evaluate(x, y, sample_weight=weights, batch_size=32, verbose=0)
     residual = model.predict(x) - y
     np.testing.assert_allclose(loss, np.sum(residual[:4] ** 2) / 32, rtol=1e-5)
+
+
+@pytest.mark.parametrize("loss", ["mse", keras.losses.mean_squared_error,
+                                  keras.losses.MeanSquaredError()],
+                         ids=["name", "function", "object"])
+def test_sample_weight_of_shape_batch_by_1_weights_each_sample_once(loss):
+    # Keras squeezes (batch, 1) weights against (batch,) losses; a plain product would
+    # broadcast them to (batch, batch) and weight every sample by every weight.
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((6, 3)), rng.standard_normal((6, 1))
+    weights = rng.uniform(size=6)
+    model = keras.Sequential([keras.layers.Dense(1, dtype="float64")])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+    model(x)
+    residual = model.predict(x) - y
+    expected = np.mean(residual[:, 0] ** 2 * weights)
+    for shaped in (weights, weights[:, None]):
+        np.testing.assert_allclose(model.evaluate(x, y, sample_weight=shaped, verbose=0),
+                                   expected, rtol=1e-12)
+    kernel = model.layers[0].kernel.numpy()
+    model.fit(x, y, sample_weight=weights[:, None], batch_size=6, shuffle=False, verbose=0)
+    # One SGD step on the weighted mean of squares: d/dW = 2 x^T (w * r) / n.
+    expected_kernel = kernel - 0.1 * 2 * x.T @ (weights[:, None] * residual) / 6
+    # (rtol: the optimizer keeps its learning rate in float32)
+    np.testing.assert_allclose(model.layers[0].kernel.numpy(), expected_kernel, rtol=1e-7)

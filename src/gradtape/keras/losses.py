@@ -35,15 +35,24 @@ def _pair(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
     return ops.cast(convert_to_tensor(y_true), y_pred.dtype), y_pred
 
 
+def _tensors(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
+    return convert_to_tensor(y_true), convert_to_tensor(y_pred)
+
+
+def _matched_pair(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
+    """``_pair``, ranks matched as Keras's regression losses match them."""
+    return squeeze_or_expand_to_same_rank(*_pair(y_true, y_pred))
+
+
 def mean_squared_error(y_true: Any, y_pred: Any) -> Tensor:
     """``mean(square(y_pred - y_true), axis=-1)``: one loss per sample."""
-    y_true, y_pred = _pair(y_true, y_pred)
+    y_true, y_pred = _matched_pair(y_true, y_pred)
     return ops.reduce_mean(ops.square(y_pred - y_true), axis=-1)
 
 
 def mean_absolute_error(y_true: Any, y_pred: Any) -> Tensor:
     """``mean(abs(y_pred - y_true), axis=-1)``: one loss per sample."""
-    y_true, y_pred = _pair(y_true, y_pred)
+    y_true, y_pred = _matched_pair(y_true, y_pred)
     return ops.reduce_mean(ops.abs(y_pred - y_true), axis=-1)
 
 
@@ -56,6 +65,7 @@ def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
     """The mean binary cross-entropy over ``axis``; ``y_pred`` probabilities (clipped)
     or, with ``from_logits``, logits."""
     y_true, y_pred = _pair(y_true, y_pred)
+    _same_shape(y_true, y_pred, "binary_crossentropy")
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if from_logits:
@@ -71,6 +81,7 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
     """Cross-entropy of one-hot (or soft) labels; ``y_pred`` probabilities (scaled to sum
     to 1, then clipped) or, with ``from_logits``, logits."""
     y_true, y_pred = _pair(y_true, y_pred)
+    _same_shape(y_true, y_pred, "categorical_crossentropy")
     if label_smoothing:
         classes = y_pred.shape[axis]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
@@ -94,6 +105,40 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     return categorical_crossentropy(one_hot, y_pred, from_logits=from_logits, axis=axis)
 
 
+def squeeze_or_expand_to_same_rank(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+    """Keras's rule for two tensors whose ranks differ by one and the longer one ends in
+    a 1: that 1 is squeezed, or the other (of rank 1) gets one. Labels ``(batch,)``
+    against predictions ``(batch, 1)`` then pair sample by sample, where a plain
+    elementwise op would broadcast them to ``(batch, batch)``."""
+    if x1.ndim == x2.ndim + 1 and x1.shape[-1] == 1:
+        if x2.ndim == 1:
+            return x1, ops.expand_dims(x2, -1)
+        return ops.squeeze(x1, axis=-1), x2
+    if x2.ndim == x1.ndim + 1 and x2.shape[-1] == 1:
+        if x1.ndim == 1:
+            return ops.expand_dims(x1, -1), x2
+        return x1, ops.squeeze(x2, axis=-1)
+    return x1, x2
+
+
+def weighted(losses: Tensor, sample_weight: Any) -> Tensor:
+    """``losses * sample_weight``, their ranks matched as Keras matches them."""
+    weight = ops.cast(convert_to_tensor(sample_weight), losses.dtype)
+    losses, weight = squeeze_or_expand_to_same_rank(losses, weight)
+    return losses * weight
+
+
+def _same_shape(y_true: Tensor, y_pred: Tensor, what: str) -> None:
+    """Keras's check of the cross-entropies called directly (a ``Loss`` object matches
+    the ranks first)."""
+    if tuple(y_true.shape) != tuple(y_pred.shape):
+        raise ValueError(f"Arguments `target` and `output` of {what} must have the same "
+                         f"shape. Received: target.shape={tuple(y_true.shape)}, "
+                         f"output.shape={tuple(y_pred.shape)}; reshape the labels to the "
+                         "predictions' shape, or call the loss class, which matches "
+                         "their ranks.")
+
+
 class Loss:
     """Keras's loss class: ``loss(y_true, y_pred, sample_weight=None)`` reduces the
     per-sample losses of ``fn`` by ``reduction``."""
@@ -109,12 +154,10 @@ class Loss:
         self.options = options
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Tensor:
-        losses = self.fn(y_true, y_pred, **self.options)
+        y_true, y_pred = squeeze_or_expand_to_same_rank(*_tensors(y_true, y_pred))
+        losses = convert_to_tensor(self.fn(y_true, y_pred, **self.options))
         if sample_weight is not None:
-            weight = ops.cast(convert_to_tensor(sample_weight), losses.dtype)
-            while weight.ndim > losses.ndim:  # per-entry weights of a (batch, 1) shape
-                weight = ops.squeeze(weight, axis=-1)
-            losses = losses * weight
+            losses = weighted(losses, sample_weight)
         if self.reduction in ("none", None):
             return losses
         total = ops.reduce_sum(losses)

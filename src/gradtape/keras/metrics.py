@@ -27,8 +27,10 @@ __all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanAbs
 
 
 def _float_pair(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
+    """Labels cast to the predictions' dtype, ranks matched as Keras matches them."""
     y_pred = convert_to_tensor(y_pred)
-    return ops.cast(convert_to_tensor(y_true), y_pred.dtype), y_pred
+    y_true = ops.cast(convert_to_tensor(y_true), y_pred.dtype)
+    return losses.squeeze_or_expand_to_same_rank(y_true, y_pred)
 
 
 def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Tensor:

@@ -64,16 +64,12 @@ def get_loss(identifier: Any) -> Callable[..., Any] | None:
                      f"{sorted(_LOSSES)}, a keras.losses object or a function.")
 
 
-def _mean_loss(loss_fn: Callable[..., Any], y_true: Any, y_pred: Any) -> Tensor:
-    """A loss function's per-sample values averaged (a Loss object reduces already)."""
-    value = loss_fn(y_true, y_pred)
-    return value if value.shape == () else _reduce_mean(value)
-
-
-def _reduce_mean(value: Tensor) -> Tensor:
-    from ..ops import reduce_mean  # noqa: PLC0415 - keeps this module's imports light
-
-    return reduce_mean(value)
+def _as_loss_object(loss: Any) -> _losses.Loss:
+    """A compiled loss function (or name's function) as Keras wraps it: a ``Loss`` whose
+    ``sum_over_batch_size`` reduction weights samples by Keras's rule."""
+    if isinstance(loss, _losses.Loss):
+        return loss
+    return _losses.Loss(loss, name=getattr(loss, "__name__", type(loss).__name__))
 
 
 def _as_batchable(data: Any) -> Any:
@@ -164,14 +160,7 @@ class Trainer:
                      sample_weight: Any = None, training: bool = True) -> Tensor:
         """The compiled loss (averaged over the batch) plus the layers' ``losses``."""
         del x, training
-        if isinstance(self.loss, _losses.Loss):  # reduces (and weights) itself
-            total = self.loss(y, y_pred, sample_weight=sample_weight)
-        elif sample_weight is not None:
-            per_sample = self.loss(y, y_pred)
-            total = _reduce_mean(per_sample * convert_to_tensor(sample_weight,
-                                                                dtype=per_sample.dtype))
-        else:
-            total = _mean_loss(self.loss, y, y_pred)
+        total = _as_loss_object(self.loss)(y, y_pred, sample_weight=sample_weight)
         for extra in self.losses:
             total = total + extra
         return total
