@@ -60,6 +60,7 @@ from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
 from .functions.trace import init_scope
+from .math_ns import add_n
 from .math_ns import namespace as math
 from .module import Module, name_scope
 from .namespaces import attribute_namespace, public_dir
@@ -116,6 +117,7 @@ __all__ = [
     "TensorSpec",
     "UnconnectedGradients",
     "Variable",
+    "add_n",
     "as_dtype",
     "autodiff",
     "autograph",
