@@ -74,7 +74,9 @@ def _sigmoid_impl(x):
     # exp(-logaddexp(0, -x)). exp(-x) overflows to inf below x = -709, where
     # 1 / inf = 0 is the right value: no warning for it.
     with np.errstate(over="ignore"):
-        return 1 / (1 + np.exp(-x))
+        e = np.exp(-x)
+    # dtype=: NumPy 1.26 makes 1 + a float32 scalar a float64.
+    return np.divide(1, np.add(1, e, dtype=e.dtype), dtype=e.dtype)
 
 
 def _relu_impl(x):
