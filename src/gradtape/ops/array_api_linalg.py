@@ -22,13 +22,18 @@ def _array_api_rule(name: str):
     return namespace_rule(name, array_api_only=True)
 
 
-def _linalg(kind: ArrayKind):
-    linalg = getattr(kind.namespace, "linalg", None)
-    if linalg is None:
+def _extension(kind: ArrayKind, name: str, what: str):
+    """The namespace's ``linalg`` or ``fft`` extension, or a clear refusal."""
+    module = getattr(kind.namespace, name, None)
+    if module is None:
         raise NotImplementedError(
-            f"{kind.name} has no linalg extension: gradtape's linear algebra does not "
-            "run on its arrays. Convert the input with np.asarray first.")
-    return linalg
+            f"{kind.name} has no {name} extension: gradtape's {what} do not run on its "
+            "arrays. Convert the input with np.asarray first.")
+    return module
+
+
+def _linalg(kind: ArrayKind):
+    return _extension(kind, "linalg", "linear algebra functions")
 
 
 def _matrix_transpose(xp, x):
@@ -271,12 +276,7 @@ def _pinv(kind: ArrayKind):
 # --- fft -------------------------------------------------------------------------------------
 
 def _fft_module(kind: ArrayKind):
-    fft = getattr(kind.namespace, "fft", None)
-    if fft is None:
-        raise NotImplementedError(
-            f"{kind.name} has no fft extension: gradtape's FFTs do not run on its arrays. "
-            "Convert the input with np.asarray first.")
-    return fft
+    return _extension(kind, "fft", "FFTs")
 
 
 def _complex(xp, x):
