@@ -144,6 +144,7 @@ def symbolic_call(layer: Layer, args: tuple, kwargs: dict) -> Any:
         outputs = layer(*concrete_args, **concrete_kwargs)
     finally:
         _context.training.pop()
+    layer._clear_losses()  # a symbolic call adds no loss, as in Keras 3
     node = Node(layer, args, kwargs)
     batch_unknown = any(isinstance(t, KerasTensor) and t.shape[:1] == (None,)
                         for t in _flat((args, kwargs)))

@@ -194,10 +194,8 @@ def _accuracy_for(loss: Any) -> Callable[..., Any]:
     return accuracy
 
 
-def get(identifier: Any, loss: Any = None) -> tuple[str, Callable[..., float]]:
-    """``(name, fn)``: ``fn(y_true, y_pred)`` is the metric's mean over the batch."""
-    if isinstance(identifier, Metric):
-        return identifier.name, _metric_object_batch_mean(identifier)
+def _per_sample(identifier: Any, loss: Any) -> tuple[str, Callable[..., Any]]:
+    """The name and per-sample function of a metric given by name or function."""
     if identifier in ("accuracy", "acc"):
         per_sample = _accuracy_for(loss)
     elif isinstance(identifier, str) and identifier in _BY_NAME:
@@ -209,6 +207,24 @@ def get(identifier: Any, loss: Any = None) -> tuple[str, Callable[..., float]]:
                          f"'accuracy', one of {sorted(_BY_NAME)}, or a function.")
     name = identifier if isinstance(identifier, str) else getattr(
         identifier, "__name__", type(identifier).__name__)
+    return name, per_sample
+
+
+def compiled_metric(identifier: Any, loss: Any = None) -> Metric:
+    """What ``compile(metrics=[identifier])`` tracks: a metric object as given, a name
+    or function as the running mean of its per-sample values, summed in float64 (``fit``
+    resets them at each epoch)."""
+    if isinstance(identifier, Metric):
+        return identifier
+    name, per_sample = _per_sample(identifier, loss)
+    return MeanMetricWrapper(per_sample, name=name, dtype="float64")
+
+
+def get(identifier: Any, loss: Any = None) -> tuple[str, Callable[..., float]]:
+    """``(name, fn)``: ``fn(y_true, y_pred)`` is the metric's mean over the batch."""
+    if isinstance(identifier, Metric):
+        return identifier.name, _metric_object_batch_mean(identifier)
+    name, per_sample = _per_sample(identifier, loss)
 
     def batch_mean(y_true: Any, y_pred: Any) -> float:
         return float(ops.reduce_mean(convert_to_tensor(per_sample(y_true, y_pred))))

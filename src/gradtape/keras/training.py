@@ -1,21 +1,25 @@
 """``model.compile`` / ``fit`` / ``evaluate`` / ``predict``: plain Python loops over
 batches of NumPy arrays (or tensors), a ``gt.GradientTape`` per training step and the
-compiled optimizer. Losses and metrics are averaged over samples, as Keras reports them."""
+compiled optimizer. As in Keras 3, the logs are what the last ``train_step`` (or
+``test_step``) returned; the default steps return the model's metrics, running means
+over the samples since the epoch began (the loss tracker and the compiled metrics)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .. import random
+from .. import ops, random
 from ..core.tensor import Tensor, convert_to_tensor
 from ..tape.gradient_tape import GradientTape
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from .layers.base import unique_by_identity
 
 __all__ = ["History", "Trainer"]
 
@@ -111,22 +115,6 @@ def _batches(n: int, batch_size: int, order: np.ndarray | None) -> list[Any]:
     return [order[s:s + batch_size] for s in starts]
 
 
-class _Averages:
-    """Sample-weighted running means of the logged values."""
-
-    def __init__(self) -> None:
-        self.totals: dict[str, float] = {}
-        self.count = 0
-
-    def add(self, values: dict[str, float], samples: int) -> None:
-        for key, value in values.items():
-            self.totals[key] = self.totals.get(key, 0.0) + value * samples
-        self.count += samples
-
-    def result(self) -> dict[str, float]:
-        return {k: v / max(self.count, 1) for k, v in self.totals.items()}
-
-
 class Trainer:
     """The training methods of ``keras.Model``."""
 
@@ -134,6 +122,7 @@ class Trainer:
         object.__setattr__(self, "optimizer", None)
         object.__setattr__(self, "loss", None)
         object.__setattr__(self, "_compiled_metrics", [])
+        object.__setattr__(self, "_loss_tracker", None)
         object.__setattr__(self, "compiled", False)
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None,
@@ -148,45 +137,114 @@ class Trainer:
         object.__setattr__(self, "optimizer", get_optimizer(optimizer))
         object.__setattr__(self, "loss", get_loss(loss))
         object.__setattr__(self, "_compiled_metrics",
-                           [_metrics.get(m, loss) for m in (metrics or [])])
+                           [_metrics.compiled_metric(m, loss) for m in (metrics or [])])
+        # float64 running sums: Keras's are float32, whose rounding only loses digits.
+        object.__setattr__(self, "_loss_tracker", _metrics.Mean(name="loss", dtype="float64"))
         object.__setattr__(self, "compiled", True)
 
     def _require_compiled(self, what: str) -> None:
-        if not self.compiled or self.loss is None:
-            raise RuntimeError(f"You must call `compile()` with a loss before calling "
-                               f"`{what}()`.")
+        if not self.compiled:
+            raise RuntimeError(f"You must call `compile()` before calling `{what}()`.")
 
+    # --- metrics ----------------------------------------------------------------------------
+    @property
+    def metrics(self) -> list[_metrics.Metric]:
+        """Keras 3's order: the loss tracker and the compiled metrics (once compiled),
+        then the metric objects assigned as attributes of the model and its layers."""
+        found = [self._loss_tracker, *self._compiled_metrics] if self.compiled else []
+        for owner in [self, *self._flattened_sublayers()]:
+            if owner is self or not isinstance(owner, Trainer):
+                found.extend(_attribute_metrics(owner))
+        return unique_by_identity(found)
+
+    @property
+    def metrics_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self) -> None:
+        """Starts every metric of ``metrics`` over (``fit`` does at each epoch,
+        ``evaluate`` at its start)."""
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def get_metrics_result(self) -> dict[str, Any]:
+        """``{metric.name: metric.result()}`` for the metrics of ``metrics``."""
+        results: dict[str, Any] = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                results.update(result)
+            else:
+                results[metric.name] = result
+        return _pythonify(results)
+
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any,
+                        sample_weight: Any = None) -> dict[str, Any]:
+        """Updates the compiled metrics with the batch; returns ``get_metrics_result()``
+        (what the default steps return)."""
+        del x, sample_weight  # compiled `metrics` are not weighted, as in Keras
+        for metric in self._compiled_metrics:
+            metric.update_state(y, y_pred)
+        return self.get_metrics_result()
+
+    # --- steps ------------------------------------------------------------------------------
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None,
                      sample_weight: Any = None, training: bool = True) -> Tensor:
-        """The compiled loss (averaged over the batch) plus the layers' ``losses``."""
+        """The compiled loss (averaged over the batch) plus the sum of each of
+        ``self.losses`` (weight and activity regularizers, ``add_loss``)."""
         del x, training
-        total = _as_loss_object(self.loss)(y, y_pred, sample_weight=sample_weight)
+        terms = []
+        if self.loss is not None:
+            terms.append(_as_loss_object(self.loss)(y, y_pred, sample_weight=sample_weight))
         for extra in self.losses:
-            total = total + extra
+            if extra.dtype.kind != "f":
+                extra = ops.cast(extra, "float32")
+            terms.append(ops.reduce_sum(extra))
+        if not terms:
+            raise ValueError("No loss to compute. Provide a `loss` argument in "
+                             "`compile()`, or add losses with `add_loss`.")
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
         return total
 
-    def _metric_values(self, y: Any, y_pred: Any) -> dict[str, float]:
-        return {name: float(fn(y, y_pred)) for name, fn in self._compiled_metrics}
-
-    def train_step(self, data: tuple) -> dict[str, float]:
-        """One update on one batch ``(x, y[, sample_weight])``, as Keras 3 passes it; the
-        batch's loss and metrics (override it to customize ``fit``)."""
+    def train_step(self, data: tuple) -> dict[str, Any]:
+        """One update on one batch ``(x, y[, sample_weight])``, as Keras 3 passes it;
+        returns ``compute_metrics(...)`` (override it to customize ``fit``). A model
+        without trainable weights computes the loss and metrics and changes nothing, with
+        Keras's warning."""
         x, y, sample_weight = _unpack(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
         variables = self.trainable_variables
-        gradients = tape.gradient(loss, variables)
-        self.optimizer.apply_gradients(zip(gradients, variables))
-        _apply_constraints(variables)
-        return {"loss": float(loss), **self._metric_values(y, y_pred)}
+        if variables:
+            gradients = tape.gradient(loss, variables)
+            self.optimizer.apply_gradients(zip(gradients, variables))
+            _apply_constraints(variables)
+        else:
+            warnings.warn("The model does not have any trainable weights: the step "
+                          "computed the loss and metrics and changed no weight.",
+                          UserWarning, stacklevel=3)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
 
-    def test_step(self, data: tuple) -> dict[str, float]:
-        """The loss and metrics on one batch ``(x, y[, sample_weight])``, in inference."""
+    def test_step(self, data: tuple) -> dict[str, Any]:
+        """Updates the loss tracker and the metrics with one batch ``(x, y[,
+        sample_weight])`` in inference; returns ``compute_metrics(...)``."""
         x, y, sample_weight = _unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
-        return {"loss": float(loss), **self._metric_values(y, y_pred)}
+        self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def _metrics_result_or_logs(self, logs: dict[str, Any] | None) -> dict[str, Any]:
+        """Keras 3: the metrics' results when the step returned exactly their names,
+        else what the last step returned."""
+        results = self.get_metrics_result()
+        if logs is None or set(logs) == set(results):
+            return results
+        return logs
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
             epochs: int = 1, verbose: Any = "auto", callbacks: Any = None,
@@ -209,12 +267,11 @@ class Trainer:
         history = History(self, {"verbose": verbose, "epochs": epochs, "steps": steps})
         for epoch in range(initial_epoch, epochs):
             order = _shuffled(n) if shuffle else None
-            averages = _Averages()
+            self.reset_metrics()
+            logs = None
             for index in _batches(n, batch_size, order):
-                logs = _floats(self.train_step(_batch(x, y, sample_weight, index)))
-                averages.add(logs, len(range(n)[index]) if isinstance(index, slice)
-                             else len(index))
-            logs = averages.result()
+                logs = _pythonify(self.train_step(_batch(x, y, sample_weight, index)))
+            logs = dict(self._metrics_result_or_logs(logs))
             if validation_data is not None:
                 val = self.evaluate(*validation_data, batch_size=validation_batch_size
                                     or batch_size, verbose=0, return_dict=True)
@@ -235,17 +292,16 @@ class Trainer:
         x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
                                _as_batchable(sample_weight))
         n = _num_samples(x)
-        averages = _Averages()
+        self.reset_metrics()
+        logs = None
         for index in _batches(n, batch_size or 32, None):
-            logs = _floats(self.test_step(_batch(x, y, sample_weight, index)))
-            averages.add(logs, index.stop - index.start)
-        logs = averages.result()
+            logs = _pythonify(self.test_step(_batch(x, y, sample_weight, index)))
+        logs = self._metrics_result_or_logs(logs)
         if verbose not in (0, False):
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            print(" - ".join(_formatted(k, v) for k, v in logs.items()))
         if return_dict:
             return logs
-        values = list(logs.values())
-        return values[0] if len(values) == 1 else values
+        return self._flatten_metrics_in_order(logs)
 
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
                 steps: Any = None, callbacks: Any = None) -> np.ndarray:
@@ -259,17 +315,31 @@ class Trainer:
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
+        """One ``train_step`` on the batch; what it returned. As in Keras 3 the metrics
+        are not reset: the default step's values are means since the last
+        ``reset_metrics()`` (or ``fit``/``evaluate``)."""
         self._require_compiled("train_on_batch")
-        logs = _floats(self.train_step(_batch(_as_batchable(x), _as_batchable(y),
-                                              _as_batchable(sample_weight), slice(None))))
-        return logs if return_dict else _logs_value(logs)
+        logs = _pythonify(self.train_step(_batch(_as_batchable(x), _as_batchable(y),
+                                                 _as_batchable(sample_weight),
+                                                 slice(None))))
+        return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       return_dict: bool = False) -> Any:
+        """One ``test_step`` on the batch; what it returned (metrics not reset, as
+        ``train_on_batch``)."""
         self._require_compiled("test_on_batch")
-        logs = _floats(self.test_step(_batch(_as_batchable(x), _as_batchable(y),
-                                             _as_batchable(sample_weight), slice(None))))
-        return logs if return_dict else _logs_value(logs)
+        logs = _pythonify(self.test_step(_batch(_as_batchable(x), _as_batchable(y),
+                                                _as_batchable(sample_weight), slice(None))))
+        return logs if return_dict else self._flatten_metrics_in_order(logs)
+
+    def _flatten_metrics_in_order(self, logs: dict[str, Any]) -> Any:
+        """Keras 3: the values of ``metrics``' names in their order, then the other keys
+        sorted; one value alone is returned bare."""
+        names = self.metrics_names
+        values = [logs[name] for name in names if name in logs]
+        values += [logs[key] for key in sorted(logs) if key not in names]
+        return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x: Any) -> np.ndarray:
         return np.asarray(self(_take(_as_batchable(x), slice(None)), training=False).numpy())
@@ -289,13 +359,38 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     return (tuple(data) + (None, None))[:3]
 
 
-def _floats(logs: dict[str, Any]) -> dict[str, float]:
-    return {key: float(value) for key, value in logs.items()}
+def _pythonify(logs: dict[str, Any]) -> dict[str, Any]:
+    """Keras 3's logs: sorted by key, nested dicts merged, values as Python floats
+    (those that convert)."""
+    result: dict[str, Any] = {}
+    for key, value in sorted(logs.items()):
+        if isinstance(value, dict):
+            result.update(_pythonify(value))
+            continue
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            pass
+        result[key] = value
+    return result
 
 
-def _logs_value(logs: dict[str, float]) -> Any:
-    values = list(logs.values())
-    return values[0] if len(values) == 1 else values
+def _formatted(key: str, value: Any) -> str:
+    return f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}"
+
+
+def _batch_size(x: Any) -> int:
+    """The first dimension of the batch's first input (the loss tracker's weight)."""
+    while isinstance(x, (list, tuple, dict)):
+        x = next(iter(x.values())) if isinstance(x, dict) else x[0]
+    return int(np.shape(x)[0]) if np.ndim(x) else 1
+
+
+def _attribute_metrics(layer: Any) -> Iterator[_metrics.Metric]:
+    """The metric objects assigned as attributes of ``layer`` (in lists and dicts too)."""
+    for value in layer._attribute_leaves():
+        if isinstance(value, _metrics.Metric):
+            yield value
 
 
 def _apply_constraints(variables: list[Any]) -> None:
@@ -330,5 +425,5 @@ def _split(x: Any, y: Any, sample_weight: Any, fraction: float) -> tuple:
 
 
 def _print_epoch(epoch: int, epochs: int, steps: int, logs: dict[str, float]) -> None:
-    values = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+    values = " - ".join(_formatted(k, v) for k, v in logs.items())
     print(f"Epoch {epoch + 1}/{epochs}\n{steps}/{steps} - {values}")

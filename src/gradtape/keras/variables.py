@@ -19,7 +19,7 @@ class Variable(_Variable):
     ``(shape, dtype)`` (a Keras initializer). Tapes, ``@gt.function`` and the optimizers
     treat it as any ``gt.Variable``."""
 
-    __slots__ = ("_path", "_constraint", "_created_trainable")
+    __slots__ = ("_path", "_constraint", "_regularizer", "_created_trainable")
 
     def __init__(self, initializer: Any, shape: Any = None, dtype: Any = None,
                  trainable: bool = True, name: str | None = None):
@@ -33,6 +33,7 @@ class Variable(_Variable):
                          dtype=None if dtype is None else numpy_dtype(dtype))
         self._path = variable_path(name)
         self._constraint = None  # a Keras constraint: fit applies it after each update
+        self._regularizer = None  # its penalty is in the layer's `losses` while trainable
         self._created_trainable = bool(trainable)
 
     @property

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import inspect
 import threading
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ... import ops
+from ...array_ops import divide_no_nan
 from ...core.tensor import Tensor, convert_to_tensor
 from ...core.variable import Variable as _GtVariable
+from ...creation import shape as dynamic_shape
 from ...dtypes import numpy_dtype
 from ...module import Module, camel_to_snake, name_scope
 from .. import initializers, regularizers
@@ -29,7 +32,7 @@ __all__ = ["Layer"]
 
 # Attributes holding the layer's own bookkeeping, never walked for sublayers/variables.
 _INTERNAL = frozenset((
-    "_name", "_name_scope", "_added_weights", "_regularized", "_call_losses", "_trainable",
+    "_name", "_name_scope", "_added_weights", "_call_losses", "_trainable",
     "_dtype", "_autocast", "_input_shape_arg", "_build_shapes", "_activity_regularizer",
     "_inbound_nodes", "_output_shape",
 ))
@@ -120,7 +123,6 @@ class Layer(Module):
         with name_scope(name) as scope:
             object.__setattr__(self, "_name_scope", name_scope(scope))
         object.__setattr__(self, "_added_weights", [])
-        object.__setattr__(self, "_regularized", [])  # (variable, regularizer)
         object.__setattr__(self, "_call_losses", [])
         object.__setattr__(self, "_trainable", bool(trainable))
         object.__setattr__(self, "_dtype", numpy_dtype(dtype or "float32"))
@@ -216,20 +218,66 @@ class Layer(Module):
         return self.non_trainable_weights
 
     @property
+    def activity_regularizer(self) -> Any:
+        """The penalty on each output, added to ``losses`` by every call."""
+        return self._activity_regularizer
+
+    @activity_regularizer.setter
+    def activity_regularizer(self, value: Any) -> None:
+        object.__setattr__(self, "_activity_regularizer", regularizers.get(value))
+
+    @property
     def losses(self) -> list[Tensor]:
-        """The losses ``add_loss`` added during the last call, then the weight
-        regularizers' penalties (of the current values), this layer's and its
-        sublayers'."""
+        """As Keras 3's: the losses ``add_loss`` (and the activity regularizer) added
+        during the last outermost call, this layer's then its sublayers', then the
+        weight regularizers' penalties of the trainable weights (of their current
+        values). A frozen weight adds no penalty."""
         found = list(self._call_losses)
-        for variable, regularizer in self._regularized:
-            found.append(regularizer(variable))
-        for layer in self._sublayers():
-            found.extend(layer.losses)
+        for layer in self._flattened_sublayers():
+            found.extend(layer._call_losses)
+        for variable in self.trainable_weights:
+            regularizer = getattr(variable, "_regularizer", None)
+            if regularizer is not None:
+                found.append(regularizer(variable))
         return found
 
     def add_loss(self, loss: Any) -> None:
-        """Adds a loss (``model.fit`` minimizes it with the compiled loss)."""
-        self._call_losses.append(convert_to_tensor(loss))
+        """Adds a loss (``model.fit`` minimizes it with the compiled loss; a
+        non-scalar loss counts by its sum). A list or dict adds each of its tensors."""
+        for item in _leaves(loss):
+            self._call_losses.append(convert_to_tensor(item))
+
+    def _flattened_sublayers(self) -> list[Layer]:
+        """Every layer nested in this one, each once, in Keras 3's order."""
+        found: list[Layer] = []
+        seen: set[int] = set()
+        pending = deque(self._sublayers())
+        while pending:
+            layer = pending.popleft()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            found.append(layer)
+            pending.extendleft(layer._sublayers())
+        return found
+
+    def _clear_losses(self) -> None:
+        """Starts the losses of this layer and of every layer in it over."""
+        self._call_losses.clear()
+        for layer in self._flattened_sublayers():
+            layer._call_losses.clear()
+
+    def _add_activity_losses(self, outputs: Any) -> None:
+        """Keras 3: the regularizer of each output tensor, divided by the batch size
+        (the first dimension; a scalar output is not divided)."""
+        for output in _leaves(outputs):
+            if not isinstance(output, Tensor):
+                continue
+            penalty = convert_to_tensor(self._activity_regularizer(output))
+            if output.ndim > 0:
+                batch = ops.cast(dynamic_shape(output)[0], penalty.dtype)
+                penalty = divide_no_nan(penalty, batch)
+            self._call_losses.append(penalty)
 
     # --- weights ----------------------------------------------------------------------------
     def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None,
@@ -253,9 +301,7 @@ class Layer(Module):
         variable._constraint = constraint
         variable._created_trainable = bool(trainable)
         self._added_weights.append(variable)
-        reg = regularizers.get(regularizer)
-        if reg is not None:
-            self._regularized.append((variable, reg))
+        variable._regularizer = regularizers.get(regularizer)
         if not self._trainable:
             variable.trainable = False
         return variable
@@ -323,7 +369,8 @@ class Layer(Module):
             training = _context.training[-1] if _context.training else default
         if takes_training:
             kwargs["training"] = training
-        self._call_losses.clear()
+        if not _context.training:  # the outermost call: Keras 3 clears every loss in it
+            self._clear_losses()
         with layer_scope(self):
             if not self.built:
                 self.build_for(shape_of(args[0] if args else kwargs.get("inputs")))
@@ -333,7 +380,7 @@ class Layer(Module):
             finally:
                 _context.training.pop()
         if self._activity_regularizer is not None:
-            self.add_loss(self._activity_regularizer(outputs))
+            self._add_activity_losses(outputs)
         if self._output_shape is None:
             object.__setattr__(self, "_output_shape", shape_of(outputs))
         return outputs
