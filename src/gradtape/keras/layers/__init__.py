@@ -2,8 +2,19 @@
 
 from ..functional import InputLayer
 from .base import Layer
-from .core import Activation, Add, Concatenate, Dense, Dropout, Embedding, Flatten, Lambda
+from .core import (
+    Activation,
+    ActivityRegularization,
+    Add,
+    Concatenate,
+    Dense,
+    Dropout,
+    Embedding,
+    Flatten,
+    Lambda,
+)
 from .normalization import BatchNormalization
 
-__all__ = ["Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout",
-           "Embedding", "Flatten", "InputLayer", "Lambda", "Layer"]
+__all__ = ["Activation", "ActivityRegularization", "Add", "BatchNormalization",
+           "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "InputLayer", "Lambda",
+           "Layer"]

@@ -1,5 +1,5 @@
 """Keras 3's core layers: ``Dense``, ``Flatten``, ``Dropout``, ``Activation``,
-``Lambda``, ``Embedding``, ``Concatenate``, ``Add``."""
+``Lambda``, ``Embedding``, ``Concatenate``, ``Add``, ``ActivityRegularization``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from ...nn_ns import dropout as _dropout
 from .. import activations, initializers, regularizers
 from .base import Layer
 
-__all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten",
-           "Lambda"]
+__all__ = ["Activation", "ActivityRegularization", "Add", "Concatenate", "Dense", "Dropout",
+           "Embedding", "Flatten", "Lambda"]
 
 
 class Dense(Layer):
@@ -112,6 +112,19 @@ class Activation(Layer):
 
     def call(self, inputs: Any) -> Any:
         return self.activation(inputs)
+
+
+class ActivityRegularization(Layer):
+    """The identity, adding ``L1L2(l1, l2)`` of its output (divided by the batch size,
+    as every activity regularizer) to ``losses``."""
+
+    def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs: Any):
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1, self.l2 = l1, l2
+        self.built = True
+
+    def call(self, inputs: Any) -> Any:
+        return inputs
 
 
 class Lambda(Layer):
