@@ -123,6 +123,7 @@ class Trainer:
         object.__setattr__(self, "loss", None)
         object.__setattr__(self, "_compiled_metrics", [])
         object.__setattr__(self, "_loss_tracker", None)
+        object.__setattr__(self, "_metrics_in_loop", None)  # `metrics`, kept during fit
         object.__setattr__(self, "compiled", False)
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None,
@@ -164,13 +165,13 @@ class Trainer:
     def reset_metrics(self) -> None:
         """Starts every metric of ``metrics`` over (``fit`` does at each epoch,
         ``evaluate`` at its start)."""
-        for metric in self.metrics:
+        for metric in self._metrics_in_loop or self.metrics:
             metric.reset_state()
 
     def get_metrics_result(self) -> dict[str, Any]:
         """``{metric.name: metric.result()}`` for the metrics of ``metrics``."""
         results: dict[str, Any] = {}
-        for metric in self.metrics:
+        for metric in self._metrics_in_loop or self.metrics:
             result = metric.result()
             if isinstance(result, dict):
                 results.update(result)
@@ -246,6 +247,25 @@ class Trainer:
             return results
         return logs
 
+    def _keeping_metrics(self, *epoch: Any) -> dict[str, Any]:
+        """``_run_epoch(*epoch)`` with ``metrics`` looked up once (not at every step),
+        as Keras caches it."""
+        outer = self._metrics_in_loop
+        object.__setattr__(self, "_metrics_in_loop", self.metrics)
+        try:
+            return self._run_epoch(*epoch)
+        finally:
+            object.__setattr__(self, "_metrics_in_loop", outer)
+
+    def _run_epoch(self, step: Callable[[tuple], Any], x: Any, y: Any,
+                   sample_weight: Any, batches: list[Any]) -> dict[str, Any]:
+        """Resets the metrics, runs ``step`` on each batch; the epoch's logs."""
+        self.reset_metrics()
+        logs = None
+        for index in batches:
+            logs = _pythonify(step(_batch(x, y, sample_weight, index)))
+        return self._metrics_result_or_logs(logs)
+
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
             epochs: int = 1, verbose: Any = "auto", callbacks: Any = None,
             validation_split: float = 0.0, validation_data: Any = None, shuffle: bool = True,
@@ -266,12 +286,8 @@ class Trainer:
         steps = math.ceil(n / batch_size)
         history = History(self, {"verbose": verbose, "epochs": epochs, "steps": steps})
         for epoch in range(initial_epoch, epochs):
-            order = _shuffled(n) if shuffle else None
-            self.reset_metrics()
-            logs = None
-            for index in _batches(n, batch_size, order):
-                logs = _pythonify(self.train_step(_batch(x, y, sample_weight, index)))
-            logs = dict(self._metrics_result_or_logs(logs))
+            batches = _batches(n, batch_size, _shuffled(n) if shuffle else None)
+            logs = dict(self._keeping_metrics(self.train_step, x, y, sample_weight, batches))
             if validation_data is not None:
                 val = self.evaluate(*validation_data, batch_size=validation_batch_size
                                     or batch_size, verbose=0, return_dict=True)
@@ -291,12 +307,8 @@ class Trainer:
         self._require_compiled("evaluate")
         x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
                                _as_batchable(sample_weight))
-        n = _num_samples(x)
-        self.reset_metrics()
-        logs = None
-        for index in _batches(n, batch_size or 32, None):
-            logs = _pythonify(self.test_step(_batch(x, y, sample_weight, index)))
-        logs = self._metrics_result_or_logs(logs)
+        batches = _batches(_num_samples(x), batch_size or 32, None)
+        logs = self._keeping_metrics(self.test_step, x, y, sample_weight, batches)
         if verbose not in (0, False):
             print(" - ".join(_formatted(k, v) for k, v in logs.items()))
         if return_dict:

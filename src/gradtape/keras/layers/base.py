@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -44,6 +45,9 @@ class _CallContext(threading.local):
 
 
 _context = _CallContext()
+# The layers holding call losses now: an outermost call with none anywhere skips the walk
+# over its sublayers that clears them.
+_loss_holders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _takes_training: dict[type, tuple[bool, Any]] = {}
 
 
@@ -232,20 +236,25 @@ class Layer(Module):
         during the last outermost call, this layer's then its sublayers', then the
         weight regularizers' penalties of the trainable weights (of their current
         values). A frozen weight adds no penalty."""
-        found = list(self._call_losses)
-        for layer in self._flattened_sublayers():
-            found.extend(layer._call_losses)
-        for variable in self.trainable_weights:
-            regularizer = getattr(variable, "_regularizer", None)
-            if regularizer is not None:
-                found.append(regularizer(variable))
+        layers = [self, *self._flattened_sublayers()]
+        found = [loss for layer in layers for loss in layer._call_losses]
+        if not self._trainable:
+            return found
+        # The regularized weights among `trainable_weights`, without a second walk.
+        regularized = (v for layer in layers for v in layer._added_weights
+                       if v._regularizer is not None and v.trainable)
+        found.extend(v._regularizer(v) for v in unique_by_identity(regularized))
         return found
 
     def add_loss(self, loss: Any) -> None:
         """Adds a loss (``model.fit`` minimizes it with the compiled loss; a
         non-scalar loss counts by its sum). A list or dict adds each of its tensors."""
         for item in _leaves(loss):
-            self._call_losses.append(convert_to_tensor(item))
+            self._hold_loss(convert_to_tensor(item))
+
+    def _hold_loss(self, loss: Tensor) -> None:
+        self._call_losses.append(loss)
+        _loss_holders[id(self)] = self
 
     def _flattened_sublayers(self) -> list[Layer]:
         """Every layer nested in this one, each once, in Keras 3's order."""
@@ -263,9 +272,9 @@ class Layer(Module):
 
     def _clear_losses(self) -> None:
         """Starts the losses of this layer and of every layer in it over."""
-        self._call_losses.clear()
-        for layer in self._flattened_sublayers():
+        for layer in [self, *self._flattened_sublayers()]:
             layer._call_losses.clear()
+            _loss_holders.pop(id(layer), None)
 
     def _add_activity_losses(self, outputs: Any) -> None:
         """Keras 3: the regularizer of each output tensor, divided by the batch size
@@ -277,7 +286,7 @@ class Layer(Module):
             if output.ndim > 0:
                 batch = ops.cast(dynamic_shape(output)[0], penalty.dtype)
                 penalty = divide_no_nan(penalty, batch)
-            self._call_losses.append(penalty)
+            self._hold_loss(penalty)
 
     # --- weights ----------------------------------------------------------------------------
     def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None,
@@ -369,8 +378,8 @@ class Layer(Module):
             training = _context.training[-1] if _context.training else default
         if takes_training:
             kwargs["training"] = training
-        if not _context.training:  # the outermost call: Keras 3 clears every loss in it
-            self._clear_losses()
+        if _loss_holders and not _context.training:
+            self._clear_losses()  # the outermost call: Keras 3 clears every loss in it
         with layer_scope(self):
             if not self.built:
                 self.build_for(shape_of(args[0] if args else kwargs.get("inputs")))
