@@ -6,6 +6,8 @@ each tensor into an array with ``Tensor.__array__`` and computes without the tap
 recording tape or an active forward accumulator watches that tensor, ``__array__`` calls
 :func:`report_conversion`, which warns (or raises, per ``gt.config(on_gradient_drop=)``)
 naming the user's line. gradtape's own code reads ``._value`` and never gets here.
+While a ``@gt.function`` traces, the report goes to the tracer: each call of the trace
+tells it when its tapes watch the tensor's inputs (``functions/drops.py``).
 """
 
 from __future__ import annotations
