@@ -117,12 +117,14 @@ def test_a_traced_scipy_call_raises_as_eagerly(function):
         tape.watch(x)
         function(x)
     assert "does not differentiate gradtape tensors" in str(eager.value)
-    traced = gt.function(function)
-    for _ in range(2):  # the trace's call, then the cached trace's
+    taped_first, plain_first = gt.function(function), gt.function(function)
+    plain_first(x)  # traced with no tape: SciPy ran on the values
+    for traced in (taped_first, taped_first, plain_first, plain_first):
         with gt.GradientTape() as tape, pytest.raises(TypeError) as inside:
             tape.watch(x)
             traced(x)
         assert str(inside.value) == str(eager.value)
+    assert plain_first.experimental_get_tracing_count() == 1
 
 
 @pytest.mark.parametrize("function", SCIPY_CASES, ids=lambda f: f.__name__)
@@ -302,8 +304,10 @@ def test_a_tape_inside_raises_as_eagerly_and_keeps_no_trace():
         for f in (tape_inside, traced, traced):
             with pytest.raises(gt.GradientDroppedError):
                 f(x)
+    assert traced.experimental_get_tracing_count() == 0
     with pytest.warns(gt.GradientDroppedWarning):
         traced(x)
+    assert traced.experimental_get_tracing_count() == 1
 
 
 def test_nested_tapes_under_an_outer_tape_warn_once_per_call():
