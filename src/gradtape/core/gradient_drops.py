@@ -6,6 +6,8 @@ each tensor into an array with ``Tensor.__array__`` and computes without the tap
 recording tape or an active forward accumulator watches that tensor, ``__array__`` calls
 :func:`report_conversion`, which warns (or raises, per ``gt.config(on_gradient_drop=)``)
 naming the user's line. gradtape's own code reads ``._value`` and never gets here.
+While a ``@gt.function`` traces, the report goes to the tracer: each call of the trace
+tells it when its tapes watch the tensor's inputs (``functions/drops.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -46,27 +48,76 @@ def is_watched(tensor: Any) -> bool:
     return any(tensor_id in acc._tangents for acc in state.accumulators)
 
 
+class DropReport(NamedTuple):
+    """What to tell the user about one conversion: the message, whether SciPy made it
+    (a ``TypeError``), and the user's line. A ``@gt.function`` trace keeps its reports
+    and tells them again on each call that converts a watched tensor (functions/call.py)."""
+
+    message: str
+    scipy: bool
+    filename: str | None  # None: no frame outside gradtape and NumPy
+    lineno: int
+    module_globals: dict | None
+
+    def raises(self) -> bool:
+        """Whether telling it raises (under the current ``on_gradient_drop``)."""
+        action = options.on_gradient_drop
+        return action != "ignore" and (self.scipy or action == "raise")
+
+
 def report_conversion(tensor: Any) -> None:
-    """``tensor`` is leaving the tape as a NumPy array: warn, raise or stay silent."""
-    action = options.on_gradient_drop
-    if action == "ignore" or not is_watched(tensor):
+    """``tensor`` is leaving the tape as a NumPy array: warn, raise or stay silent.
+
+    While a ``@gt.function`` traces, the tracer keeps the report: the function's call,
+    which the outer tapes record, tells it when they watch the tensor's inputs. A tape
+    opened inside the function that watches the tensor makes an error raise at once."""
+    tracer = state.tracer
+    watched = is_watched(tensor)  # while tracing: by the function's own tapes only
+    if tracer is None and (not watched or options.on_gradient_drop == "ignore"):
         return
-    caller = sys._getframe(1).f_back  # above __array__
+    report = drop_report(sys._getframe(1).f_back)  # the frame above __array__
+    if tracer is not None:
+        tracer.on_conversion(tensor, report, watched)
+        if not (watched and report.raises()):
+            return
+    tell(report)
+
+
+def drop_report(caller: Any) -> DropReport:
+    """The report of a conversion made by ``caller``'s code (NumPy's, SciPy's or the
+    user's frame)."""
     scipy_function = _scipy_function(caller)
     if scipy_function is not None:
-        raise TypeError(_scipy_message(scipy_function))
+        frame = _user_frame(caller)[0]
+        return _report(_scipy_message(scipy_function), True, frame)
     frame, numpy_function = _user_frame(caller)
-    message = _message(frame, numpy_function)
-    if action == "raise":
-        raise GradientDroppedError(message)
+    return _report(_message(frame, numpy_function), False, frame)
+
+
+def _report(message: str, scipy: bool, frame: Any) -> DropReport:
     if frame is None:
-        warnings.warn(message, GradientDroppedWarning, stacklevel=3)
+        return DropReport(message, scipy, None, 0, None)
+    return DropReport(message, scipy, frame.f_code.co_filename, frame.f_lineno,
+                      frame.f_globals)
+
+
+def tell(report: DropReport) -> None:
+    """Warn or raise per ``gt.config(on_gradient_drop=)``, naming the user's line."""
+    action = options.on_gradient_drop
+    if action == "ignore":
+        return
+    if report.scipy:
+        raise TypeError(report.message)
+    if action == "raise":
+        raise GradientDroppedError(report.message)
+    if report.filename is None:
+        warnings.warn(report.message, GradientDroppedWarning, stacklevel=4)
         return
     # No module_globals: warnings would ask the module's loader for its source, and the
     # loader of ``python -c``'s __main__ raises ImportError.
-    module_globals = frame.f_globals
+    module_globals = report.module_globals or {}
     warnings.warn_explicit(
-        message, GradientDroppedWarning, frame.f_code.co_filename, frame.f_lineno,
+        report.message, GradientDroppedWarning, report.filename, report.lineno,
         module=module_globals.get("__name__"),
         registry=module_globals.setdefault("__warningregistry__", {}),
     )

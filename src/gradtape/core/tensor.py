@@ -100,8 +100,9 @@ class Tensor(NdarrayMethods, OperatorMixin, DaskCollection):
 
     def __array__(self, dtype=None, copy=None):
         # NumPy's conversion (np.asarray, a list of tensors handed to NumPy) leaves the
-        # tape: say so when a tape or accumulator watches this tensor.
-        if state.recording or state.accumulators:
+        # tape: say so when a tape or accumulator watches this tensor (a @gt.function
+        # trace keeps the report for the calls its outer tapes watch).
+        if state.recording or state.accumulators or state.tracer is not None:
             report_conversion(self)
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:

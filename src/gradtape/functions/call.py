@@ -39,6 +39,7 @@ from ..ir.walk import keep_literal, walk
 from ..ops.registry import Primitive, bind
 from ..passes.pipeline import optimize
 from . import signature
+from .drops import tell_drops
 from .spec import TensorSpec
 from .trace import TracedFunction, guard_holds, strip_reads
 
@@ -255,6 +256,7 @@ class ConcreteFunction:
         self.guard_notes = traced.guard_notes
         self.signature: tuple[Any, dict[str, str]] = ((), {})  # set by the Function
         self.prints = traced.prints
+        self.drops = traced.drops  # NumPy's conversions: told by each call that watches
         self._pack = _packer(traced.structure, traced.leaves)
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
         self._gradient: _Gradient | None = None
@@ -461,6 +463,8 @@ class ConcreteFunction:
         """The call's result from the outputs: record the call on the tapes (if
         ``taping``), apply the assignments, rebuild the returned structure. ``leaves``
         are the tensor arguments, ``values`` their arrays."""
+        if self.drops:  # as eagerly: warn or raise where NumPy dropped a watched gradient
+            tell_drops(self.drops, leaves)
         if self.prints:  # gt.print inside: on every call
             for record in self.prints:
                 record.emit(outs)

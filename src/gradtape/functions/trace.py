@@ -9,6 +9,8 @@ also sees:
   variable at call time; ``assign*`` calls become outputs, applied after the call;
 - Python reading a tensor's value (``bool(t)``, ``float(t)``, ``int(t)``, ``t.numpy()``,
   ``np.asarray(t)``): a guard, the value observed now, checked on every later call;
+- NumPy converting a tensor (``np.asarray(t)``, ``np.r_[t, t]``, SciPy): a ``Drop``
+  (``drops.py``), told on each call whose tapes watch what the tensor is computed from;
 - tensors created before the trace and used inside it (captures): inputs whose value
   is fixed at trace time; tensors made inside it without an op (``gt.constant``):
   constants.
@@ -38,6 +40,7 @@ from ..core.variable import Variable
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ir.walk import keep_literal, walk
 from ..ops.registry import Primitive
+from .drops import Drop, computed_from
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
 
@@ -122,6 +125,7 @@ class TracedFunction(NamedTuple):
     guards: list[tuple[int, str, Any]]  # output index, kind, expected
     prints: list[Any] = []  # gt.print calls (printing.PrintRecord), in order
     guard_notes: list[str] = []  # per guard, what read the value where (Guard.note)
+    drops: list[Drop] = []  # NumPy's conversions of tensors, told per call (drops.py)
 
 
 def _aval(value: Any) -> Aval:
@@ -160,6 +164,7 @@ class Tracer:
         # the end, the number of the draw that state follows (-1: none)].
         self.streams: dict[int, list[Any]] = {}
         self.draws: dict[Var, tuple[Any, Any, int]] = {}  # (generator, state after, number)
+        self.drops: list[Drop] = []
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -351,6 +356,13 @@ class Tracer:
         if not (isinstance(var, Literal) or var in self.fixed or (var, kind) in self.guarded):
             self._guard(var, kind, expected, self._note(var, *_read_site()))
 
+    def on_conversion(self, tensor: Tensor, report: Any, watched: bool) -> None:
+        """NumPy converted ``tensor`` (``Tensor.__array__``); ``watched``: by a tape opened
+        inside the function. Kept for the calls that watch it (``drops.tell_drops``)."""
+        inputs = computed_from(self.value_of(tensor), self.eqns, self.inputs)
+        if watched or inputs:
+            self.drops.append(Drop(report, watched, inputs))
+
     def _note(self, var: Var | Literal, what: str, where: str) -> str:
         """A guard's description: the read, the tensor read, the user's line."""
         if any(var is v for v, _ in self.inputs["arg"]):
@@ -480,7 +492,7 @@ class Tracer:
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
         return TracedFunction(program, sources, structure, leaves, assigned, guards,
-                              self.prints, [g.note for g in self.guards])
+                              self.prints, [g.note for g in self.guards], self.drops)
 
     def _returned_constant(self, leaf: Any) -> tuple[str, Any]:
         """A returned leaf that is not a tensor, as TF's ``tf.function`` returns it:
