@@ -128,10 +128,16 @@ def _crc32(array: np.ndarray) -> int:
 # --- reading --------------------------------------------------------------------------------
 
 def read_entries(prefix: str) -> list[Entry]:
-    """The entries of the checkpoint at ``prefix`` (checked against its data file)."""
+    """The entries of the checkpoint at ``prefix``, checked against the headers of its
+    arrays (whose data is not read)."""
     index = _read_index(prefix)
     with _open_data(prefix) as data:
-        return _entries(prefix, index, data)
+        entries = _entries(prefix, index, data)
+        _check_members(prefix, data, len(entries))
+        for i, entry in enumerate(entries):
+            with _guarded(prefix + DATA_SUFFIX, data.open, f"v{i}.npy") as member:
+                _guarded(prefix + DATA_SUFFIX, _read_npy_header, member, entry)
+        return entries
 
 
 def read_arrays(prefix: str) -> dict[str, np.ndarray]:
@@ -174,10 +180,15 @@ def _entries(prefix: str, index: Any, data: zipfile.ZipFile) -> list[Entry]:
     """The entries that describe ``data``: the index file's, or the data file's own copy
     when the index is from an earlier save (a writer stopped between its renames)."""
     index_path, data_path = prefix + INDEX_SUFFIX, prefix + DATA_SUFFIX
-    if isinstance(index, list):  # version 1
-        return _parse_entries(index_path, index, legacy=True)
-    save_id, entries = _parse_index(index_path, index)
+    legacy = isinstance(index, list)  # version 1
+    if legacy:
+        entries = _parse_entries(index_path, index, legacy=True)
+        save_id = None
+    else:
+        save_id, entries = _parse_index(index_path, index)
     if _INDEX_MEMBER not in data.namelist():
+        if legacy:
+            return entries
         raise _data_loss(data_path, f"it has no {_INDEX_MEMBER} member")
     copy = _parse_json(data_path, _guarded(data_path, data.read, _INDEX_MEMBER))
     copy_id, copy_entries = _parse_index(data_path, copy)
@@ -209,13 +220,7 @@ def _read_member(prefix: str, data: zipfile.ZipFile, name: str, entry: Entry) ->
 def _read_npy(member: IO[bytes], entry: Entry) -> np.ndarray:
     """The array of a ``.npy`` member, its header checked against ``entry`` before any
     memory is allocated for it."""
-    fmt = np.lib.format
-    version = fmt.read_magic(member)
-    read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-    shape, fortran_order, dtype = read_header(member)
-    if shape != entry.shape or dtype != entry.dtype:
-        raise ValueError(f"its array is {dtype} {shape}, the index says "
-                         f"{entry.dtype} {entry.shape}")
+    shape, fortran_order, dtype = _read_npy_header(member, entry)
     array = np.empty(shape[::-1] if fortran_order else shape, dtype)
     buffer = memoryview(array.reshape(-1).view(np.uint8))
     filled = 0
@@ -225,6 +230,17 @@ def _read_npy(member: IO[bytes], entry: Entry) -> np.ndarray:
             raise EOFError("the array is truncated")
         filled += n
     return array.T if fortran_order else array
+
+
+def _read_npy_header(member: IO[bytes], entry: Entry) -> tuple[tuple, bool, np.dtype]:
+    fmt = np.lib.format
+    version = fmt.read_magic(member)
+    read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, fortran_order, dtype = read_header(member)
+    if shape != entry.shape or dtype != entry.dtype:
+        raise ValueError(f"its array is {dtype} {shape}, the index says "
+                         f"{entry.dtype} {entry.shape}")
+    return shape, fortran_order, dtype
 
 
 def _guarded(path: str, read: Callable[..., Any], *args: Any) -> Any:
