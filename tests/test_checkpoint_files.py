@@ -63,7 +63,6 @@ _WRITER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
 def test_a_writer_killed_at_any_moment_leaves_one_complete_save(tmp_path):
     rng = np.random.default_rng(0)
     prefix = str(tmp_path / "big")
@@ -370,6 +369,12 @@ def test_every_corruption_is_data_loss_or_the_saved_values(tmp_path, suffix, kin
     else:
         assert listed[1:] == [("model/n/.ATTRIBUTES/VARIABLE_VALUE", []),
                               ("model/w/.ATTRIBUTES/VARIABLE_VALUE", [3, 2])]
+
+
+def test_save_creates_its_directory_as_tf(tmp_path):
+    path = _checkpoint(3.0).save(str(tmp_path / "new" / "dir" / "ckpt"))
+    assert gt.train.latest_checkpoint(str(tmp_path / "new" / "dir")) == path
+    np.testing.assert_array_equal(_restored(path)[0], np.full((3, 2), 3.0))
 
 
 def test_the_data_file_is_an_npz_numpy_reads(tmp_path):

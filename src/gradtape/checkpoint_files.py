@@ -111,6 +111,7 @@ def write_arrays(prefix: str, arrays: dict[str, np.ndarray]) -> None:
                 with z.open(f"v{i}.npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, array, allow_pickle=False)
 
+    os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)  # as TF's writer does
     write_atomically(prefix + DATA_SUFFIX, write_data)
     write_atomically(prefix + INDEX_SUFFIX, lambda f: f.write(index))
     sync_directory(os.path.dirname(prefix))
