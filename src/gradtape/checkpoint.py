@@ -3,9 +3,9 @@
 A checkpoint names each variable by its path from the root objects given to
 ``Checkpoint(**roots)``, as TF does: ``model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE`` for
 ``Checkpoint(model=m)`` and ``m.dense_1.w``. Modules are walked by attribute (lists by
-index, dicts by key). ``write(path)`` stores the values in ``path.index`` (the names,
-shapes and dtypes, JSON) and ``path.data-00000-of-00001`` (the arrays, NumPy's ``.npz``
-format): TF's file names, not TF's file format.
+index, dicts by key; a ``.`` or ``/`` in a key is escaped as TF escapes it). The files
+(``checkpoint_files``) have TF's names, not TF's format; the ``checkpoint`` state file
+(``checkpoint_state``) is TF's.
 
 ``restore`` assigns every saved value whose variable exists; a value whose variable does
 not exist yet is restored when a module creates it (TF's deferred restoration, for
@@ -14,72 +14,102 @@ modules that build their variables on their first call).
 
 from __future__ import annotations
 
-import json
 import os
-import weakref
 from typing import Any
 
 import numpy as np
 
+from .checkpoint_files import read_arrays, read_entries, write_arrays
+from .checkpoint_state import latest_checkpoint, write_state
 from .core.variable import Variable
-from .module import Module, deferred_restores
+from .errors import InvalidArgumentError, NotFoundError
+from .module import Module, defer_restore
 
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "latest_checkpoint", "list_variables",
            "load_variable"]
 
 _SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 _GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-_DATA = ".data-00000-of-00001"
-_INDEX = ".index"
+_SAVE_COUNTER = "save_counter"
 
 
+def _escape(name: str) -> str:
+    """TF's escaping of a name in a checkpoint key, so that no name makes a ``/``."""
+    return name.replace(".", "..").replace("/", ".S")
 
-def _children(obj: Any) -> list[tuple[str, Any]]:
-    """The named children a checkpoint walks into."""
+
+def _children(obj: Any) -> list[tuple[Any, Any]]:
+    """The children a checkpoint walks into, with their (unescaped) names."""
     if isinstance(obj, Module):
         ignored = obj._TF_MODULE_IGNORED_PROPERTIES
         return [(k, v) for k, v in sorted(vars(obj).items()) if k not in ignored]
     if isinstance(obj, (list, tuple)):
         return [(str(i), v) for i, v in enumerate(obj)]
     if isinstance(obj, dict):
-        return [(str(k), v) for k, v in obj.items()]
+        return list(obj.items())
     return []
 
 
+def _named_children(obj: Any) -> dict[str, Any]:
+    return {_escape(str(name)): child for name, child in _children(obj)}
+
+
 def _variables(roots: dict[str, Any]) -> dict[str, Variable]:
-    """Every variable under ``roots`` by its checkpoint key (first path wins)."""
+    """Every variable under ``roots`` by its checkpoint key (first path wins). A
+    dictionary key that is not a string on the way to a variable raises ``ValueError``,
+    as TF: ``{0: v}`` and ``{"0": v}`` would share a name."""
     found: dict[str, Variable] = {}
     seen: set[int] = set()
 
-    def walk(obj: Any, path: str, stack: set[int]) -> None:
+    def walk(obj: Any, path: str, stack: set[int], bad_key: tuple) -> None:
         if isinstance(obj, Variable):
+            if bad_key:
+                raise ValueError(_non_string_key_message(path, bad_key[0]))
             if id(obj) not in seen:
                 seen.add(id(obj))
+                if path + _SUFFIX in found:  # two objects, one name: never overwrite
+                    raise ValueError(f"Two variables of the checkpoint have the name "
+                                     f"{path!r}; rename one of them.")
                 found[path + _SUFFIX] = obj
             return
         if id(obj) in stack:  # a cycle
             return
         stack.add(id(obj))
         for name, child in _children(obj):
-            walk(child, f"{path}/{name}", stack)
+            below = bad_key or ((name,) if not isinstance(name, str) else ())
+            walk(child, f"{path}/{_escape(str(name))}", stack, below)
         stack.discard(id(obj))
 
     for name, root in sorted(roots.items()):
-        walk(root, name, set())
+        walk(root, name, set(), ())
     return found
+
+
+def _non_string_key_message(path: str, key: Any) -> str:
+    return (f"Unable to save the variable at {path!r}: a dictionary on its path has the "
+            f"non-string key {key!r}, and checkpoint names are strings ({key!r} and "
+            f"{str(key)!r} would collide). Use string keys, as TF requires.")
 
 
 class CheckpointLoadStatus:
     """What ``Checkpoint.restore`` matched (TF's load status)."""
 
-    def __init__(self, unmatched: list[str], deferred: list[str]):
+    def __init__(self, unmatched: list[str], deferred: list[_Restoration]):
         self.unmatched = unmatched  # saved values with no object on the path
-        self.deferred = deferred  # restored when their module creates the variable
+        # Restored when their module creates the variable. The status holds only these
+        # tokens: the values stay with their modules and die with them.
+        self._deferred = deferred
+
+    @property
+    def deferred(self) -> list[str]:
+        return [restoration.key for restoration in self._deferred]
+
+    def _waiting(self) -> list[str]:
+        return [r.key for r in self._deferred if not r.done]
 
     def assert_consumed(self) -> CheckpointLoadStatus:
         """Raise ``AssertionError`` unless every saved value found its variable."""
-        waiting = {getattr(c, "key", None) for c in deferred_restores.values()}
-        missing = self.unmatched + [k for k in self.deferred if k in waiting]
+        missing = self.unmatched + self._waiting()
         if missing:
             raise AssertionError(f"Unresolved values in the checkpoint: {missing}. Create "
                                  "the objects they belong to, or call expect_partial().")
@@ -96,149 +126,161 @@ class CheckpointLoadStatus:
 
 class Checkpoint:
     """TF's ``tf.train.Checkpoint(model=..., ...)``: save and restore the variables
-    reachable from the keyword arguments."""
+    reachable from the keyword arguments, and its own ``save_counter``."""
 
     def __init__(self, root: Any = None, **kwargs: Any):
         if root is not None:
             kwargs["root"] = root
         for name, value in kwargs.items():
+            if name == _SAVE_COUNTER:
+                raise ValueError("`save_counter` is the checkpoint's own variable; pass "
+                                 "your object under another name.")
             if not isinstance(value, (Module, Variable, list, tuple, dict)):
                 raise ValueError(
                     f"Checkpoint was expecting {name} to be a trackable object (a "
                     f"gt.Module, a gt.Variable, or a list or dict of them), got {value!r}.")
         self._roots = kwargs
-        self.save_counter = Variable(0, trainable=False, dtype=np.int64,
-                                     name="save_counter")
+        self._save_counter: Variable | None = None
+
+    @property
+    def save_counter(self) -> Variable:
+        """How many times ``save`` ran, including the saves of a restored checkpoint
+        (an int64 variable, saved with the checkpoint once it exists, as TF's)."""
+        if self._save_counter is None:
+            self._save_counter = Variable(0, trainable=False, dtype=np.int64,
+                                          name=_SAVE_COUNTER)
+        return self._save_counter
+
+    def _tracked(self) -> dict[str, Variable]:
+        variables = _variables(self._roots)
+        if self._save_counter is not None:
+            variables[_SAVE_COUNTER + _SUFFIX] = self._save_counter
+        return variables
 
     def write(self, file_prefix: str) -> str:
         """Write the variables' values to ``file_prefix`` (its ``.index`` and ``.data``
-        files); returns ``file_prefix``."""
+        files, atomically: an interrupted write leaves the previous checkpoint there);
+        returns ``file_prefix``."""
         file_prefix = os.fspath(file_prefix)
-        variables = _variables(self._roots)
-        arrays = {key: np.asarray(v._value) for key, v in variables.items()}
-        keys = sorted(arrays)
-        with open(file_prefix + _DATA, "wb") as f:
-            np.savez(f, **{f"v{i}": arrays[k] for i, k in enumerate(keys)})
-        index = [{"key": k, "shape": list(arrays[k].shape), "dtype": arrays[k].dtype.str}
-                 for k in keys]
-        with open(file_prefix + _INDEX, "w") as f:
-            json.dump(index, f)
+        write_arrays(file_prefix, {key: np.asarray(v._value)
+                                   for key, v in self._tracked().items()})
         return file_prefix
 
     def save(self, file_prefix: str) -> str:
-        """Write to ``file_prefix-<n>`` (n counts the saves) and record it as the
-        latest checkpoint of its directory; returns that path."""
+        """Write to ``file_prefix-<n>``, n the ``save_counter`` after adding one, and
+        record it as the latest checkpoint of its directory; returns that path."""
         self.save_counter.assign_add(1)
         path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter.numpy())}")
-        directory = os.path.dirname(path) or "."
-        with open(os.path.join(directory, "checkpoint"), "w") as f:
-            f.write(f'model_checkpoint_path: "{os.path.basename(path)}"\n')
+        write_state(os.path.dirname(path), path)
         return path
 
     def read(self, save_path: str) -> CheckpointLoadStatus:
         return self.restore(save_path)
 
     def restore(self, save_path: str | None) -> CheckpointLoadStatus:
-        """Assign the saved values to the variables on the same paths; values whose
-        variable a module has yet to create are assigned when it does. A shape that
-        differs raises ``ValueError``. ``save_path=None`` restores nothing."""
+        """Assign the saved values to the variables on the same paths (all or none: a
+        dtype or shape that differs raises before any is assigned); values whose
+        variable a module has yet to create are assigned when it does.
+        ``save_path=None`` restores nothing."""
         if save_path is None:
             return CheckpointLoadStatus([], [])
-        saved = _read(os.fspath(save_path))
-        variables = _variables(self._roots)
+        saved = read_arrays(os.fspath(save_path))
+        _ = self.save_counter  # created now, so that it is restored (TF's order)
+        variables = self._tracked()
+        matched = [(variables[key], array, key) for key, array in saved.items()
+                   if key in variables]
+        for variable, array, key in matched:
+            _check_compatible(variable, array, key)
+        for variable, array, _ in matched:
+            variable.assign(array)
         unmatched, deferred = [], []
         for key, array in saved.items():
-            variable = variables.get(key)
-            if variable is not None:
-                _assign(variable, array, key)
-            elif _defer(self._roots, key, array):
-                deferred.append(key)
-            elif key != "save_counter" + _SUFFIX:
+            if key in variables:
+                continue
+            restoration = _defer(self._roots, key, array)
+            if restoration is not None:
+                deferred.append(restoration)
+            else:
                 unmatched.append(key)
         return CheckpointLoadStatus(unmatched, deferred)
 
 
-def _assign(variable: Variable, array: np.ndarray, key: str) -> None:
+def _check_compatible(variable: Variable, array: np.ndarray, key: str) -> None:
+    """TF's checks before a restore: the dtype exactly, then the shape."""
+    if array.dtype != variable.dtype:
+        raise InvalidArgumentError(
+            f"tensor_name = {key}; expected dtype {variable.dtype.name} does not equal "
+            f"original dtype {array.dtype.name}: the checkpoint holds a "
+            f"{array.dtype.name} value for the {variable.dtype.name} variable "
+            f"{variable.name!r}. Create the variable with dtype {array.dtype.name}, or "
+            "restore into one and assign a cast of it.")
     if tuple(variable.shape) != array.shape:
-        raise ValueError(f"Checkpoint value {key!r} has shape {array.shape}, but its "
-                         f"variable {variable.name!r} has shape {tuple(variable.shape)}.")
-    variable.assign(array.astype(variable.dtype, copy=False))
+        raise ValueError(f"Received incompatible tensor with shape {array.shape} when "
+                         f"attempting to restore variable with shape "
+                         f"{tuple(variable.shape)} and name {variable.name} (checkpoint "
+                         f"key {key!r}).")
 
 
-def _defer(roots: dict[str, Any], key: str, array: np.ndarray) -> bool:
+def _defer(roots: dict[str, Any], key: str, array: np.ndarray) -> _Restoration | None:
     """Walk ``key``'s path as far as it exists; if it ends at a module lacking the last
-    attribute, keep the value for when the module sets it."""
+    attribute, keep the value (with the module, no longer) for when the module sets it."""
     parts = key[:-len(_SUFFIX)].split("/")
     obj = roots.get(parts[0])
     for part in parts[1:-1]:
-        children = dict(_children(obj))
-        if part not in children:
-            return False
-        obj = children[part]
+        obj = _named_children(obj).get(part)
+        if obj is None:
+            return None
     if not isinstance(obj, Module) or len(parts) < 2:
-        return False
-    deferred_restores[(id(obj), parts[-1])] = _DeferredValue(obj, array, key)
-    return True
+        return None
+    restoration = _Restoration(key)
+    defer_restore(obj, parts[-1], _DeferredValue(array, restoration))
+    return restoration
+
+
+class _Restoration:
+    """Whether a deferred value has been assigned (what a load status asks)."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.done = False
 
 
 class _DeferredValue:
     """A saved value waiting for ``module.<attribute>`` to be set to its variable
-    (``Module.__setattr__`` calls it)."""
+    (``Module.__setattr__`` calls it). Only the module's table holds it."""
 
-    def __init__(self, module: Module, array: np.ndarray, key: str):
-        self.module = weakref.ref(module)
+    def __init__(self, array: np.ndarray, restoration: _Restoration):
         self.array = array
-        self.key = key
+        self.restoration = restoration
 
-    def __call__(self, module: Module, value: Any) -> None:
-        if self.module() is module and isinstance(value, Variable):
-            _assign(value, self.array, self.key)
-
-
-def _read(save_path: str) -> dict[str, np.ndarray]:
-    try:
-        with open(save_path + _INDEX) as f:
-            index = json.load(f)
-        with np.load(save_path + _DATA) as data:
-            return {entry["key"]: data[f"v{i}"] for i, entry in enumerate(index)}
-    except FileNotFoundError:
-        raise FileNotFoundError(  # TF raises NotFoundError, a LookupError here
-            f"Failed to find any matching files for {save_path}: pass the prefix given "
-            "to Checkpoint.write (or returned by Checkpoint.save).") from None
+    def __call__(self, module: Module, variable: Variable) -> None:
+        _check_compatible(variable, self.array, self.restoration.key)
+        variable.assign(self.array)
+        self.restoration.done = True
 
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
     """TF's ``tf.train.list_variables``: ``(key, shape)`` for each saved value, sorted,
     after TF's ``_CHECKPOINTABLE_OBJECT_GRAPH`` entry."""
-    path = _resolve(ckpt_dir_or_file)
-    with open(path + _INDEX) as f:
-        index = json.load(f)
-    return [(_GRAPH_KEY, [])] + [(e["key"], e["shape"]) for e in index]
+    entries = read_entries(_resolve(ckpt_dir_or_file))
+    return [(_GRAPH_KEY, [])] + [(e.key, list(e.shape)) for e in entries]
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     """The saved value of ``name`` (a key from ``list_variables``)."""
-    values = _read(_resolve(ckpt_dir_or_file))
+    values = read_arrays(_resolve(ckpt_dir_or_file))
     if name not in values:
-        raise KeyError(f"{name!r} is not in the checkpoint {ckpt_dir_or_file!r}.")
+        raise NotFoundError(f"Key {name} not found in checkpoint {ckpt_dir_or_file!r}; "
+                            "tf.train.list_variables lists its keys.")
     return values[name]
 
 
-def latest_checkpoint(checkpoint_dir: str) -> str | None:
-    """The path ``Checkpoint.save`` last wrote in ``checkpoint_dir``, or None."""
-    try:
-        with open(os.path.join(checkpoint_dir, "checkpoint")) as f:
-            line = f.readline()
-    except FileNotFoundError:
-        return None
-    name = line.split('"')[1]
-    return os.path.join(checkpoint_dir, name)
-
-
 def _resolve(ckpt_dir_or_file: str) -> str:
+    ckpt_dir_or_file = os.fspath(ckpt_dir_or_file)
     if os.path.isdir(ckpt_dir_or_file):
         latest = latest_checkpoint(ckpt_dir_or_file)
         if latest is None:
-            raise FileNotFoundError(f"No checkpoint in {ckpt_dir_or_file!r}.")
+            raise NotFoundError(f"No checkpoint in {ckpt_dir_or_file!r}: pass a prefix "
+                                "returned by Checkpoint.save or given to write.")
         return latest
-    return os.fspath(ckpt_dir_or_file)
+    return ckpt_dir_or_file

@@ -13,8 +13,9 @@ from .namespaces import public_dir
 
 __all__ = ["OpError", "InvalidArgumentError", "NotFoundError", "OutOfRangeError",
            "UnimplementedError", "ResourceExhaustedError", "FailedPreconditionError",
-           "UnknownError", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE", "UNIMPLEMENTED",
-           "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "UNKNOWN"]
+           "UnknownError", "DataLossError", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE",
+           "UNIMPLEMENTED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "UNKNOWN",
+           "DATA_LOSS"]
 
 # TF's error codes (error_codes.proto).
 UNKNOWN = 2
@@ -24,6 +25,7 @@ RESOURCE_EXHAUSTED = 8
 FAILED_PRECONDITION = 9
 OUT_OF_RANGE = 11
 UNIMPLEMENTED = 12
+DATA_LOSS = 15
 
 
 class OpError(Exception):
@@ -76,6 +78,13 @@ class FailedPreconditionError(OpError, RuntimeError):
 
 class UnknownError(OpError, RuntimeError):
     error_code = UNKNOWN
+
+
+class DataLossError(OpError, OSError):
+    """A file's bytes are damaged or not what its name says (a checkpoint that does not
+    parse or whose checksums do not match)."""
+
+    error_code = DATA_LOSS
 
 
 __dir__ = public_dir(globals())  # what users see as gt.errors

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -71,10 +72,40 @@ class name_scope:
 
 # --- tf.Module ------------------------------------------------------------------------------
 
-# (id(module), attribute name) -> called with (module, value) when that attribute is
-# set: checkpoint values restored before their module created the variable (TF's
-# deferred restoration; gt.train.Checkpoint.restore fills it).
-deferred_restores: dict[tuple[int, str], Callable[[Any, Any], None]] = {}
+# id(module) -> (weak reference to the module, {attribute name: restore}): checkpoint
+# values restored before their module created the variable (TF's deferred restoration;
+# gt.train.Checkpoint.restore fills it). ``restore(module, variable)`` runs when the
+# attribute is set to a variable. An entry dies with its module, never later.
+deferred_restores: dict[int, tuple[weakref.ref, dict[str, Callable[[Any, Any], None]]]] = {}
+
+
+def defer_restore(module: Module, attribute: str,
+                  restore: Callable[[Any, Any], None]) -> None:
+    """Run ``restore(module, variable)`` when ``module.<attribute>`` is set to a
+    variable (replacing any restore already waiting there)."""
+    key = id(module)
+    entry = deferred_restores.get(key)
+    if entry is None or entry[0]() is not module:
+        entry = (weakref.ref(module, functools.partial(_forget_module, key)), {})
+        deferred_restores[key] = entry
+    entry[1][attribute] = restore
+
+
+def _forget_module(key: int, reference: weakref.ref) -> None:
+    entry = deferred_restores.get(key)
+    if entry is not None and entry[0] is reference:
+        del deferred_restores[key]
+
+
+def _run_deferred_restore(module: Module, attribute: str, value: Any) -> None:
+    entry = deferred_restores.get(id(module))
+    if entry is None or not isinstance(value, Variable):  # keep waiting for a variable
+        return
+    restore = entry[1].pop(attribute, None)
+    if not entry[1]:
+        del deferred_restores[id(module)]
+    if restore is not None:
+        restore(module, value)
 
 
 def _is_variable(obj: Any) -> bool:
@@ -120,10 +151,8 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
-        if deferred_restores:  # a checkpoint value waits for this attribute's variable
-            restore = deferred_restores.pop((id(self), name), None)
-            if restore is not None:
-                restore(self, value)
+        if deferred_restores:  # a checkpoint value may wait for this attribute's variable
+            _run_deferred_restore(self, name, value)
 
     def __getattr__(self, attr: str) -> Any:
         # A subclass whose __init__ does not call super().__init__() (TF allows it):
