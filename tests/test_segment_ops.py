@@ -37,12 +37,65 @@ def test_empty_segments_follow_tf():
     np.testing.assert_array_equal(gt.math.segment_prod(c, gt.constant([0, 2])),
                                   [[1, 2], [1, 1], [3, 4]])
     ids = gt.constant([0, 0])
-    np.testing.assert_array_equal(gt.math.unsorted_segment_max(c, ids, 2)[1], [-np.inf] * 2)
-    np.testing.assert_array_equal(gt.math.unsorted_segment_min(c, ids, 2)[1], [np.inf] * 2)
+    lowest, highest = np.finfo(np.float32).min, np.finfo(np.float32).max  # TF's, finite
+    np.testing.assert_array_equal(gt.math.unsorted_segment_max(c, ids, 2)[1], [lowest] * 2)
+    np.testing.assert_array_equal(gt.math.unsorted_segment_min(c, ids, 2)[1], [highest] * 2)
     np.testing.assert_array_equal(gt.math.unsorted_segment_prod(c, ids, 2)[1], [1, 1])
     np.testing.assert_array_equal(gt.math.unsorted_segment_mean(c, ids, 2), [[2, 3], [0, 0]])
     ints = gt.math.unsorted_segment_max(gt.constant([1, 2]), gt.constant([0, 0]), 2)
     assert ints.numpy()[1] == np.iinfo(np.int32).min
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64])
+def test_unsorted_extremum_of_an_empty_segment_is_the_dtypes_finite_bound(dtype):
+    """TF: ``dtype.min`` for max (-3.4028235e38 in float32), ``dtype.max`` for min."""
+    info = np.finfo(dtype) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype)
+    data, ids = gt.constant(np.array([1, 2, 3], dtype)), gt.constant([0, 0, 3])
+    for op, empty, full in ((gt.math.unsorted_segment_max, info.min, [2, 3]),
+                            (gt.math.unsorted_segment_min, info.max, [1, 3])):
+        out = op(data, ids, 4)
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out, [full[0], empty, empty, full[1]])
+    no_rows = gt.math.unsorted_segment_max(gt.zeros([0, 2], dtype), gt.zeros([0], gt.int32), 2)
+    np.testing.assert_array_equal(no_rows, np.full((2, 2), info.min))
+
+
+def test_a_minus_infinity_row_is_kept_by_unsorted_max():
+    """Only an empty segment takes ``dtype.min``: a segment of ``-inf`` is ``-inf``."""
+    out = gt.math.unsorted_segment_max(gt.constant([-np.inf, 1.0]), gt.constant([0, 1]), 3)
+    np.testing.assert_array_equal(out, [-np.inf, 1.0, np.finfo(np.float32).min])
+
+
+EMPTY_AT_1_AND_2 = [(kind, False) for kind in ("max", "min", "prod", "mean", "sum", "sqrt_n")]
+EMPTY_AT_1_AND_2 += [(kind, True) for kind in ("max", "min", "prod", "mean", "sum")]
+
+
+def _empty_segment_reduction(kind: str, sort: bool):
+    ids = gt.constant([0, 0, 3])
+    if sort:
+        return lambda d: getattr(gt.math, f"segment_{kind}")(d, ids)
+    return lambda d: getattr(gt.math, f"unsorted_segment_{kind}")(d, ids, 4)
+
+
+def _weighted_gradient(reduce, d):
+    with gt.GradientTape() as tape:
+        tape.watch(d)
+        y = gt.reduce_sum(reduce(d) * gt.constant([1.0, 0.5, 0.25, 4.0], d.dtype))
+    return y, tape.gradient(y, d)
+
+
+@pytest.mark.parametrize("kind, sort", EMPTY_AT_1_AND_2)
+def test_empty_segments_give_finite_values_and_no_gradient(kind, sort):
+    """Empty segments 1 and 2 (weighted 0.5 and 0.25) add nothing to the gradient and no
+    NaN, eagerly and in a ``@gt.function`` (traced, then compiled on later calls)."""
+    reduce = _empty_segment_reduction(kind, sort)
+    expected = {"max": [0, 1, 4], "min": [1, 0, 4], "prod": [2, 1, 4], "sum": [1, 1, 4],
+                "mean": [0.5, 0.5, 4], "sqrt_n": [2 ** -0.5, 2 ** -0.5, 4]}[kind]
+    d = gt.constant([1.0, 2.0, 3.0], gt.float64)
+    traced = gt.function(lambda d: _weighted_gradient(reduce, d))
+    for y, grad in [_weighted_gradient(reduce, d)] + [traced(d) for _ in range(3)]:
+        assert np.isfinite(y.numpy())
+        np.testing.assert_allclose(grad, expected, rtol=1e-12)
 
 
 def test_unsorted_negative_ids_are_dropped_and_out_of_range_raises():

@@ -6,6 +6,7 @@ import pytest
 
 import gradtape as gt
 from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
+from tf_op_checks import check_first_and_second_order
 
 # --- values and TF's API -------------------------------------------------------------------
 
@@ -247,3 +248,107 @@ def test_an_array_made_outside_a_function_cannot_be_written_inside():
 
     with pytest.raises(NotImplementedError, match="created outside @gt.function"):
         f(gt.constant(1.0))
+
+
+# --- a TensorArray carried by while_loop, cond and foldl (TF's canonical pattern) -------
+
+def _write_scaled_rows(x):
+    """TF's pattern: ``i * x`` written at ``i`` for i < 3, then stacked."""
+    i, ta = gt.while_loop(lambda i, ta: i < 3,
+                          lambda i, ta: (i + 1, ta.write(i, x * gt.cast(i, x.dtype))),
+                          [0, gt.TensorArray(x.dtype, size=3)])
+    assert int(i) == 3
+    return ta.stack()
+
+
+def _rows_and_gradient(x):
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        rows = _write_scaled_rows(x)
+        y = gt.reduce_sum(rows * rows)
+    return rows, tape.gradient(y, x)
+
+
+def test_a_tensor_array_is_a_while_loop_variable_eagerly_and_in_a_function():
+    """TF: ``[[0, 0], [1, 2], [2, 4]]``; d/dx sum(rows**2) = 2 x (0 + 1 + 4) = 10 x."""
+    traced = gt.function(_rows_and_gradient)
+    for x in ([1.0, 2.0], [1.0, 2.0], [3.0, -1.0]):  # a trace, then compiled calls
+        for rows, grad in (_rows_and_gradient(gt.constant(x)), traced(gt.constant(x))):
+            np.testing.assert_array_equal(rows, np.outer([0, 1, 2], x))
+            np.testing.assert_allclose(grad, 10 * np.asarray(x), rtol=1e-6)
+
+
+def test_the_gradient_through_a_loop_carried_tensor_array_is_three_per_element():
+    x = gt.constant([1.0, 2.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_sum(_write_scaled_rows(x))
+    np.testing.assert_array_equal(tape.gradient(y, x), [3.0, 3.0])
+
+
+def test_the_loop_carried_tensor_array_gradient_matches_finite_differences():
+    check_first_and_second_order(lambda x: gt.sin(_write_scaled_rows(x)),
+                                 np.array([0.3, -1.2]))
+
+
+def test_tensor_arrays_nested_in_loop_variables_and_growing():
+    x = gt.constant([1.0, 2.0])
+    out = gt.while_loop(
+        lambda s: s["i"] < 3,
+        lambda s: {"i": s["i"] + 1, "pair": (s["pair"][0].write(s["i"], x + 1.0),
+                                             s["pair"][1] + 0.5)},
+        {"i": 0, "pair": (gt.TensorArray(gt.float32, size=0, dynamic_size=True), 0.0)},
+        shape_invariants={"i": gt.TensorShape([]), "pair": (gt.TensorShape([2]),
+                                                           gt.TensorShape([]))})
+    np.testing.assert_array_equal(out["pair"][0].stack(), [[2, 3]] * 3)
+    assert float(out["pair"][1]) == 1.5
+    grown = gt.while_loop(lambda ta: ta.size() < 4, lambda ta: ta.write(ta.size(), 2.0),
+                          gt.TensorArray(gt.float32, size=0, dynamic_size=True))
+    np.testing.assert_array_equal(grown.stack(), [2.0] * 4)
+
+
+def test_a_loop_reads_an_unstacked_tensor_array_and_python_loop_variables():
+    x = gt.constant([1.0, 2.0, 3.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        source = gt.TensorArray(gt.float32, size=3).unstack(x)
+        _, total, counts = gt.while_loop(
+            lambda i, total, counts: i < 3,
+            lambda i, total, counts: (i + 1, total + source.read(i) ** 2,
+                                      [counts[0] + 1, counts[1] * 2.0]),
+            [0, 0.0, [0, 1.0]])
+    assert float(total) == 14.0
+    assert int(counts[0]) == 3 and float(counts[1]) == 8.0
+    np.testing.assert_array_equal(tape.gradient(total, x), [2.0, 4.0, 6.0])
+
+
+def test_back_prop_false_stops_the_tensor_arrays_gradients():
+    x = gt.constant([1.0, 2.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        _, ta = gt.while_loop(lambda i, ta: i < 2, lambda i, ta: (i + 1, ta.write(i, x * 2.0)),
+                              [0, gt.TensorArray(gt.float32, size=2)], back_prop=False)
+        y = gt.reduce_sum(ta.stack())
+    np.testing.assert_array_equal(ta.stack(), [[2, 4], [2, 4]])
+    assert tape.gradient(y, x) is None
+
+
+def test_the_body_must_return_a_tensor_array_for_one():
+    x = gt.constant([1.0, 2.0])
+    with pytest.raises(TypeError, match="TensorArray and the body returns Tensor"):
+        gt.while_loop(lambda i, ta: i < 3, lambda i, ta: (i + 1, ta.write(i, x).stack()),
+                      [0, gt.TensorArray(gt.float32, size=3)])
+
+
+def test_tensor_arrays_from_cond_and_foldl():
+    x = gt.constant(2.0)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        ta = gt.cond(x > 1, lambda: gt.TensorArray(gt.float32, size=1).write(0, x * x),
+                     lambda: gt.TensorArray(gt.float32, size=1).write(0, -x))
+        folded = gt.foldl(lambda ta, e: ta.write(ta.size(), e * x), gt.constant([1.0, 3.0]),
+                          initializer=gt.TensorArray(gt.float32, size=0, dynamic_size=True))
+        y = gt.reduce_sum(ta.stack()) + gt.reduce_sum(folded.stack())
+    np.testing.assert_array_equal(folded.stack(), [2.0, 6.0])
+    assert float(y) == 12.0
+    assert float(tape.gradient(y, x)) == 2 * 2.0 + 4.0

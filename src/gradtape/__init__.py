@@ -33,6 +33,8 @@ from .core.variable import Variable
 from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
 from .custom import custom_gradient, stop_gradient
 from .debugging import debugging, nest
+from .diag_ops import diag as _linalg_diag
+from .diag_ops import set_diag as _linalg_set_diag
 from .dtypes import (
     DType,
     as_dtype,
@@ -48,11 +50,13 @@ from .dtypes import (
     int16,
     int32,
     int64,
+    string,
     uint8,
     uint16,
     uint32,
     uint64,
 )
+from .eager import executing_eagerly, get_static_value
 from .functions.api import function
 from .functions.printing import tf_print as print  # noqa: A001 - TF's name
 from .functions.protocols import TraceType as _TraceType
@@ -83,9 +87,11 @@ from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
-# tf.linalg.band_part is built from gt's ops, a layer above ops.linalg.
+# tf.linalg.band_part, diag and set_diag are built from gt's ops, a layer above ops.linalg.
 linalg.band_part = _band_part
-linalg.__all__ = sorted([*linalg.__all__, "band_part"])
+linalg.diag = _linalg_diag
+linalg.set_diag = _linalg_set_diag
+linalg.__all__ = sorted([*linalg.__all__, "band_part", "diag", "set_diag"])
 
 # gt.dtypes: the dtype objects and as_dtype, without the module's imports.
 dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
@@ -138,6 +144,7 @@ __all__ = [
     "double",
     "dtypes",
     "errors",
+    "executing_eagerly",
     "eye",
     "fill",
     "float16",
@@ -146,6 +153,7 @@ __all__ = [
     "foldl",
     "foldr",
     "function",
+    "get_static_value",
     "grad",
     "half",
     "hessian",
@@ -182,6 +190,7 @@ __all__ = [
     "signal",
     "size",
     "stop_gradient",
+    "string",
     "switch_case",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_max",

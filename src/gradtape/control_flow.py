@@ -26,6 +26,7 @@ from .ir.builder import Builder
 from .ir.nodes import Aval, Literal, Var
 from .ir.walk import read_outputs, walk
 from .ops.registry import bind
+from .tensor_array import TensorArray
 
 __all__ = ["cond", "case", "switch_case", "while_loop", "map_fn", "vectorized_map", "scan",
            "foldl", "foldr"]
@@ -110,12 +111,33 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
 # --- while_loop ------------------------------------------------------------------------
 
 def _as_loop_tensor(x: Any) -> Any:
-    return x if isinstance(x, Tensor) or x is None else convert_to_tensor(x)
+    """A loop variable as a tensor; a TensorArray stays one (TF's loop-carried array)."""
+    if isinstance(x, (Tensor, TensorArray)) or x is None:
+        return x
+    return convert_to_tensor(x)
+
+
+def _without_gradient(x: Any) -> Any:
+    """``back_prop=False``: a tensor's (or each TensorArray element's) gradient stopped."""
+    if isinstance(x, TensorArray):
+        return x._map_elements(stop_gradient)
+    return stop_gradient(x)
+
+
+def _check_tensor_array(k: int, a: TensorArray, b: Any) -> None:
+    if not isinstance(b, TensorArray) or b.dtype != a.dtype:
+        got = f"a {b.dtype.name} TensorArray" if isinstance(b, TensorArray) else \
+            type(b).__name__
+        raise TypeError(f"Loop variable {k} enters the loop as a {a.dtype.name} TensorArray "
+                        f"and the body returns {got}: return the array that "
+                        "ta.write(...) gives.")
 
 
 def _check_loop_vars(before: list, after: list, has_invariants: bool) -> None:
     """TF's check that an iteration keeps every loop variable's dtype and shape."""
     for k, (a, b) in enumerate(zip(before, after)):
+        if isinstance(a, TensorArray):
+            _check_tensor_array(k, a, b)
         if not isinstance(a, Tensor):
             continue
         if not isinstance(b, Tensor) or b.dtype != a.dtype:
@@ -165,7 +187,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         new = nest.map_structure(_as_loop_tensor, new)
         _check_loop_vars(nest.flatten(state), nest.flatten(new), shape_invariants is not None)
         state, iteration = new, iteration + 1
-    return state if back_prop else nest.map_structure(stop_gradient, state)
+    return state if back_prop else nest.map_structure(_without_gradient, state)
 
 
 def assert_same_structure(a: Any, b: Any, what_b: str = "the second structure",
@@ -265,7 +287,7 @@ def map_fn(fn: Callable[[Any], Any], elems: Any, dtype: Any = None,
         _check_signature(result, signature)
         results.append(result)
     out = _stacked(results, signature, "map_fn")
-    return out if back_prop else nest.map_structure(stop_gradient, out)
+    return out if back_prop else nest.map_structure(_without_gradient, out)
 
 
 def _scan_steps(fn, elems, initializer, reverse: bool, what: str):
@@ -298,7 +320,7 @@ def scan(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
     del parallel_iterations, swap_memory, infer_shape, name
     _, steps = _scan_steps(fn, elems, initializer, reverse, "scan")
     out = _stacked(steps, initializer, "scan")
-    return out if back_prop else nest.map_structure(stop_gradient, out)
+    return out if back_prop else nest.map_structure(_without_gradient, out)
 
 
 def foldl(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
@@ -307,7 +329,7 @@ def foldl(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
     """TF's ``tf.foldl``: the last accumulator of ``acc = fn(acc, x)`` along axis 0."""
     del parallel_iterations, swap_memory, name
     acc, _ = _scan_steps(fn, elems, initializer, False, "foldl")
-    return acc if back_prop else nest.map_structure(stop_gradient, acc)
+    return acc if back_prop else nest.map_structure(_without_gradient, acc)
 
 
 def foldr(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
@@ -316,7 +338,7 @@ def foldr(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
     """TF's ``tf.foldr``: ``foldl`` from the last element to the first."""
     del parallel_iterations, swap_memory, name
     acc, _ = _scan_steps(fn, elems, initializer, True, "foldr")
-    return acc if back_prop else nest.map_structure(stop_gradient, acc)
+    return acc if back_prop else nest.map_structure(_without_gradient, acc)
 
 
 # --- vectorized_map ---------------------------------------------------------------------

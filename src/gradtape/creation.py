@@ -149,11 +149,21 @@ def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Tens
     return wrap(np.array(np.shape(_value(input)), _out_type(out_type)))
 
 
+def _numeric_out_type(out_type: Any) -> np.dtype:
+    """TF 2's ``tf.size`` takes any non-quantized numeric ``out_type`` (float32 too)."""
+    dtype = numpy_dtype(out_type)
+    if dtype.kind not in "iuf":
+        raise TypeError(f"out_type must be a numeric dtype (int32, int64, float32...), got "
+                        f"{dtype.name}.")
+    return dtype
+
+
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> Tensor:
-    """TF's ``tf.size``: the number of elements as an int32 scalar tensor."""
+    """TF's ``tf.size``: the number of elements as a scalar tensor of ``out_type``
+    (int32 by default; any numeric dtype, as TF 2)."""
     del name
     # The product of the static shape: np.size would compute a Dask array.
-    return wrap(np.array(math.prod(np.shape(_value(input))), _out_type(out_type)))
+    return wrap(np.array(math.prod(np.shape(_value(input))), _numeric_out_type(out_type)))
 
 
 def rank(input: Any, name: str | None = None) -> Tensor:

@@ -20,12 +20,12 @@ from .ops.elementwise import cast  # tf.dtypes.cast
 
 __all__ = ["DType", "as_dtype", "cast", "float16", "half", "float32", "float64", "double", "int8",
            "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
-           "complex64", "complex128"]
+           "complex64", "complex128", "string"]
 
 # TF's DataType enum values (types.proto), for ``as_datatype_enum``.
 _TF_ENUMS = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
              "complex64": 8, "int64": 9, "bool": 10, "uint16": 17, "complex128": 18,
-             "float16": 19, "uint32": 22, "uint64": 23}
+             "float16": 19, "uint32": 22, "uint64": 23, "string": 7}
 
 
 class DType:
@@ -50,7 +50,7 @@ class DType:
     # --- TF's properties ---------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self._np.name
+        return "string" if self._np.kind == "O" else self._np.name  # bytes objects: tf.string
 
     @property
     def is_floating(self) -> builtins.bool:
@@ -182,8 +182,11 @@ complex64 = _define("complex64")
 complex128 = _define("complex128")
 half = float16
 double = float64
+# TF's tf.string: tensors of bytes, held as NumPy object arrays; never differentiated.
+string = DType(np.object_)
+_BY_NUMPY[string.dtype] = string
 
-_ALIASES = {"half": float16, "float": float32, "double": float64}
+_ALIASES = {"half": float16, "float": float32, "double": float64, "string": string}
 
 
 def as_dtype(type_value: Any) -> DType:

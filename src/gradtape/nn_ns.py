@@ -13,10 +13,13 @@ from .array_ops import top_k
 from .core.tensor import Tensor, concrete_value
 from .namespaces import namespace as public_namespace
 from .ops import nn as _nn
+from .ops.clipping import clip_by_norm
 from .ops.elementwise import greater_equal, where
+from .ops.index import gather
 from .ops.registry import operand
+from .ops.stacking import concat
 
-__all__ = ["dropout", "namespace"]
+__all__ = ["dropout", "embedding_lookup", "namespace"]
 
 
 def _checked_rate(rate: Any) -> Any:
@@ -68,5 +71,30 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
     return where(kept, x * scale, x.dtype.type(0))
 
 
+def embedding_lookup(params: Any, ids: Any, max_norm: Any = None,
+                     name: str | None = None) -> Tensor:
+    """TF's ``tf.nn.embedding_lookup``: the rows ``params[ids]`` (shape ``ids.shape +
+    params.shape[1:]``), a ``gather`` along axis 0 with its gradient. A list of params
+    is one table split into consecutive shards (TF 2's "div" strategy); ``max_norm``
+    clips each looked-up embedding to that L2 norm (TF's ``clip_by_norm``)."""
+    del name
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise ValueError("embedding_lookup needs at least one params tensor, got an "
+                             "empty list.")
+        table = operand(params[0]) if len(params) == 1 else concat(list(params), axis=0)
+    else:
+        table = operand(params)
+    ids = operand(ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"ids must be an int32 or int64 tensor, got {ids.dtype.name}; cast "
+                        "them with gt.cast(ids, gt.int32).")
+    rows = gather(table, ids, axis=0)
+    if max_norm is None:
+        return rows
+    return clip_by_norm(rows, max_norm, axes=list(range(ids.ndim, rows.ndim)))
+
+
 namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.",
-                             {**_nn.MEMBERS, "dropout": dropout, "top_k": top_k})
+                             {**_nn.MEMBERS, "dropout": dropout, "top_k": top_k,
+                              "embedding_lookup": embedding_lookup})

@@ -167,26 +167,35 @@ def _padded_segments(data: Tensor, ids: Tensor, count: int, fill: Any) -> Tensor
     return ops.where(present, gathered, np.asarray(fill, data.dtype))
 
 
-def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+def _identity(kind: str, dtype: np.dtype) -> Any:
+    """The reduction's identity, padding a segment's rows (``-inf`` for a float max)."""
+    if kind == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    return np.iinfo(dtype).min if kind == "max" else np.iinfo(dtype).max
 
 
-def _highest(dtype: np.dtype) -> Any:
-    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+def _empty_value(kind: str, dtype: np.dtype) -> Any:
+    """TF's unsorted max (min) of an empty segment: the dtype's lowest (highest) finite
+    value, ``-3.4028235e38`` for float32, not ``-inf``."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
 
 
 def _reduce_segments(kind: str, data: Tensor, ids: Tensor, count: int,
                      empty_is_zero: bool) -> Tensor:
-    """max, min or prod of each segment; an empty one is 0 (sorted ops, TF) or the
-    reduction's identity (unsorted ops: lowest, highest, 1)."""
-    fill = {"max": _lowest, "min": _highest, "prod": lambda d: 1}[kind](data.dtype)
-    padded = _padded_segments(data, ids, count, fill)
+    """max, min or prod of each segment; an empty one is 0 (sorted max/min, TF), 1 (the
+    prods) or the dtype's lowest/highest finite value (unsorted max/min)."""
+    padded = _padded_segments(data, ids, count, _identity(kind, data.dtype))
     reduce = {"max": ops.reduce_max, "min": ops.reduce_min, "prod": ops.reduce_prod}[kind]
     out = reduce(padded, axis=1)
-    if empty_is_zero and kind != "prod":
-        sizes = _segment_counts(data, ids, count, np.int64)
-        out = ops.where(ops.greater(sizes, 0), out, np.zeros((), data.dtype))
-    return out
+    if kind == "prod":
+        return out
+    empty = 0 if empty_is_zero else _empty_value(kind, data.dtype)
+    sizes = _segment_counts(data, ids, count, np.int64)
+    # ``where`` also gives an empty segment a zero gradient (never the padding's).
+    return ops.where(ops.greater(sizes, 0), out, np.asarray(empty, data.dtype))
 
 
 def _unsorted(data: Any, segment_ids: Any, num_segments: Any):
@@ -236,7 +245,7 @@ def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any,
 def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
                          name: str | None = None) -> Tensor:
     """TF's ``tf.math.unsorted_segment_max``; an empty segment is the dtype's lowest
-    value (``-inf``); tied maxima share the gradient equally."""
+    finite value (``dtype.min``, not ``-inf``); tied maxima share the gradient equally."""
     del name
     return _reduce_segments("max", *_unsorted(data, segment_ids, num_segments), False)
 
@@ -244,7 +253,7 @@ def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
 def unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any,
                          name: str | None = None) -> Tensor:
     """TF's ``tf.math.unsorted_segment_min``; an empty segment is the dtype's highest
-    value (``inf``)."""
+    finite value (``dtype.max``, not ``inf``)."""
     del name
     return _reduce_segments("min", *_unsorted(data, segment_ids, num_segments), False)
 

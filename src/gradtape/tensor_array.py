@@ -312,6 +312,12 @@ class TensorArray:
         """The same TensorArray (TF's identity only matters for graph control deps)."""
         return self
 
+    def _map_elements(self, fn: Any) -> TensorArray:
+        """The array with ``fn`` applied to each written element (``while_loop``'s
+        ``back_prop=False`` stops their gradients)."""
+        self._elements = [None if e is None else fn(e) for e in self._elements]
+        return self
+
     def close(self, name: str | None = None) -> None:
         """Drop every element."""
         del name

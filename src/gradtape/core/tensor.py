@@ -340,9 +340,21 @@ def _to_array(value: Any, dtype: Any = None) -> np.ndarray:
         _check_python_conversion(value, dtype)
     # Always a private copy: a tensor must not change when the caller's array does.
     array = np.array(value, dtype=dtype)
-    if array.dtype.kind == "O":
-        raise _unsupported(value)
+    if array.dtype.kind in "USO":
+        return _string_array(value, array)
     return array
+
+
+def _string_array(value: Any, array: np.ndarray) -> np.ndarray:
+    """TF's ``tf.string`` tensor: an object array of ``bytes`` (``.numpy()`` gives
+    ``b'abc'``, as TF); anything but text is not a tensor's value."""
+    items = array.reshape(-1).tolist() if array.dtype.kind == "O" else []
+    if not all(isinstance(item, (str, bytes)) for item in items):
+        raise _unsupported(value)
+    text = np.empty(array.shape, object)
+    for index, item in np.ndenumerate(array):
+        text[index] = item.encode() if isinstance(item, str) else bytes(item)
+    return text
 
 
 def _unsupported(value: Any) -> Exception:

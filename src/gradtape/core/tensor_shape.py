@@ -9,17 +9,28 @@ from typing import Any
 class TensorShape(tuple):
     """The shape of a tensor (``t.shape``): a tuple of ints with TF's methods.
 
-    Shapes here are always fully known (eager tensors). Slicing and ``+`` give plain
-    tuples; it compares, hashes and unpacks as a tuple. Unlike TF's it does not equal a
-    list (``t.shape == [2, 3]`` is False; use ``t.shape.as_list() == [2, 3]``): a Python
-    ``__eq__`` made every shape comparison in the library several times slower."""
+    Slicing and ``+`` give plain tuples; it hashes and unpacks as a tuple. A dim may be
+    ``None`` (unknown, as in ``element_shape`` or a ``TensorSpec``). As TF's, it equals
+    a list or tuple of the same dims (``t.shape == [2, 3]``), unknown dims equal to
+    unknown ones, and ``!=`` is the negation of ``==`` (TF 2.9 on)."""
 
     __slots__ = ()
 
     def __new__(cls, dims: Any = ()) -> TensorShape:
         if isinstance(dims, int):
             dims = (dims,)
-        return tuple.__new__(cls, (int(d) for d in dims))
+        return tuple.__new__(cls, (None if d is None else int(d) for d in dims))
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, list):  # TF's as_shape(other); tuples compare as they are
+            other = tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
 
     @property
     def rank(self) -> int:
@@ -28,22 +39,23 @@ class TensorShape(tuple):
     ndims = rank
 
     @property
-    def dims(self) -> list[int]:
+    def dims(self) -> list[int | None]:
         return list(self)
 
-    def as_list(self) -> list[int]:
+    def as_list(self) -> list[int | None]:
         return list(self)
 
-    def num_elements(self) -> int:
-        return math.prod(self)
+    def num_elements(self) -> int | None:
+        """The number of elements; ``None`` if a dim is unknown (TF)."""
+        return None if None in self else math.prod(self)
 
     def is_fully_defined(self) -> bool:
-        return True
+        return None not in self
 
     def is_compatible_with(self, other: Any) -> bool:
         other = tuple(other)
         return len(other) == len(self) and all(
-            o is None or o == d for o, d in zip(other, self))
+            o is None or d is None or o == d for o, d in zip(other, self))
 
     def assert_is_compatible_with(self, other: Any) -> None:
         if not self.is_compatible_with(other):
@@ -54,8 +66,9 @@ class TensorShape(tuple):
             raise ValueError(f"Shape {self} must have rank {rank}.")
 
     def merge_with(self, other: Any) -> TensorShape:
+        """The shape with the dims of both (an unknown dim takes the other's)."""
         self.assert_is_compatible_with(other)
-        return self
+        return TensorShape(o if d is None else d for d, o in zip(self, tuple(other)))
 
     def concatenate(self, other: Any) -> TensorShape:
         return TensorShape(tuple(self) + tuple(other))

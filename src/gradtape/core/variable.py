@@ -37,6 +37,13 @@ class Variable(Tensor):
     def name(self) -> str:
         return f"{self._name}:0"
 
+    @property
+    def initializer(self) -> None:
+        """TF's ``v.initializer``: the op that initializes the variable in a graph; ``None``
+        when running eagerly (as TF 2's eager variables), where it is initialized on
+        creation. ``self.evaluate(v.initializer)`` in TF's tests is a no-op."""
+        return None
+
     def _accessed(self) -> None:
         """TF's "variable accessed": recording tapes watch a trainable variable that is
         read or assigned."""

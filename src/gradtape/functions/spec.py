@@ -72,6 +72,12 @@ class UnknownShape(SpecShape):
     def is_compatible_with(self, other: Any) -> bool:
         return True
 
+    def __eq__(self, other: Any) -> bool:
+        """TF: unknown shapes equal each other only (not ``[]``)."""
+        return isinstance(other, UnknownShape)
+
+    __hash__ = SpecShape.__hash__
+
     def __repr__(self) -> str:
         return "TensorShape(None)"
 
