@@ -13,7 +13,8 @@ from .namespaces import public_dir
 
 __all__ = ["OpError", "InvalidArgumentError", "NotFoundError", "OutOfRangeError",
            "UnimplementedError", "ResourceExhaustedError", "FailedPreconditionError",
-           "UnknownError", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE", "UNIMPLEMENTED",
+           "UnknownError", "OperatorNotAllowedInGraphError", "INVALID_ARGUMENT", "NOT_FOUND",
+           "OUT_OF_RANGE", "UNIMPLEMENTED",
            "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "UNKNOWN"]
 
 # TF's error codes (error_codes.proto).
@@ -76,6 +77,11 @@ class FailedPreconditionError(OpError, RuntimeError):
 
 class UnknownError(OpError, RuntimeError):
     error_code = UNKNOWN
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """Python used a tensor's value where a ``@gt.function`` trace cannot stand for it
+    (TF's: a graph tensor used as a Python ``bool``). Not an ``OpError``, as in TF."""
 
 
 __dir__ = public_dir(globals())  # what users see as gt.errors
