@@ -144,3 +144,27 @@ def test_a_concrete_function_falling_back_calls_python_once(compile_mode):
     assert float(concrete(gt.constant(1.0))) == 4.0
     assert float(concrete(gt.constant(-5.0))) == 4.0  # its guard fails: f retraces
     assert log == [1.0, -5.0]
+
+
+def test_float_of_an_impure_numpy_function_result_runs_it_once(caplog):
+    """Its value changes on every call: each call retraces (and the warning says why),
+    calls it once, and returns the branch of the value it returns."""
+    rng = np.random.default_rng(0)
+    calls = []
+
+    def noisy():
+        calls.append(rng.random())
+        return np.float32(calls[-1])
+
+    @gt.function
+    def f(x):
+        u = gt.numpy_function(noisy, [], gt.float32)
+        return u, (x * 10.0 if float(u) > 0.5 else x - 10.0)
+
+    with caplog.at_level(logging.WARNING, logger="gradtape"):
+        results = [f(gt.constant(1.0)) for _ in range(10)]
+    assert len(calls) == 10
+    for (u, y), drawn in zip(results, calls):
+        assert float(u) == np.float32(drawn)
+        assert float(y) == (10.0 if float(u) > 0.5 else -9.0)
+    assert any("float(t) at " + __file__ in r.getMessage() for r in caplog.records)

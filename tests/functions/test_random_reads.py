@@ -152,3 +152,14 @@ def test_reads_of_inputs_are_still_guards(compile_mode):
     assert float(f(gt.constant(3.0))) == 6.0
     assert float(f(gt.constant(-3.0))) == 3.0
     assert f.experimental_get_tracing_count() == 2
+
+
+def test_a_variable_assigned_a_draw_reads_as_a_draw(compile_mode):
+    v = gt.Variable(0.0)
+
+    @gt.function
+    def f():
+        v.assign(R.uniform([]))
+        return gt.constant(float(v))
+
+    _raises_naming_cond(f)

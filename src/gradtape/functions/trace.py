@@ -453,6 +453,8 @@ class Tracer:
         # Later reads are reads of the variable: their value is the one assigned, their
         # gradient goes to the variable (as eagerly, where assign is not recorded).
         read = Var(_aval(new._value), variable._name)
+        if var in self.from_draws:  # the variable now holds a drawn value
+            self.from_draws.add(read)
         self.eqns.append(Eqn(variable_read_p, [var, self._initial_value(variable)], [read],
                              {}, user_location()))
         self.saved.setdefault(tid, (variable._value, variable._version))
