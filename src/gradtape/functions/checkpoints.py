@@ -56,7 +56,15 @@ def _check(*values: Any, check: GuardCheck) -> Any:
     return np.True_
 
 
+def _batch_check(size: int, args: Sequence[Any], batched: Sequence[bool], *,
+                 check: GuardCheck) -> Any:
+    """Batched (a jacobian's rows): every row must take the traced path."""
+    from ..ops.batch_rules import batch_by_loop
+
+    return batch_by_loop(guard_check_p, size, args, batched, check=check)
+
+
 guard_check_p = Primitive(
     "guard_check", _check, shape_rule=lambda *values, check: Aval((), np.dtype(bool)),
-    differentiable=False, pure=False,
+    batch=_batch_check, differentiable=False, pure=False,
 )
