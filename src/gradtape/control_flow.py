@@ -5,7 +5,9 @@ They run Python: a branch or an iteration is the ops it calls, so tapes, forward
 accumulators and ``@gt.function`` see ordinary ops and every derivative works. A
 predicate that is a tensor is read with ``bool(pred)``: inside ``@gt.function`` that read
 is a guard, so a call whose predicate differs from the traced one traces again (never a
-stale branch or iteration count).
+stale branch or iteration count). A predicate computed from a random draw is a guard too
+(a plain ``if`` on one is an error): the call draws once, tries its traces on that draw,
+and returns the values of the path the draw took.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 from . import ops
 from .ad.batching import batch_program
 from .core import nest
+from .core.state import state
 from .core.tensor import Tensor, convert_to_tensor
 from .custom import stop_gradient
 from .errors import InvalidArgumentError
@@ -40,7 +43,21 @@ def _predicate(pred: Any, what: str) -> bool:
     if pred.dtype != np.bool_ or pred.ndim != 0:
         raise TypeError(f"{what} must be a scalar bool tensor, got {pred.dtype.name} of "
                         f"shape {list(pred.shape)}; compare first (x > 0).")
-    return bool(pred)
+    return _branch_read(bool, pred)
+
+
+def _branch_read(reader: Callable[[Any], Any], value: Tensor) -> Any:
+    """``reader(value)`` for a branch or loop condition: inside ``@gt.function`` a guard
+    even if it comes from a random draw (the call draws once and takes the path of that
+    draw), where a plain Python ``if`` on a draw is an error."""
+    tracer = state.tracer
+    if tracer is None:
+        return reader(value)
+    saved, tracer.branch_read = tracer.branch_read, True
+    try:
+        return reader(value)
+    finally:
+        tracer.branch_read = saved
 
 
 def _check_callable(fn: Any, what: str) -> None:
@@ -103,7 +120,7 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
     if not np.issubdtype(index.dtype, np.integer) or index.ndim != 0:
         raise TypeError(f"branch_index must be a scalar int32 tensor, got {index.dtype.name} "
                         f"of shape {list(index.shape)}.")
-    chosen = int(index)  # a guard while tracing
+    chosen = _branch_read(int, index)  # a guard while tracing
     fn = table.get(chosen, default if default is not None else table[len(table) - 1])
     return fn()
 

@@ -13,9 +13,9 @@ from .namespaces import public_dir
 
 __all__ = ["OpError", "InvalidArgumentError", "NotFoundError", "OutOfRangeError",
            "UnimplementedError", "ResourceExhaustedError", "FailedPreconditionError",
-           "UnknownError", "DataLossError", "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE",
-           "UNIMPLEMENTED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "UNKNOWN",
-           "DATA_LOSS"]
+           "UnknownError", "DataLossError", "OperatorNotAllowedInGraphError",
+           "INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE", "UNIMPLEMENTED",
+           "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "UNKNOWN", "DATA_LOSS"]
 
 # TF's error codes (error_codes.proto).
 UNKNOWN = 2
@@ -85,6 +85,11 @@ class DataLossError(OpError, OSError):
     parse or whose checksums do not match)."""
 
     error_code = DATA_LOSS
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """Python used a tensor's value where a ``@gt.function`` trace cannot stand for it
+    (TF's: a graph tensor used as a Python ``bool``). Not an ``OpError``, as in TF."""
 
 
 __dir__ = public_dir(globals())  # what users see as gt.errors

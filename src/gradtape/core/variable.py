@@ -24,7 +24,15 @@ class Variable(Tensor):
                  dtype: Any = None):
         if callable(initial_value):
             initial_value = initial_value()
-        super().__init__(initial_value, dtype)
+        tracer = state.tracer
+        if tracer is None:
+            super().__init__(initial_value, dtype)
+        else:  # an initializer runs once (a random one too): the tracer lets it read
+            tracer.initializing += 1
+            try:
+                super().__init__(initial_value, dtype)
+            finally:
+                tracer.initializing -= 1
         self._trainable = bool(trainable)
         self._name = name if name is not None else "Variable"
         self._version = 0  # bumped by every assign: tapes compare it to what they saw

@@ -47,11 +47,13 @@ from ..core.config import options
 from ..core.state import state
 from ..core.tensor import Tensor, _next_id
 from ..core.variable import Variable
-from ..errors import InvalidArgumentError
 from . import signature
 from .call import ConcreteFunction
+from .checkpoints import last_failure
 from .protocols import tracing_key
+from .py_function import one_run_per_call, start_try
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
+from .shape_generic import ShapeGenericFunction, _has_open_spec, _specs_to_examples
 from .spec import TensorSpec, conform_structure, is_spec_structure
 from .trace import Untraceable, arg_hints, trace
 
@@ -190,6 +192,7 @@ class Function:
         # Why the function runs eagerly on every call (it cannot be traced), or None.
         self._eager_reason: str | None = None
         self._tracing = False  # True while its Python function runs to trace
+        self._calls_python = False  # a trace has a py_function: see _call_once
 
     def __repr__(self) -> str:
         return f"<gt.function {self.__name__}: {self._tracing_count} trace(s)>"
@@ -224,6 +227,8 @@ class Function:
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
         taping = bool(state.recording or state.accumulators)
         concretes = self._cache.get(key)
+        if self._calls_python:  # py_function inside: once per call, whatever the tries
+            return self._call_once(key, args, kwargs, concretes, leaves, values, taping)
         if concretes:
             tried = None
             for fn in concretes:
@@ -243,11 +248,52 @@ class Function:
             reason = guard_change(*tried)
         else:
             reason = None  # a new signature: _trace compares it with the previous call's
-        fn = self._trace(key, args, kwargs, reason)
-        if fn is None:  # it cannot be traced: from now on it runs eagerly
-            return self.python_function(*args, **kwargs)
-        outs = fn.execute(values, taping)  # its guards hold: it was traced on these values
-        return fn.finish(outs, leaves, values, taping)
+        return self._trace_and_run(key, args, kwargs, leaves, values, taping, reason)
+
+    def _call_once(self, key: Any, args: tuple, kwargs: dict, concretes: Any,
+                   leaves: list, values: list, taping: bool) -> Any:
+        """``__call__`` of a function whose traces call Python (``py_function``): a
+        trace's guards are checked before each Python call, and each try (another
+        trace, a new one) replays the Python calls made so far, so each runs once."""
+        with one_run_per_call():
+            tried = None
+            for fn in concretes or ():
+                start_try()
+                last_failure.value = None
+                outs = fn.execute(values, taping) if not fn.guards \
+                    else fn.try_execute(values, taping)
+                if outs is not None and fn.guards_hold(outs):
+                    self._recent.append(None)
+                    self._used(key)
+                    return fn.finish(outs, leaves, values, taping)
+                if tried is None:  # the newest trace: why it failed names the change
+                    tried = (fn, outs, last_failure.value)
+            reason = guard_change(*tried) if tried is not None else None
+            return self._trace_and_run(key, args, kwargs, leaves, values, taping, reason)
+
+    def _trace_and_run(self, key: Any, args: tuple, kwargs: dict, leaves: list,
+                       values: list, taping: bool, reason: str | None) -> Any:
+        """Trace, then run the new trace for this call's result. Tracing draws from the
+        random streams and gives them back, and its Python calls are replayed, so the
+        run takes the same draws and results: its guards hold, and the call returns the
+        values of one draw (the ones its Python branched on)."""
+        with one_run_per_call():
+            start_try()
+            fn = self._trace(key, args, kwargs, reason)
+            if fn is None:  # it cannot be traced: from now on it runs eagerly
+                return self.python_function(*args, **kwargs)
+            if fn.calls_python:
+                self._calls_python = True
+            start_try()
+            if not fn.guards:
+                return fn.finish(fn.execute(values, taping), leaves, values, taping)
+            outs = fn.try_execute(values, taping)
+            if outs is None:  # the run raised: raise it (Python calls replayed)
+                start_try()
+                outs = fn.execute(values, taping)
+            if not fn.guards_hold(outs):
+                raise RuntimeError(_not_repeatable(self.__name__, guard_change(fn, outs)))
+            return fn.finish(outs, leaves, values, taping)
 
     def _bind_signature(self, args: tuple, kwargs: dict) -> tuple:
         """The arguments as the ``input_signature`` takes them: positional, checked
@@ -320,6 +366,7 @@ class Function:
             traced = trace(self.python_function, self.__name__, args, kwargs, hints,
                            first_trace=first)
             if first and _creates_variables(traced, before):
+                start_try()  # the second trace replays the first's Python calls
                 traced = trace(self.python_function, self.__name__, args, kwargs, hints,
                                first_trace=False)
         finally:
@@ -452,6 +499,13 @@ class Function:
         return self.get_concrete_function(*args, **kwargs).backward_source
 
 
+def _not_repeatable(name: str, change: str) -> str:
+    return (f"@gt.function {name!r}: run right after tracing, its trace did not take the "
+            f"path Python took while tracing ({change}). Something it reads changed "
+            "between the two without going through the trace (a py_function that assigns "
+            "a variable the function reads?): pass such values as arguments or results.")
+
+
 def _creates_variables(traced: Any, first_id: int) -> bool:
     return any(s.kind == "var" and s.ref._id >= first_id for s in traced.sources)
 
@@ -468,92 +522,6 @@ def _check_recursion(name: str, tracer: Any) -> None:
             "over tf.range, or gt.while_loop), or end it on a Python value.")
 
 
-def _has_open_spec(args: tuple, kwargs: dict) -> bool:
-    return any(isinstance(leaf, TensorSpec) and not leaf.shape.is_fully_defined()
-               for leaf in nest.flatten((args, kwargs)))
-
-
-class ShapeGenericFunction:
-    """``get_concrete_function`` of specs with ``None`` dimensions (TF's concrete
-    function for every shape the specs admit): a call checks the tensors against the
-    specs and the Python arguments against the traced ones, then runs the Function,
-    which traces each concrete shape it meets."""
-
-    def __init__(self, function: Function, args: tuple, kwargs: dict):
-        self._function = function
-        self.parameters = function._parameters
-        self._args, self._kwargs = signature.bind_arguments(self.parameters, args, kwargs)
-        self.structured_input_signature = signature.structured_input_signature(
-            self.parameters, self._args, self._kwargs)
-        self.__name__ = function.__name__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        names = [p.name for p in self.parameters]
-        bound = list(args)
-        for i in range(len(args), len(self._args)):
-            name = names[i] if i < len(names) else None
-            if name in kwargs:
-                bound.append(kwargs.pop(name))
-            elif not isinstance(self._args[i], TensorSpec):
-                bound.append(self._args[i])
-        if kwargs or len(bound) != len(self._args):
-            raise TypeError(
-                f"ConcreteFunction {self.__name__}{tuple(names)} takes the tensor "
-                f"arguments {self.structured_input_signature[0]}; got {len(args)} "
-                f"positional argument(s) and keywords {sorted(kwargs)}: Python arguments "
-                "are fixed to their traced values.")
-        checked = [self._conform(i, traced, value)
-                   for i, (traced, value) in enumerate(zip(self._args, bound))]
-        return self._function(*checked, **self._kwargs)
-
-    def _conform(self, index: int, traced: Any, value: Any) -> Any:
-        if not isinstance(traced, TensorSpec):
-            if value is not traced and value != traced:
-                raise TypeError(f"ConcreteFunction {self.__name__!r} was traced with "
-                                f"{traced!r} for argument {index}, but was called with "
-                                f"{value!r}: call the gt.function itself.")
-            return value
-        tensor = value if isinstance(value, Tensor) else \
-            Tensor(value, dtype=traced.dtype.as_numpy_dtype)
-        if tensor.dtype != traced.dtype.as_numpy_dtype:
-            raise InvalidArgumentError(
-                f"cannot compute ConcreteFunction {self.__name__!r}: input #{index} "
-                f"(zero-based) was expected to be a {traced.dtype.name} tensor but is a "
-                f"{tensor.dtype.name} tensor.")
-        if not traced.is_compatible_with(tensor):
-            raise TypeError(f"ConcreteFunction {self.__name__!r}: argument {index} has "
-                            f"shape {tuple(tensor.shape)}, which {traced} does not admit.")
-        return tensor
-
-    @property
-    def structured_outputs(self) -> Any:
-        """Symbolic outputs; their shapes are unknown (they depend on the call's)."""
-        example = self._example()
-        return nest.map_structure(
-            lambda o: signature.SymbolicTensor(o.name, None, o.dtype)
-            if isinstance(o, signature.SymbolicTensor) else o, example.structured_outputs)
-
-    def _example(self) -> ConcreteFunction:
-        """A trace at an example shape (``None`` dimensions as 1, unknown rank as a
-        scalar), for the output dtypes."""
-        def example(spec: Any) -> Any:
-            if not isinstance(spec, TensorSpec):
-                return spec
-            dims = [] if spec.shape.rank is None else [d or 1 for d in spec.shape]
-            return TensorSpec(dims, spec.dtype)
-
-        args = nest.map_structure(example, self._args)
-        return self._function.get_concrete_function(*args, **self._kwargs)
-
-    def pretty_printed_signature(self, verbose: bool = True) -> str:
-        del verbose
-        return signature.pretty_signature(self.parameters, self.structured_input_signature,
-                                          self.structured_outputs, [])
-
-    def __str__(self) -> str:
-        return "ConcreteFunction " + self.pretty_printed_signature()
-
-
 def _check_input_signature(signature: Any) -> tuple[Any, ...] | None:
     if signature is None:
         return None
@@ -563,22 +531,6 @@ def _check_input_signature(signature: Any) -> tuple[Any, ...] | None:
             f"gt.function: input_signature must be a list or tuple of gt.TensorSpec (or of "
             f"lists, tuples and dicts of them), got {signature!r}.")
     return tuple(signature)
-
-
-def _specs_to_examples(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``get_concrete_function``'s ``TensorSpec`` arguments as zero tensors (a trace
-    is made for concrete shapes)."""
-    def example(value: Any) -> Any:
-        if not isinstance(value, TensorSpec):
-            return value
-        if not value.shape.is_fully_defined():
-            raise NotImplementedError(
-                f"@gt.function {name!r}: get_concrete_function({value}) needs a fully "
-                "defined shape, since each trace is made for concrete shapes. Pass an "
-                "example tensor, or call the function (it traces each new shape).")
-        return Tensor(np.zeros(tuple(value.shape), value.dtype.dtype))
-
-    return nest.map_structure(example, (args, kwargs))
 
 
 def _fallback(function: Function, args: tuple, kwargs: dict) -> Callable[[tuple], Any]:

@@ -40,8 +40,9 @@ from ..ops.registry import Primitive, bind
 from ..passes.pipeline import optimize
 from . import signature
 from .drops import tell_drops
+from .py_function import one_run_per_call, start_try
 from .spec import TensorSpec
-from .trace import TracedFunction, guard_holds, strip_reads
+from .trace import PYTHON_CALLS, TracedFunction, guard_holds, strip_reads
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -254,6 +255,8 @@ class ConcreteFunction:
         self.assigned = traced.assigned
         self.guards = traced.guards
         self.guard_notes = traced.guard_notes
+        # It calls Python (py_function): each call's Python calls run once (api.py).
+        self.calls_python = any(e.prim.name in PYTHON_CALLS for e in self.program.eqns)
         self.signature: tuple[Any, dict[str, str]] = ((), {})  # set by the Function
         self.prints = traced.prints
         self.drops = traced.drops  # NumPy's conversions: told by each call that watches
@@ -343,13 +346,19 @@ class ConcreteFunction:
             if len(flat) == len(self.arg_avals):
                 tensors = tuple(flat)
         values = self._call_values(tensors)
-        if state.tracer is None:
-            taping = bool(state.recording or state.accumulators)
-            before = random.stream_states(self.streams) if self.guards else None
-            outs = self.execute(values, taping)
-            if not self.guards or self.guards_hold(outs):
+        if state.tracer is not None:
+            return self._fall_back(tensors)
+        taping = bool(state.recording or state.accumulators)
+        if not self.guards:
+            return self.finish(self.execute(values, taping), list(tensors), values, taping)
+        with one_run_per_call():  # the fall back replays this run's Python calls
+            outs = self.try_execute(values, taping)  # gives back its draws if not its call
+            if outs is not None and self.guards_hold(outs):
                 return self.finish(outs, list(tensors), values, taping)
-            random.rewind(before)  # not this trace's call: what it drew is not drawn
+            start_try()
+            return self._fall_back(tensors)
+
+    def _fall_back(self, tensors: tuple) -> Any:
         if self.fallback is None:
             raise RuntimeError(
                 f"ConcreteFunction {self.__name__!r} cannot run here (a value its Python "

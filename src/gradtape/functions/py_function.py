@@ -8,8 +8,12 @@ Inside ``@gt.function`` each call is one equation of the trace (``py_function_p`
 ``numpy_function_p``) whose implementation calls ``func``, so ``func`` runs on every call
 of the compiled function, never only once at trace time. Its param is a :class:`PyCall`:
 the tensor function to run and the shapes of its results (found by the run at trace
-time, whose results the first call then uses, so that call runs ``func`` once). The
-outputs are kept as extra outputs of the trace: never dead code.
+time). The outputs are kept as extra outputs of the trace: never dead code.
+
+``func`` runs once per call of the ``@gt.function``, whatever the tracing does: a call
+keeps the results of the calls it made (``one_run_per_call``), and when it runs another
+trace (guards failed before a Python call: ``checkpoints.py``), traces anew, or runs the
+trace it just made, each call already made gives its results back in order.
 
 Derivatives of a ``py_function`` equation are ``py_function`` equations too, whose
 functions run ``func`` again under a ``GradientTape`` (VJP) or a ``ForwardAccumulator``
@@ -19,7 +23,8 @@ order works; the price is that ``func`` runs again for each derivative.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,45 +48,88 @@ def _unobserved():
     equation that calls it is what they see)."""
     saved = state.recording, state.accumulators, state.tracer
     state.recording, state.accumulators, state.tracer = [], [], None
+    log = _log.entries, _log.cursor  # a gt.function that func calls has calls of its own
+    _log.entries = None
     try:
         yield
     finally:
         state.recording, state.accumulators, state.tracer = saved
+        _log.entries, _log.cursor = log
+
+
+class _CallLog(threading.local):
+    """The Python calls one ``@gt.function`` call has made so far, in order:
+    ``(name, inputs, results)``; ``None`` outside such a call."""
+
+    entries: list[tuple[str, list, tuple]] | None = None
+    cursor = 0  # the next entry the current try of a trace replays
+
+
+_log = _CallLog()
+
+
+@contextmanager
+def one_run_per_call() -> Iterator[None]:
+    """Around one ``@gt.function`` call that may run several traces (one whose guards
+    fail before a Python call, the trace it traces anew, that trace's run): each call
+    of ``func`` happens once; the later tries get its results back (``start_try``)."""
+    if _log.entries is not None:  # already in this call (a retrace inside it)
+        yield
+        return
+    _log.entries, _log.cursor = [], 0
+    try:
+        yield
+    finally:
+        _log.entries, _log.cursor = None, 0
+
+
+def start_try() -> None:
+    """A new try of the call (a trace run, a trace): replay from the first call."""
+    _log.cursor = 0
 
 
 class PyCall:
     """The param of one ``py_function``/``numpy_function`` equation: ``fn`` maps input
     tensors to output tensors; ``out_avals`` are its results' shapes and dtypes (None
-    until the run at trace time finds them)."""
+    until the run at trace time finds them). ``replayed``: a call of the user's
+    ``func`` (not a derivative's), made once per ``@gt.function`` call."""
 
-    def __init__(self, name: str, fn: TensorFunction, out_avals: list[Aval] | None = None):
+    def __init__(self, name: str, fn: TensorFunction, out_avals: list[Aval] | None = None,
+                 replayed: bool = False):
         self.__name__ = name  # the IR printer shows params by name
         self.fn = fn
         self.out_avals = out_avals
-        self._pending: tuple | None = None  # (inputs, outputs) of the run at trace time
+        self.replayed = replayed
 
     def __repr__(self) -> str:
         return f"<{self.__name__}>"
 
     def apply(self, arrays: Sequence[Any]) -> tuple:
-        """Run ``fn`` on arrays: the implementation of the equation."""
-        pending, self._pending = self._pending, None
-        if pending is not None and _same_arrays(pending[0], arrays):
-            return pending[1]  # the call that traced: func already ran for it
-        tracing = state.tracer is not None
+        """Run ``fn`` on arrays: the implementation of the equation. Within a
+        ``@gt.function`` call, a call this call already made gives its results back."""
+        log = _log.entries if self.replayed else None
+        if log is not None:
+            position = _log.cursor
+            _log.cursor += 1
+            if position < len(log):
+                name, inputs, outs = log[position]
+                if name == self.__name__ and _same_arrays(inputs, arrays):
+                    self._check(outs)
+                    return outs
+                del log[position:]  # another path from here: its calls are new
         # Copies: generated code may reuse the buffers of arrays it made.
         tensors = [wrap(np.array(a, copy=True)) for a in arrays]
         with _unobserved():
             outs = tuple(np.array(t._value, copy=True) for t in self.fn(tensors))
-        if self.out_avals is None:
-            self.out_avals = [Aval(o.shape, o.dtype) for o in outs]
-        else:
-            self._check(outs)
-        if tracing:  # the run at trace time: the call that traced uses its results
-            self._pending = ([np.array(a, copy=True) for a in arrays], outs)
+        self._check(outs)
+        if log is not None:
+            log.append((self.__name__, [np.array(a, copy=True) for a in arrays], outs))
         return outs
 
     def _check(self, outs: tuple) -> None:
+        if self.out_avals is None:  # the run at trace time finds them
+            self.out_avals = [Aval(o.shape, o.dtype) for o in outs]
+            return
         for k, (o, aval) in enumerate(zip(outs, self.out_avals)):
             if o.shape != aval.shape or o.dtype != aval.dtype:
                 raise InvalidArgumentError(
@@ -289,7 +337,7 @@ def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,  # noq
         else:
             results = fn(tensors)
     else:
-        results = list(bind(prim, *tensors, call=PyCall(name, fn)))
+        results = list(bind(prim, *tensors, call=PyCall(name, fn, replayed=True)))
         tracer.keep([tracer.value_of(results[0])])  # run on every call, used or not
     results = results[:len(dtypes)]  # without the token of a function with no results
     return results[0] if single else results

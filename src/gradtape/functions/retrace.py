@@ -84,9 +84,17 @@ def signature_change(old: dict[str, str] | None, new: dict[str, str],
     return shown + (f"; and {more} more" if more > 0 else "")
 
 
-def guard_change(fn: Any, outs: Any) -> str:
+def guard_change(fn: Any, outs: Any, failed: tuple[int, Any] | None = None) -> str:
     """Which value Python read while tracing ``fn`` came out differently in ``outs``
-    (``None``: the trace could not run on the new values)."""
+    (``None``: the trace could not run on the new values, or stopped where ``failed``,
+    a guard's position and value, failed before a Python call)."""
+    if outs is None and failed is not None:
+        position, got = failed
+        kind, expected = fn.guards[position][1:]
+        seen = np.asarray(got) if kind == "array" else READERS[kind](got)
+        return (f"{fn.guard_notes[position] or 'a read of a tensor value'}: it was "
+                f"{_value(expected)} when traced, {_value(seen)} now (checked before a "
+                "py_function call)")
     if outs is None:
         return ("the trace could not run on the new values: a value Python read while "
                 "tracing (the count of a boolean mask) fixed shapes that no longer fit")

@@ -37,12 +37,15 @@ from ..core import nest
 from ..core.state import location_from, state, user_location
 from ..core.tensor import Tensor, _next_id, constant, wrap
 from ..core.variable import Variable
+from ..errors import OperatorNotAllowedInGraphError
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ir.walk import keep_literal, walk
-from ..ops.registry import Primitive
+from .checkpoints import GuardCheck, guard_check_p
 from .drops import Drop, computed_from
+from .variable_reads import strip_reads, variable_read_p  # noqa: F401 - re-exported
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
+PYTHON_CALLS = frozenset(("py_function", "numpy_function"))  # ops with Python effects
 
 # How a guard turns the value Python read back into what Python saw.
 READERS: dict[str, Callable[[Any], Any]] = {
@@ -165,6 +168,10 @@ class Tracer:
         self.streams: dict[int, list[Any]] = {}
         self.draws: dict[Var, tuple[Any, Any, int]] = {}  # (generator, state after, number)
         self.drops: list[Drop] = []
+        self.from_draws: set[Var] = set()  # values computed from a stateful random draw
+        self.initializing = 0  # > 0 while a Variable's initial value is read
+        self.branch_read = False  # True while gt.cond/while_loop reads its predicate
+        self.checked = 0  # guards a guard_check equation checks before a Python call
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -252,6 +259,10 @@ class Tracer:
         while base is not None:
             hit = self.traced_arrays.get(id(base))
             if hit is not None and hit[0] is base:
+                if hit[1] in self.from_draws and not self.initializing:
+                    raise _drawn_value_read(self.name, hit[1], f"the op `{reader}`",
+                                            _location_text(user_location()),
+                                            self._made_at(hit[1]))
                 note = self._note(hit[1], f"the op `{reader}` (it took the array, not "
                                   "the tensor)", _location_text(user_location()))
                 self._guard(hit[1], "array", np.array(base, copy=True), note)
@@ -287,7 +298,25 @@ class Tracer:
             self.env[t._id] = var
             self._remember_array(t._value, var)
             outs.append(var)
+        if prim.name in PYTHON_CALLS:
+            self._check_guards_before_call()
+        elif self.from_draws and any(v in self.from_draws for v in ins):
+            self.from_draws.update(outs)  # a Python call's results are its own (replayed)
         self.eqns.append(Eqn(prim, ins, outs, params, user_location()))
+
+    def _check_guards_before_call(self) -> None:
+        """Before a Python call: a ``guard_check`` of the guards read since the last, so
+        a run that is not this path stops before the call has its effects."""
+        new = self.guards[self.checked:]
+        self.checked = len(self.guards)
+        if not new:
+            return
+        check = GuardCheck([(self.checked - len(new) + k, g.kind, g.expected)
+                            for k, g in enumerate(new)])
+        token = Var(Aval((), np.dtype(bool)), "checked")
+        self.eqns.append(Eqn(guard_check_p, [g.value for g in new], [token],
+                             {"check": check}, user_location()))
+        self.kept.append(token)
 
     def _inline_backward(self, inner: Any, ins: list, results: tuple) -> None:
         """An inner ``tape.gradient`` recorded as one ``backward_call`` (ad/nested.py): write
@@ -321,6 +350,7 @@ class Tracer:
         self.streams.setdefault(id(generator), [generator, before, -1])
         if isinstance(drawn, Var):
             self.draws[drawn] = (generator, generator.bit_generator.state, len(self.draws))
+            self.from_draws.add(drawn)
 
     def _keep_draws_read(self, var: Var) -> None:
         """Python read ``var``'s value while tracing (a lazily built layer's variable
@@ -347,8 +377,10 @@ class Tracer:
         if not isinstance(result, (bool, int)):  # small ints and bools are shared objects
             self.read_objects[id(result)] = result
         var = self.value_of(tensor)
-        if self.draws and isinstance(var, Var):
-            self._keep_draws_read(var)
+        if var in self.from_draws and not self.branch_read:
+            if not self.initializing:
+                raise _drawn_value_read(self.name, var, *_read_site(), self._made_at(var))
+            self._keep_draws_read(var)  # a variable's initial value: drawn once
         if kind == "array":
             expected = np.array(tensor._value, copy=True)
         else:
@@ -433,6 +465,8 @@ class Tracer:
         # Later reads are reads of the variable: their value is the one assigned, their
         # gradient goes to the variable (as eagerly, where assign is not recorded).
         read = Var(_aval(new._value), variable._name)
+        if var in self.from_draws:  # the variable now holds a drawn value
+            self.from_draws.add(read)
         self.eqns.append(Eqn(variable_read_p, [var, self._initial_value(variable)], [read],
                              {}, user_location()))
         self.saved.setdefault(tid, (variable._value, variable._version))
@@ -536,61 +570,11 @@ class Tracer:
             )
 
 
-# --- reads of an assigned variable ---------------------------------------------------------
-
-def _read_impl(assigned: Any, variable: Any) -> Any:
-    return assigned
-
-
-def _batch_read(size: int, args: list, batched: list) -> Any:
-    """Batching rule: both operands with the batch axis, then the same read."""
-    from ..ops.registry import bind
-    from ..ops.shape import broadcast_to
-
-    a, v = (x if is_batched else broadcast_to(x, (size,) + tuple(x.shape))
-            for x, is_batched in zip(args, batched))
-    return bind(variable_read_p, a, v)
-
-
-# ``variable_read(assigned, variable)``: the variable's value after an assignment inside
-# the trace. The value is ``assigned``; derivatives go to ``variable`` (the input holding
-# its value at call time), as an eager read of the variable gives them. Executed code
-# never contains it (``strip_reads``): it matters only to autodiff of the trace.
-variable_read_p = Primitive(
-    "variable_read", _read_impl,
-    vjp=lambda g, y, assigned, variable: (None, g),
-    jvp=lambda tangents, y, assigned, variable: tangents[1],
-    shape_rule=lambda assigned, variable: assigned.aval,
-    batch=_batch_read,
-)
-
-
-def strip_reads(program: Program) -> Program:
-    """``program`` with every ``variable_read`` replaced by the value assigned."""
-    subst: dict[Any, Any] = {}
-    eqns = []
-    for eqn in program.eqns:
-        if eqn.prim is variable_read_p:
-            value = eqn.inputs[0]
-            subst[eqn.outs[0]] = subst.get(value, value)
-            continue
-        if subst and any(v in subst for v in eqn.inputs):
-            eqn = Eqn(eqn.prim, [subst.get(v, v) for v in eqn.inputs], eqn.outs, eqn.params,
-                      eqn.loc)
-        eqns.append(eqn)
-    if not subst:
-        return program
-    outputs = [subst.get(v, v) if v is not None else None for v in program.outputs]
-    return Program(program.inputs, eqns, outputs)
-
-
 def _close(returned: Any) -> None:
     """Close an unused generator or coroutine (no "never awaited" warning)."""
     close = getattr(returned, "close", None)
     if close is not None and not inspect.isasyncgen(returned):
         close()
-
-
 
 
 def _check_assignable(variable: Variable, value: Tensor) -> None:
@@ -608,6 +592,18 @@ def _check_assignable(variable: Variable, value: Tensor) -> None:
             f"{tuple(value.shape)} are incompatible; assign a value of shape "
             f"{tuple(variable.shape)}."
         )
+
+
+def _drawn_value_read(name: str, var: Var, what: str, where: str, made: str) -> Exception:
+    """Python read a value computed from a random draw while tracing: it differs on
+    every call, so no trace (and no guard) can stand for it."""
+    return OperatorNotAllowedInGraphError(
+        f"@gt.function {name!r}: {what} at {where} reads the value of `{var.hint}`{made}, "
+        "which is computed from a random draw (gt.random, a Generator, dropout): its value "
+        "is new on every call, while Python runs only when the function traces. Keep it a "
+        "tensor: branch with gt.cond(pred, true_fn, false_fn) or loop with "
+        "gt.while_loop(cond, body, loop_vars) (or gt.where for values), and return tensors "
+        "rather than Python numbers made from it.")
 
 
 def _location_text(location: tuple[str, int] | None) -> str:
