@@ -8,6 +8,11 @@ is tests/test_docs_blocks.py):
 - an ```` ```output ```` block right after a python block is what that block prints:
   the printed text must match it, line by line with trailing spaces ignored, and ``...``
   stands for any text (as doctest's ELLIPSIS);
+- a block whose title starts with "output" (```` ```python title="output: ..." ````, for
+  printed source that should be highlighted) is an output block too;
+- a python block whose first line is a comment naming a file (``# model.py``) is
+  compiled under that name, so tracebacks and gradtape's ``(file:line)`` comments name
+  it as the page does;
 - an ``output`` block right after a ``sh`` block whose one command is
   ``python SCRIPT.py [ARGS]`` is what the script prints, run from the repository root;
 - a python block that is not meant to run (a fragment, a signature, code that needs
@@ -37,6 +42,8 @@ from dataclasses import dataclass
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(?P<reason>.*?)\s*-->")
 RUN_LANGUAGES = frozenset({"python", "py"})
+OUTPUT_TITLE = re.compile(r'title="output')
+FILE_COMMENT = re.compile(r"#\s*(?P<file>[\w.-]+\.py)\s*$")
 SHELL_LANGUAGES = frozenset({"sh", "bash"})
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,6 +54,7 @@ class Block:
     language: str
     code: str
     not_run: str | None  # the reason given, when the block is marked not to run
+    is_output: bool = False  # shows what the block before it printed
 
 
 def parse_blocks(text: str) -> list[Block]:
@@ -68,8 +76,9 @@ def parse_blocks(text: str) -> list[Block]:
             j += 1
         previous = lines[i - 1] if i > 0 else ""
         marker = NOT_RUN.search(previous)
+        is_output = language == "output" or OUTPUT_TITLE.search(opening["info"]) is not None
         blocks.append(Block(i + 1, language, "\n".join(body) + "\n",
-                            None if marker is None else marker["reason"]))
+                            None if marker is None else marker["reason"], is_output))
         i = j + 1
     return blocks
 
@@ -94,6 +103,8 @@ def check_page(path: str) -> dict:
         failure = _check_block(block, namespace, printed)
         if failure is not None:
             return {"ran": ran, "failure": {"line": block.line, **failure}}
+        if block.is_output:
+            continue
         if block.language in RUN_LANGUAGES and block.not_run is None:
             printed, error = _run(block, namespace, path)
             ran += 1
@@ -101,7 +112,7 @@ def check_page(path: str) -> dict:
                 return {"ran": ran, "failure": {"line": block.line, "error": error}}
         elif block.language in SHELL_LANGUAGES:
             printed = _run_script(block)
-        elif block.language != "output":
+        else:
             printed = None
     return {"ran": ran, "failure": None}
 
@@ -111,7 +122,7 @@ def _check_block(block: Block, namespace: dict, printed: str | None) -> dict | N
         return {"error": "a fence with no language: name it (python, output, text, sh...)"}
     if block.not_run is not None and not block.not_run:
         return {"error": "<!-- not run: --> needs a reason"}
-    if block.language == "output":
+    if block.is_output:
         if printed is None:
             return {"error": "an output block that follows no python block that ran"}
         if not output_matches(printed, block.code):
@@ -122,7 +133,9 @@ def _check_block(block: Block, namespace: dict, printed: str | None) -> dict | N
 
 def _run(block: Block, namespace: dict, path: str) -> tuple[str, str | None]:
     buffer = io.StringIO()
-    code = compile(block.code, f"{path}:{block.line}", "exec")
+    named = FILE_COMMENT.match(block.code.split("\n", 1)[0])
+    filename = named["file"] if named else f"{path}:{block.line}"
+    code = compile(block.code, filename, "exec")
     try:
         with contextlib.redirect_stdout(buffer):
             exec(code, namespace)
