@@ -1,7 +1,7 @@
 """Layout check: import cycles, upward imports of the package root, module sizes, and
 the public namespace.
 
-usage: python tools/layout_check.py src [--max-lines N]   (from the project root)
+usage: python tools/layout_check.py src [--max-lines N]   (from the project root; .ci/run runs it)
 
 Nodes are gradtape's subpackages (gradtape.ir, gradtape.ops, ...) and its top-level
 modules; an import from one node to another is an edge. Exits 1, after printing the
