@@ -57,7 +57,7 @@ from .dtypes import (
     uint64,
 )
 from .functions.api import function
-from .functions.printing import tf_print as print  # noqa: A001 - TF's name
+from .functions.printing import tf_print as print  # TF's name
 from .functions.protocols import TraceType as _TraceType
 from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
