@@ -5,7 +5,7 @@ NumPy variables in this process. The training loop is the one you would write fo
 data: each step records the loss on a tape, and ``apply_gradients`` computes the step's
 gradients in one ``dask.compute`` on the workers. The data never comes to this process.
 
-Run (needs ``pip install gradtape[dask]``):
+Run (needs ``pip install -e '.[dask]'`` in the clone):
 
     python examples/dask_logistic_regression.py                    # a two-worker LocalCluster
     python examples/dask_logistic_regression.py --rows 20000000    # 3.2 GB of data

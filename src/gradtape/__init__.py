@@ -1,5 +1,7 @@
 """gradtape: TensorFlow's GradientTape API over NumPy, with a compiler behind the tape."""
 
+import sys as _sys
+
 from . import checkpoint as _checkpoint
 from . import dtypes as _dtypes
 from . import errors as errors
@@ -26,6 +28,7 @@ from .control_flow import (
 from .core.config import config
 from .core.devices import device
 from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
+from .core.gradient_drops import install_public_namespace as _install_public_namespace
 from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .core.tensor_shape import TensorShape
 from .core.unconnected import UnconnectedGradients
@@ -58,7 +61,7 @@ from .dtypes import (
 )
 from .eager import executing_eagerly, get_static_value
 from .functions.api import function
-from .functions.printing import tf_print as print  # noqa: A001 - TF's name
+from .functions.printing import tf_print as print  # TF's name
 from .functions.protocols import TraceType as _TraceType
 from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
@@ -104,6 +107,9 @@ autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
 from .core.config import options as _options  # noqa: E402
+
+# SciPy drop messages name gt's differentiable route, looked up in the package itself.
+_install_public_namespace(_sys.modules[__name__])
 
 if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
     from .core.memory import hold_freed_memory as _hold_freed_memory

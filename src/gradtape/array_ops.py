@@ -47,7 +47,7 @@ def _index_dtype(dtype: Any, what: str) -> np.dtype:
 
 # --- top_k ------------------------------------------------------------------------------
 
-def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = np.int32,  # noqa: A002
+def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = np.int32,
           name: str | None = None) -> TopKV2:
     """TF's ``tf.math.top_k``: the ``k`` largest entries of the last axis, largest first
     (equal values in index order), and their int32 indices. The gradient of ``values``
@@ -213,7 +213,7 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
 
 # --- band_part, meshgrid, divide_no_nan -------------------------------------------------
 
-def band_part(input: Any, num_lower: Any, num_upper: Any,  # noqa: A002
+def band_part(input: Any, num_lower: Any, num_upper: Any,
               name: str | None = None) -> Tensor:
     """TF's ``tf.linalg.band_part``: each innermost matrix with the entries more than
     ``num_lower`` below or ``num_upper`` above the diagonal set to 0 (a negative count

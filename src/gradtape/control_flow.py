@@ -372,7 +372,7 @@ def _element_program(fn: Callable[[Any], Any], elems: Any, flat: list[Tensor]):
     with Builder() as b:
         try:
             result = fn(nest.pack_sequence_as(elems, list(inputs)))
-        except Exception as error:  # noqa: BLE001 - anything fn cannot do on IR values
+        except Exception as error:  # anything fn cannot do on IR values
             raise _NotVectorizable from error
     leaves = nest.flatten(result)
     if not leaves or not all(isinstance(leaf, (Var, Literal)) for leaf in leaves):

@@ -47,7 +47,7 @@ stop_gradient_p = Primitive(
 )
 
 
-def stop_gradient(input: Any, name: str | None = None) -> Any:  # noqa: A002 (TF's name)
+def stop_gradient(input: Any, name: str | None = None) -> Any:  # TF's name
     """``input`` as a constant: no gradient flows through it (``tf.stop_gradient``)."""
     del name
     return bind(stop_gradient_p, operand(input))

@@ -4,7 +4,7 @@
 They follow TF: floating-point inputs only (``InvalidArgumentError`` for integers, as TF
 raises for an op without an integer kernel), and a Python number beside a tensor takes
 the tensor's dtype. ``erf``, ``erfc`` and ``xdivy`` need only NumPy; every other name
-raises ``ImportError`` without SciPy (``pip install gradtape[scipy]``).
+raises ``ImportError`` without SciPy (``pip install -e '.[scipy]'``).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
 
-import dask  # noqa: E402 - after the importorskip
-from dask_testing import CountComputes  # noqa: E402 - after the importorskip
+import dask  # after the importorskip
+from dask_testing import CountComputes  # after the importorskip
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dask_logistic_regression.py"
 

@@ -56,14 +56,14 @@ def _direct(prim, array_dtype, value):
     try:
         with np.errstate(all="ignore"):
             return np.asarray(prim.impl(np.ones(1, array_dtype), value)).dtype
-    except Exception as exc:  # noqa: BLE001 - the type is the answer
+    except Exception as exc:  # the type is the answer
         return type(exc)
 
 
 def _memoized(prim, array_dtype, value):
     try:
         return prim.abstract_eval((var((3,), array_dtype), Literal(value)), {})[0].dtype
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return type(exc)
 
 

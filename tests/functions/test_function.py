@@ -189,7 +189,7 @@ def test_rebinding_a_captured_variable_retraces():
     fn = gt.function(make())
     x = gt.constant(3.0)
     assert_same(fn(x), np.float32(6.0))
-    v = gt.Variable(10.0)  # noqa: F841 - the closure cell now holds another variable
+    v = gt.Variable(10.0)  # the closure cell now holds another variable
     assert_same(fn(x), np.float32(30.0))
     assert fn.experimental_get_tracing_count() == 2
 
@@ -203,7 +203,7 @@ def test_rebinding_a_captured_tensor_retraces():
 
     x = gt.constant(3.0)
     assert_same(fn(x), np.float32(6.0))
-    scale = gt.constant(5.0)  # noqa: F841 - read through the closure cell
+    scale = gt.constant(5.0)  # read through the closure cell
     assert_same(fn(x), np.float32(15.0))
     assert fn.experimental_get_tracing_count() == 2
 
@@ -440,7 +440,7 @@ def test_print_inside_a_function_shows_names_shapes_and_dtypes(capsys):
     def fn(x):
         y = x * weight
         print(x, y, captured, weight)
-        print(f"{x}; {[y]}; %s" % (x,))  # noqa: UP031 - %-formatting is tested too
+        print(f"{x}; {[y]}; %s" % (x,))  # %-formatting is tested too
         return y
 
     for value in ([1.0, -2.0], [3.0, 4.0]):

@@ -22,7 +22,7 @@ try:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         import astor
-except Exception:  # noqa: BLE001 - any failure to import means: print with ast.unparse
+except Exception:  # any failure to import means: print with ast.unparse
     astor = None
 
 PRINTERS = ("astor", "unparse")
@@ -102,7 +102,7 @@ def to_ast(node: gast.AST) -> ast.AST:
 def _module_ast(module: gast.Module) -> ast.Module:
     try:
         return to_ast(module)
-    except Exception:  # noqa: BLE001 - a node the fast copy does not know: use gast's
+    except Exception:  # a node the fast copy does not know: use gast's
         return gast.gast_to_ast(module)
 
 
@@ -119,7 +119,7 @@ def to_source(module: gast.Module, comments: list[str],
     if printer == "astor":
         try:
             source = _astor_print(tree)
-        except Exception:  # noqa: BLE001 - astor failing on a tree: use the stdlib printer
+        except Exception:  # astor failing on a tree: use the stdlib printer
             used = "unparse"
     elif printer != "unparse":
         raise ValueError(f"Unknown printer {printer!r}; use one of {PRINTERS}.")

@@ -61,7 +61,7 @@ def list_logical_devices(device_type: str | None = None) -> list[LogicalDevice]:
     return [_CPU_LOGICAL] if wanted in (None, "CPU") else []
 
 
-class device:  # noqa: N801 - TF's name
+class device:  # TF's name
     """``with tf.device('GPU:0'):`` — a context manager that places nothing: every
     op runs on the CPU (TF's soft placement when the device does not exist). The
     spec is checked as TF checks it: a malformed string raises ``ValueError``."""

@@ -35,6 +35,16 @@ class GradientDroppedError(NotImplementedError):
 
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
+# The public ``gt`` namespace, where a SciPy function's differentiable route is looked
+# up; installed by the package root, a layer above (core imports nothing above it).
+_public_namespace: Any = None
+
+
+def install_public_namespace(namespace: Any) -> None:
+    """Called once by ``gradtape/__init__.py`` with the package itself."""
+    global _public_namespace
+    _public_namespace = namespace
+
 
 def is_watched(tensor: Any) -> bool:
     """Whether a recording tape or an active accumulator would differentiate ``tensor``:
@@ -166,9 +176,9 @@ def _scipy_message(function: str) -> str:
 
 def _has_route(function: str) -> bool:
     """Whether ``gt.<function>`` exists (``gradtape.scipy`` loads its parts lazily)."""
-    import gradtape
-
-    found: Any = gradtape
+    found: Any = _public_namespace
+    if found is None:
+        return False
     for part in function.split("."):
         found = getattr(found, part, None)
         if found is None:

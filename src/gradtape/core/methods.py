@@ -108,14 +108,14 @@ class NdarrayMethods:
         """``t.transpose()``, ``t.transpose(1, 0)`` or ``t.transpose((1, 0))``."""
         return _dispatch(np.transpose, (self, _axes_argument(axes)), {})
 
-    def clip(self, min: Any = None, max: Any = None, out: Any = None,  # noqa: A002
+    def clip(self, min: Any = None, max: Any = None, out: Any = None,
              **kwargs: Any) -> Any:
         """``np.clip(t, min, max)``; NumPy's older names ``a_min``/``a_max`` work too."""
         if out is not None:
             raise TypeError("Tensor.clip(out=...) cannot write into a tensor: tensors are "
                             "immutable.")
-        min = kwargs.pop("a_min", min)  # noqa: A001
-        max = kwargs.pop("a_max", max)  # noqa: A001
+        min = kwargs.pop("a_min", min)
+        max = kwargs.pop("a_max", max)
         if kwargs:
             raise TypeError(f"Tensor.clip() got unexpected arguments {sorted(kwargs)}.")
         return _dispatch(np.clip, (self, min, max), {})

@@ -582,7 +582,7 @@ def describe(concrete: ConcreteFunction) -> str:
     parts = ["# forward IR\n" + concrete.forward_ir, concrete.source.rstrip("\n")]
     try:
         parts.append("# backward IR\n" + concrete.backward_ir)
-    except Exception as exc:  # noqa: BLE001 - show the rest even if the backward fails
+    except Exception as exc:  # show the rest even if the backward fails
         reason = comment_text(f"{type(exc).__name__}: {exc}")
         parts.append(f"# backward IR: not available ({reason})")
     return "\n\n".join(parts)

@@ -103,7 +103,7 @@ class _Compiled(CompiledRunner):
             if compiled is not None and options.compile:
                 return compiled.function(*args)
             return interpreter.run(self.program, args)
-        except Exception:  # noqa: BLE001 - the caller traces again, raising it if real
+        except Exception:  # the caller traces again, raising it if real
             return None
 
     @property

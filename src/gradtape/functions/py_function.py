@@ -267,7 +267,7 @@ numpy_function_p = Primitive(
 
 # --- the user's function: inputs, results, dtypes -------------------------------------------
 
-def _dtypes(Tout: Any) -> tuple[list[np.dtype], bool]:  # noqa: N803 - TF's name
+def _dtypes(Tout: Any) -> tuple[list[np.dtype], bool]:  # TF's name
     """The result dtypes, and whether ``Tout`` was one dtype (one result, not a list)."""
     if isinstance(Tout, (list, tuple)):
         return [as_dtype(t).dtype for t in Tout], False
@@ -322,7 +322,7 @@ def _inputs(inp: Any) -> list[Tensor]:
     return [convert_to_tensor(x) for x in items]
 
 
-def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,  # noqa: N803
+def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,
           name: str, on_arrays: bool) -> Any:
     if not callable(func):
         raise TypeError(f"{name}: func must be callable, got {type(func).__name__}.")
@@ -343,7 +343,7 @@ def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,  # noq
     return results[0] if single else results
 
 
-def py_function(func: Callable[..., Any], inp: Any, Tout: Any,  # noqa: N803 - TF's name
+def py_function(func: Callable[..., Any], inp: Any, Tout: Any,  # TF's name
                 name: str | None = None) -> Any:
     """Call ``func`` on the tensors ``inp`` (``tf.py_function``); its results are
     converted to ``Tout`` (a dtype: one tensor; a list of dtypes: a list). Gradients flow
@@ -352,7 +352,7 @@ def py_function(func: Callable[..., Any], inp: Any, Tout: Any,  # noqa: N803 - T
     return _call(py_function_p, func, inp, Tout, label, on_arrays=False)
 
 
-def numpy_function(func: Callable[..., Any], inp: Any, Tout: Any,  # noqa: N803
+def numpy_function(func: Callable[..., Any], inp: Any, Tout: Any,
                    stateful: bool = True, name: str | None = None) -> Any:
     """Call ``func`` on the NumPy values of ``inp`` (``tf.numpy_function``); its results
     become tensors of ``Tout``. No gradient flows through it (as in TF): its results

@@ -109,7 +109,7 @@ class InputLayer(Layer):
         return inputs
 
 
-def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None,  # noqa: N802
+def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None,
           sparse: Any = None, batch_shape: Any = None, name: str | None = None,
           tensor: Any = None, optional: bool = False) -> KerasTensor:
     """Keras's ``keras.Input(shape=(3,))``: a symbolic batch of inputs of that shape."""

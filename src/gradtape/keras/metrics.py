@@ -81,7 +81,7 @@ class Metric:
 
     def add_variable(self, shape: Any, initializer: Any = "zeros", dtype: Any = None,
                      name: str | None = None) -> Variable:
-        from . import initializers  # noqa: PLC0415 - keeps the import order simple
+        from . import initializers  # keeps the import order simple
 
         variable = Variable(initializers.get(initializer), shape=shape,
                             dtype=dtype or self.dtype, trainable=False, name=name)

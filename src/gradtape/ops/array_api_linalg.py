@@ -259,7 +259,7 @@ def _qr(kind: ArrayKind):
 def _eigh(kind: ArrayKind):
     xp, linalg = kind.namespace, _linalg(kind)
 
-    def eigh(a, UPLO):  # noqa: N803 (NumPy's name)
+    def eigh(a, UPLO):  # NumPy's name
         # The standard's eigh reads the lower triangle; the upper one of a is the lower
         # one of its adjoint.
         return tuple(linalg.eigh(a if UPLO == "L" else _adjoint(xp, a)))

@@ -163,7 +163,7 @@ def _abs_jvp(ts, y, x):
     return real(conj(x) * ts[0]) / safe
 
 
-abs = _unary("abs", np.abs, None, np.absolute, vjp=_abs_vjp, jvp=_abs_jvp)  # noqa: A001
+abs = _unary("abs", np.abs, None, np.absolute, vjp=_abs_vjp, jvp=_abs_jvp)
 relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype),
               template="maximum({0}, 0)")
 
@@ -371,7 +371,7 @@ power = _binary(
     ),
     np.power, template="{0} ** {1}",
 )
-pow = power  # noqa: A001
+pow = power
 __all__.append("pow")
 
 
@@ -513,7 +513,7 @@ clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=Tr
 
 
 @implements(np.clip)
-def clip(x, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A002
+def clip(x, a_min=None, a_max=None, out=None, *, min=None, max=None):
     """``x`` limited to ``[a_min, a_max]``; the gradient flows where x is inside. A
     bound that is ``None`` is no bound (NumPy's ``min=``/``max=`` names work too)."""
     if out is not None:
@@ -590,7 +590,7 @@ sign.primitive = sign_p
 _export(sign, np.sign)
 floor = _constant_op("floor", np.floor, 1, np.floor)
 ceil = _constant_op("ceil", np.ceil, 1, np.ceil)
-round = _constant_op("round", np.round, 1, np.rint)  # noqa: A001
+round = _constant_op("round", np.round, 1, np.rint)
 trunc = _constant_op("trunc", np.trunc, 1, np.trunc, public=False)
 
 

@@ -466,7 +466,7 @@ def _keep_tf_dtype(result: Any, dtype: Any) -> Any:
 
 
 def _tf_complex(rank: int, inverse: bool, op: str):
-    def transform(input: Any, name: str | None = None) -> Any:  # noqa: A002 - TF's name
+    def transform(input: Any, name: str | None = None) -> Any:  # TF's name
         del name
         x = _tf_input(input, "c", "complex64", op, rank)
         axes = _inner_axes(x, rank)

@@ -210,7 +210,7 @@ sum_p = Primitive(
 )
 
 
-def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
+def sum(x, axis=None, keepdims=False, dtype=None):
     """Sum over ``axis`` (all axes by default); ``dtype`` casts the input first."""
     x = _cast_for(x, dtype)
     axes = normalize_axes(axis, len(x.shape))
@@ -353,12 +353,12 @@ def _reduce(prim, x, axis, keepdims):
     return bind(prim, x, axis=axes, keepdims=bool(keepdims))
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001
+def max(x, axis=None, keepdims=False):
     """Largest element over ``axis``; tied maxima share the gradient equally."""
     return _reduce(max_p, x, axis, keepdims)
 
 
-def min(x, axis=None, keepdims=False):  # noqa: A001
+def min(x, axis=None, keepdims=False):
     """Smallest element over ``axis``; tied minima share the gradient equally."""
     return _reduce(min_p, x, axis, keepdims)
 
@@ -501,7 +501,7 @@ def _tf_arg_extremum(prim, x, axis, output_type, keepdims):
     return out if out.dtype == output_type else _ew.cast(out, output_type)
 
 
-def argmax(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
+def argmax(input, axis=None, output_type=np.int64, name=None, *,
            keepdims=False):
     """TF's ``tf.argmax``: index of the largest element along ``axis`` (axis 0 when
     None, as in TF; ``np.argmax(t)`` flattens, as in NumPy). Not differentiable."""
@@ -509,7 +509,7 @@ def argmax(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
     return _tf_arg_extremum(argmax_p, input, axis, output_type, keepdims)
 
 
-def argmin(input, axis=None, output_type=np.int64, name=None, *,  # noqa: A002
+def argmin(input, axis=None, output_type=np.int64, name=None, *,
            keepdims=False):
     """TF's ``tf.argmin``: index of the smallest element along ``axis`` (axis 0 when
     None; ``np.argmin(t)`` flattens). Not differentiable."""

@@ -41,8 +41,8 @@ def require_scipy(module: str, what: str) -> Any:
     try:
         return importlib.import_module(f"scipy.{module}")
     except ImportError as error:
-        raise ImportError(f"{what} needs SciPy: install it with `pip install "
-                          "gradtape[scipy]` (or `pip install scipy`).") from error
+        raise ImportError(f"{what} needs SciPy: install it with `pip install scipy` (or, "
+                          "in gradtape's clone, `pip install -e '.[scipy]'`).") from error
 
 
 def _per_matrix(fn, *arrays):

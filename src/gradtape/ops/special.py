@@ -33,7 +33,8 @@ from .shape import unbroadcast
 
 __all__: list[str] = []
 
-SCIPY_MISSING = "pip install gradtape[scipy]"
+# gradtape is installed from its clone (it is not on PyPI): the extra is `.[scipy]`.
+SCIPY_MISSING = "pip install scipy (or, in gradtape's clone, pip install -e '.[scipy]')"
 
 
 def scipy_special() -> Any:

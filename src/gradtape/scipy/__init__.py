@@ -4,7 +4,7 @@ tensors, differentiable (like ``jax.scipy``).
 SciPy itself converts tensors with ``np.asarray``, so ``scipy.stats.norm.pdf(t)`` cannot
 see a tape; these functions are gradtape's own. The submodules load on first use, and
 SciPy is imported only when a function needs one of its implementations (``pip install
-gradtape[scipy]``).
+-e '.[scipy]'`` in the clone).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
     print(insp.backward_ir)    # its backward program, as autodiff emits it
     print(insp.optimized_ir)   # after the passes: what the code generator reads
     print(insp.source)         # the generated Python function
+    insp.to_dot()              # forward and backward programs as a Graphviz graph
+    insp.to_svg()              # that graph drawn, where Graphviz's `dot` is installed
 
 It neither uses up a non-persistent tape nor touches the compile cache: it builds the
 same things a first ``gradient`` call builds (the output is deterministic, so the
@@ -13,21 +15,49 @@ source is exactly what ``gradient`` runs).
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from typing import Any
 
 from ..core import nest
+from ..errors import NotFoundError, UnknownError
+from ..ir.graph import programs_dot
 
 
 class Inspection:
     """The forward IR, backward IR (before and after passes) and generated source."""
 
-    __slots__ = ("forward_ir", "backward_ir", "optimized_ir", "source")
+    __slots__ = ("forward_ir", "backward_ir", "optimized_ir", "source", "_programs")
 
-    def __init__(self, forward_ir: str, backward_ir: str, optimized_ir: str, source: str):
+    def __init__(self, forward_ir: str, backward_ir: str, optimized_ir: str, source: str,
+                 programs: tuple[Any, Any] | None = None):
         self.forward_ir = forward_ir
         self.backward_ir = backward_ir
         self.optimized_ir = optimized_ir
         self.source = source
+        self._programs = programs  # (forward, optimized backward) Programs
+
+    def to_dot(self) -> str:
+        """The forward program and the backward program that runs (after the passes) as
+        one Graphviz graph, in DOT text: a box per equation, an edge per value read.
+        Names are those of ``forward_ir`` and ``optimized_ir``."""
+        forward, backward = self._programs
+        return programs_dot([("forward", "forward", forward),
+                             ("backward", "backward (after passes)", backward)])
+
+    def to_svg(self) -> str:
+        """``to_dot()`` drawn by Graphviz's ``dot``, as SVG text."""
+        dot = shutil.which("dot")
+        if dot is None:
+            raise NotFoundError(
+                "Inspection.to_svg() needs Graphviz's `dot` program, which is not on PATH: "
+                "install Graphviz (e.g. `apt-get install graphviz`, `brew install "
+                "graphviz`), or render to_dot()'s text with any Graphviz viewer.")
+        result = subprocess.run([dot, "-Tsvg"], input=self.to_dot(), capture_output=True,
+                                text=True, check=False)
+        if result.returncode != 0:
+            raise UnknownError(f"Graphviz's `dot` failed: {result.stderr.strip()}")
+        return result.stdout
 
     def __str__(self) -> str:
         return "\n\n".join([
@@ -72,4 +102,4 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     source, _, _ = generate_source(optimized, title=kind_title(array_kind),
                                    array_kind=array_kind)
     return Inspection(format_program(forward), format_program(backward),
-                      format_program(optimized), source)
+                      format_program(optimized), source, (forward, optimized))

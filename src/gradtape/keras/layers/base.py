@@ -364,7 +364,7 @@ class Layer(Module):
         object.__setattr__(self, "_build_shapes", shapes)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from ..functional import is_symbolic, symbolic_call  # noqa: PLC0415 - cycle
+        from ..functional import is_symbolic, symbolic_call  # cycle
 
         if is_symbolic(args, kwargs):
             return symbolic_call(self, args, kwargs)

@@ -276,17 +276,17 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
 
 # --- eigh ----------------------------------------------------------------------------------
 
-def _eigh_impl(a, UPLO):  # noqa: N803 (NumPy's name)
+def _eigh_impl(a, UPLO):  # NumPy's name
     w, v = np.linalg.eigh(a, UPLO=UPLO)
     return w, v
 
 
-def _eigh_shape(a, UPLO):  # noqa: N803
+def _eigh_shape(a, UPLO):
     dtype = _result_dtype(a.dtype)
     return [Aval(tuple(a.shape[:-1]), _real_dtype(dtype)), Aval(tuple(a.shape), dtype)]
 
 
-def _halved_triangle(x, UPLO):  # noqa: N803
+def _halved_triangle(x, UPLO):
     """The triangle eigh reads, with its diagonal halved: ``t + t^H`` is the Hermitian
     matrix eigh sees (real diagonal), and this map is its own adjoint."""
     tri = _arrange.tril if UPLO == "L" else _arrange.triu
@@ -294,7 +294,7 @@ def _halved_triangle(x, UPLO):  # noqa: N803
     return (tri(x) + tri(x, strict)) * 0.5
 
 
-def _eigh_vjp(g, y, a, UPLO):  # noqa: N803
+def _eigh_vjp(g, y, a, UPLO):
     w, v = y
     gw, gv = g
     inner = _inverse_gaps(w) * _mm(_mH(v), gv) + _diag_matrix(_ew.cast(gw, v.dtype))
@@ -302,7 +302,7 @@ def _eigh_vjp(g, y, a, UPLO):  # noqa: N803
     return (_halved_triangle(full + _mH(full), UPLO),)
 
 
-def _eigh_jvp(ts, y, a, UPLO):  # noqa: N803
+def _eigh_jvp(ts, y, a, UPLO):
     w, v = y
     half = _halved_triangle(ts[0], UPLO)
     p = _mm(_mm(_mH(v), half + _mH(half)), v)
@@ -318,20 +318,20 @@ eigh_p = Primitive(
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
-def _check_uplo(UPLO) -> str:  # noqa: N803
+def _check_uplo(UPLO) -> str:
     if UPLO not in ("L", "U"):
         raise ValueError(f"UPLO argument must be 'L' or 'U', got {UPLO!r}.")
     return UPLO
 
 
-def _eigh_np(a, UPLO="L"):  # noqa: N803
+def _eigh_np(a, UPLO="L"):
     """``np.linalg.eigh``: ascending eigenvalues and orthonormal eigenvectors (columns)
     of the Hermitian matrices whose ``UPLO`` triangle ``a`` holds."""
     return EighResult(*bind(eigh_p, _square(_matrices(a, "eigh"), "eigh"),
                             UPLO=_check_uplo(UPLO)))
 
 
-def _eigvalsh_np(a, UPLO="L"):  # noqa: N803
+def _eigvalsh_np(a, UPLO="L"):
     return _eigh_np(a, UPLO)[0]
 
 
@@ -515,7 +515,7 @@ def _qr_np(a, mode="reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
-def qr(input, full_matrices=False, name=None):  # noqa: A002 (TF's name)
+def qr(input, full_matrices=False, name=None):  # TF's name
     """TF's ``tf.linalg.qr``: ``q, r`` with orthonormal ``q`` and upper triangular
     ``r``."""
     del name
@@ -591,7 +591,7 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     return bind(pinv_p, a, rcond=float(rcond))
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 (NumPy's name)
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # NumPy's name
     """``np.linalg.matrix_rank``: how many singular values exceed the tolerance (an
     integer array computed from the values; no gradient)."""
     value = A.numpy() if hasattr(A, "numpy") else np.asarray(A)
