@@ -15,6 +15,7 @@ modules that build their variables on their first call).
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -92,13 +93,22 @@ def _non_string_key_message(path: str, key: Any) -> str:
 
 
 class CheckpointLoadStatus:
-    """What ``Checkpoint.restore`` matched (TF's load status)."""
+    """What ``Checkpoint.restore`` matched (TF's load status). As in TF,
+    ``assert_existing_objects_matched`` fails for a variable of the checkpoint's objects
+    that the file has no value for (the checkpoint's own ``save_counter`` aside), and
+    ``assert_consumed`` also for a saved value no variable took."""
 
-    def __init__(self, unmatched: list[str], deferred: list[_Restoration]):
+    def __init__(self, unmatched: list[str], deferred: list[_Restoration],
+                 checkpoint: Checkpoint | None = None, saved: frozenset[str] = frozenset()):
         self.unmatched = unmatched  # saved values with no object on the path
         # Restored when their module creates the variable. The status holds only these
         # tokens: the values stay with their modules and die with them.
         self._deferred = deferred
+        self._saved = saved
+        # The variables are listed when asked (a model built after the restore counts),
+        # through a weak reference: a status keeps neither the models nor the values.
+        self._checkpoint = weakref.ref(checkpoint) if checkpoint is not None else None
+        self._unbound_at_restore = self._unbound()
 
     @property
     def deferred(self) -> list[str]:
@@ -107,8 +117,18 @@ class CheckpointLoadStatus:
     def _waiting(self) -> list[str]:
         return [r.key for r in self._deferred if not r.done]
 
+    def _unbound(self) -> list[str]:
+        """The checkpoint's variables that the file holds no value for."""
+        checkpoint = self._checkpoint() if self._checkpoint is not None else None
+        if checkpoint is None:
+            return getattr(self, "_unbound_at_restore", [])
+        return sorted(key for key in checkpoint._tracked()
+                      if key not in self._saved and key != _SAVE_COUNTER + _SUFFIX)
+
     def assert_consumed(self) -> CheckpointLoadStatus:
-        """Raise ``AssertionError`` unless every saved value found its variable."""
+        """Raise ``AssertionError`` unless every saved value found its variable and every
+        variable found its saved value."""
+        self.assert_existing_objects_matched()
         missing = self.unmatched + self._waiting()
         if missing:
             raise AssertionError(f"Unresolved values in the checkpoint: {missing}. Create "
@@ -116,12 +136,59 @@ class CheckpointLoadStatus:
         return self
 
     def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
-        if self.unmatched:
-            raise AssertionError(f"Unresolved values in the checkpoint: {self.unmatched}.")
+        """Raise ``AssertionError`` if a variable of the checkpoint's objects has no
+        value in the file (saved values without a variable are allowed: loading part
+        of a larger checkpoint)."""
+        unbound = self._unbound()
+        if unbound:
+            raise AssertionError(
+                f"Found {len(unbound)} Python objects that were not bound to checkpointed "
+                f"values, likely due to changes in the Python program: {unbound[:10]}. "
+                "They keep their initial values; check that the program builds the "
+                "model it saved.")
+        return self
+
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
+        """Raise ``AssertionError`` unless at least one saved value was restored."""
+        restored = len(self._saved) - len(self.unmatched) - len(self._waiting())
+        if restored <= int(_SAVE_COUNTER + _SUFFIX in self._saved):
+            raise AssertionError("Nothing except the root object matched a checkpointed "
+                                 "value. Typically this means that the checkpoint does "
+                                 "not match the Python program.")
         return self
 
     def expect_partial(self) -> CheckpointLoadStatus:
         return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        """A no-op: restores run eagerly (TF's eager behaviour)."""
+
+    def initialize_or_restore(self, session: Any = None) -> None:
+        """A no-op: variables are initialized or restored eagerly."""
+
+
+class InitializationOnlyStatus(CheckpointLoadStatus):
+    """``restore(None)``'s status (TF's): nothing was restored, so every assertion fails
+    (a script whose ``latest_checkpoint`` found nothing would otherwise start from
+    scratch in silence); ``expect_partial`` and ``initialize_or_restore`` pass."""
+
+    _MESSAGE = "No checkpoint specified (save_path=None); nothing is being restored."
+
+    def __init__(self) -> None:
+        super().__init__([], [])
+
+    def assert_consumed(self) -> CheckpointLoadStatus:
+        raise AssertionError(self._MESSAGE)
+
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
+        raise AssertionError(self._MESSAGE)
+
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
+        raise AssertionError(self._MESSAGE)
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        raise AssertionError("No checkpoint specified, so no restore ops are available "
+                             "(save_path=None to Saver.restore).")
 
 
 class Checkpoint:
@@ -181,9 +248,9 @@ class Checkpoint:
         """Assign the saved values to the variables on the same paths (all or none: a
         dtype or shape that differs raises before any is assigned); values whose
         variable a module has yet to create are assigned when it does.
-        ``save_path=None`` restores nothing."""
+        ``save_path=None`` restores nothing: its status's assertions fail, as TF's."""
         if save_path is None:
-            return CheckpointLoadStatus([], [])
+            return InitializationOnlyStatus()
         saved = read_arrays(os.fspath(save_path))
         _ = self.save_counter  # created now, so that it is restored (TF's order)
         variables = self._tracked()
@@ -202,7 +269,7 @@ class Checkpoint:
                 deferred.append(restoration)
             else:
                 unmatched.append(key)
-        return CheckpointLoadStatus(unmatched, deferred)
+        return CheckpointLoadStatus(unmatched, deferred, self, frozenset(saved))
 
 
 def _check_compatible(variable: Variable, array: np.ndarray, key: str) -> None:
