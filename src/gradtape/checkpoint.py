@@ -24,7 +24,7 @@ from .checkpoint_files import read_arrays, read_entries, write_arrays
 from .checkpoint_state import latest_checkpoint, write_state
 from .core.variable import Variable
 from .errors import InvalidArgumentError, NotFoundError
-from .module import Module, defer_restore
+from .module import ADDED_WEIGHTS, Module, defer_restore
 
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "latest_checkpoint", "list_variables",
            "load_variable"]
@@ -42,8 +42,7 @@ def _escape(name: str) -> str:
 def _children(obj: Any) -> list[tuple[Any, Any]]:
     """The children a checkpoint walks into, with their (unescaped) names."""
     if isinstance(obj, Module):
-        ignored = obj._TF_MODULE_IGNORED_PROPERTIES
-        return [(k, v) for k, v in sorted(vars(obj).items()) if k not in ignored]
+        return obj._checkpoint_children()
     if isinstance(obj, (list, tuple)):
         return [(str(i), v) for i, v in enumerate(obj)]
     if isinstance(obj, dict):
@@ -292,15 +291,20 @@ def _defer(roots: dict[str, Any], key: str, array: np.ndarray) -> _Restoration |
     """Walk ``key``'s path as far as it exists; if it ends at a module lacking the last
     attribute, keep the value (with the module, no longer) for when the module sets it."""
     parts = key[:-len(_SUFFIX)].split("/")
-    obj = roots.get(parts[0])
-    for part in parts[1:-1]:
+    if len(parts) < 2:  # a root itself (a variable not created yet is no module's)
+        return None
+    # A layer's weight no attribute holds waits on the layer, for its add_weight.
+    owned = len(parts) >= 3 and parts[-2] == ADDED_WEIGHTS and parts[-1].isdigit()
+    path, attribute = (parts[:-2], "/".join(parts[-2:])) if owned else (parts[:-1], parts[-1])
+    obj = roots.get(path[0])
+    for part in path[1:]:
         obj = _named_children(obj).get(part)
         if obj is None:
             return None
-    if not isinstance(obj, Module) or len(parts) < 2:
+    if not isinstance(obj, Module):
         return None
     restoration = _Restoration(key)
-    defer_restore(obj, parts[-1], _DeferredValue(array, restoration))
+    defer_restore(obj, attribute, _DeferredValue(array, restoration))
     return restoration
 
 
