@@ -129,3 +129,28 @@ def test_assert_nontrivial_match_needs_one_restored_value(tmp_path):
     v = gt.Variable([0.0])
     gt.train.Checkpoint(other=v).restore(path).assert_nontrivial_match()
     np.testing.assert_array_equal(v.numpy(), [1.0])
+
+
+def test_an_optimizer_root_raises_saying_how_to_keep_its_state(tmp_path):
+    model = gt.keras.Sequential([gt.keras.layers.Dense(2)])
+    model(np.ones((1, 3), np.float32))
+    opt = gt.keras.optimizers.Adam(0.1)
+    with pytest.raises(ValueError, match=r"optimizer\.build.*optimizer_variables="):
+        gt.train.Checkpoint(model=model, optimizer=opt)
+    # The way the message gives keeps Adam's moments and step.
+    opt.build(model.trainable_variables)
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_sum(model(np.ones((1, 3), np.float32)))
+    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                            model.trainable_variables))
+    path = gt.train.Checkpoint(model=model, optimizer_variables=opt.variables).write(
+        str(tmp_path / "c"))
+    fresh = gt.keras.Sequential([gt.keras.layers.Dense(2)])
+    fresh(np.ones((1, 3), np.float32))
+    fresh_opt = gt.keras.optimizers.Adam(0.1)
+    fresh_opt.build(fresh.trainable_variables)
+    gt.train.Checkpoint(model=fresh, optimizer_variables=fresh_opt.variables).restore(
+        path).assert_consumed()
+    assert int(fresh_opt.iterations.numpy()) == 1
+    for got, want in zip(fresh_opt.variables, opt.variables):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -85,6 +85,14 @@ def _variables(roots: dict[str, Any]) -> dict[str, Variable]:
     return found
 
 
+_OPTIMIZER_MESSAGE = (
+    "Checkpoint was given the optimizer {name}=..., which gradtape cannot checkpoint "
+    "yet (its slots are made on first use, and a restore could not wait for them). "
+    "To keep its state, create its slots first and save its variables as a list: "
+    "`optimizer.build(model.trainable_variables)`, then `Checkpoint({name}_variables="
+    "optimizer.variables, ...)`, the same two steps before a restore.")
+
+
 def _non_string_key_message(path: str, key: Any) -> str:
     return (f"Unable to save the variable at {path!r}: a dictionary on its path has the "
             f"non-string key {key!r}, and checkpoint names are strings ({key!r} and "
@@ -201,6 +209,8 @@ class Checkpoint:
             if name == _SAVE_COUNTER:
                 raise ValueError("`save_counter` is the checkpoint's own variable; pass "
                                  "your object under another name.")
+            if hasattr(value, "apply_gradients") and hasattr(value, "variables"):
+                raise ValueError(_OPTIMIZER_MESSAGE.format(name=name))
             if not isinstance(value, (Module, Variable, list, tuple, dict)):
                 raise ValueError(
                     f"Checkpoint was expecting {name} to be a trackable object (a "
