@@ -318,12 +318,33 @@ def test_an_old_index_beside_new_data_reads_the_new_save(tmp_path):
     # copy of its index is read (also over a version 1 index, the first save after an
     # upgrade).
     prefix = _checkpoint(1.0).write(str(tmp_path / "c"))
-    old_index = Path(prefix + ".index").read_bytes()
-    _checkpoint(2.0).write(prefix)
-    for index in (old_index, b"[]"):
-        Path(prefix + ".index").write_bytes(index)
+    for old_index in (Path(prefix + ".index").read_bytes(), b"[]"):
+        Path(prefix + ".index").write_bytes(old_index)
+        _checkpoint(2.0).write(prefix)  # over old_index, which is then put back
+        Path(prefix + ".index").write_bytes(old_index)
         w, _ = _restored(prefix)
         np.testing.assert_array_equal(w, np.full((3, 2), 2.0))
+
+
+@pytest.mark.parametrize("how", ["copy", "symlink"])
+def test_a_data_file_of_another_checkpoint_is_data_loss(tmp_path, how):
+    # Same keys, shapes and dtypes: only the save ids tell that the data file was not
+    # written over this index (it restored the other checkpoint's values before).
+    prefix = _checkpoint(1.0).write(str(tmp_path / "c"))
+    other = _checkpoint(2.0).write(str(tmp_path / "other"))
+    data = Path(prefix + ".data-00000-of-00001")
+    data.unlink()
+    if how == "copy":
+        data.write_bytes(Path(other + ".data-00000-of-00001").read_bytes())
+    else:
+        data.symlink_to(other + ".data-00000-of-00001")
+    with pytest.raises(gt.errors.DataLossError, match="c.data-00000-of-00001.*another"):
+        _restored(prefix)
+    with pytest.raises(gt.errors.DataLossError):
+        gt.train.list_variables(prefix)
+    _checkpoint(3.0).write(prefix)  # a new save at the prefix is whole again
+    np.testing.assert_array_equal(_restored(prefix)[0], np.full((3, 2), 3.0))
+    np.testing.assert_array_equal(_restored(other)[0], np.full((3, 2), 2.0))  # kept
 
 
 # Hypothesis: every corruption of either file gives DataLossError or the saved values.

@@ -15,6 +15,7 @@ modules that build their variables on their first call).
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from .checkpoint_files import read_arrays, read_entries, write_arrays
 from .checkpoint_state import latest_checkpoint, write_state
 from .core.variable import Variable
 from .errors import InvalidArgumentError, NotFoundError
-from .module import Module, defer_restore
+from .module import ADDED_WEIGHTS, Module, defer_restore
 
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "latest_checkpoint", "list_variables",
            "load_variable"]
@@ -41,8 +42,7 @@ def _escape(name: str) -> str:
 def _children(obj: Any) -> list[tuple[Any, Any]]:
     """The children a checkpoint walks into, with their (unescaped) names."""
     if isinstance(obj, Module):
-        ignored = obj._TF_MODULE_IGNORED_PROPERTIES
-        return [(k, v) for k, v in sorted(vars(obj).items()) if k not in ignored]
+        return obj._checkpoint_children()
     if isinstance(obj, (list, tuple)):
         return [(str(i), v) for i, v in enumerate(obj)]
     if isinstance(obj, dict):
@@ -85,6 +85,14 @@ def _variables(roots: dict[str, Any]) -> dict[str, Variable]:
     return found
 
 
+_OPTIMIZER_MESSAGE = (
+    "Checkpoint was given the optimizer {name}=..., which gradtape cannot checkpoint "
+    "yet (its slots are made on first use, and a restore could not wait for them). "
+    "To keep its state, create its slots first and save its variables as a list: "
+    "`optimizer.build(model.trainable_variables)`, then `Checkpoint({name}_variables="
+    "optimizer.variables, ...)`, the same two steps before a restore.")
+
+
 def _non_string_key_message(path: str, key: Any) -> str:
     return (f"Unable to save the variable at {path!r}: a dictionary on its path has the "
             f"non-string key {key!r}, and checkpoint names are strings ({key!r} and "
@@ -92,13 +100,22 @@ def _non_string_key_message(path: str, key: Any) -> str:
 
 
 class CheckpointLoadStatus:
-    """What ``Checkpoint.restore`` matched (TF's load status)."""
+    """What ``Checkpoint.restore`` matched (TF's load status). As in TF,
+    ``assert_existing_objects_matched`` fails for a variable of the checkpoint's objects
+    that the file has no value for (the checkpoint's own ``save_counter`` aside), and
+    ``assert_consumed`` also for a saved value no variable took."""
 
-    def __init__(self, unmatched: list[str], deferred: list[_Restoration]):
+    def __init__(self, unmatched: list[str], deferred: list[_Restoration],
+                 checkpoint: Checkpoint | None = None, saved: frozenset[str] = frozenset()):
         self.unmatched = unmatched  # saved values with no object on the path
         # Restored when their module creates the variable. The status holds only these
         # tokens: the values stay with their modules and die with them.
         self._deferred = deferred
+        self._saved = saved
+        # The variables are listed when asked (a model built after the restore counts),
+        # through a weak reference: a status keeps neither the models nor the values.
+        self._checkpoint = weakref.ref(checkpoint) if checkpoint is not None else None
+        self._unbound_at_restore = self._unbound()
 
     @property
     def deferred(self) -> list[str]:
@@ -107,8 +124,18 @@ class CheckpointLoadStatus:
     def _waiting(self) -> list[str]:
         return [r.key for r in self._deferred if not r.done]
 
+    def _unbound(self) -> list[str]:
+        """The checkpoint's variables that the file holds no value for."""
+        checkpoint = self._checkpoint() if self._checkpoint is not None else None
+        if checkpoint is None:
+            return getattr(self, "_unbound_at_restore", [])
+        return sorted(key for key in checkpoint._tracked()
+                      if key not in self._saved and key != _SAVE_COUNTER + _SUFFIX)
+
     def assert_consumed(self) -> CheckpointLoadStatus:
-        """Raise ``AssertionError`` unless every saved value found its variable."""
+        """Raise ``AssertionError`` unless every saved value found its variable and every
+        variable found its saved value."""
+        self.assert_existing_objects_matched()
         missing = self.unmatched + self._waiting()
         if missing:
             raise AssertionError(f"Unresolved values in the checkpoint: {missing}. Create "
@@ -116,12 +143,59 @@ class CheckpointLoadStatus:
         return self
 
     def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
-        if self.unmatched:
-            raise AssertionError(f"Unresolved values in the checkpoint: {self.unmatched}.")
+        """Raise ``AssertionError`` if a variable of the checkpoint's objects has no
+        value in the file (saved values without a variable are allowed: loading part
+        of a larger checkpoint)."""
+        unbound = self._unbound()
+        if unbound:
+            raise AssertionError(
+                f"Found {len(unbound)} Python objects that were not bound to checkpointed "
+                f"values, likely due to changes in the Python program: {unbound[:10]}. "
+                "They keep their initial values; check that the program builds the "
+                "model it saved.")
+        return self
+
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
+        """Raise ``AssertionError`` unless at least one saved value was restored."""
+        restored = len(self._saved) - len(self.unmatched) - len(self._waiting())
+        if restored <= int(_SAVE_COUNTER + _SUFFIX in self._saved):
+            raise AssertionError("Nothing except the root object matched a checkpointed "
+                                 "value. Typically this means that the checkpoint does "
+                                 "not match the Python program.")
         return self
 
     def expect_partial(self) -> CheckpointLoadStatus:
         return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        """A no-op: restores run eagerly (TF's eager behaviour)."""
+
+    def initialize_or_restore(self, session: Any = None) -> None:
+        """A no-op: variables are initialized or restored eagerly."""
+
+
+class InitializationOnlyStatus(CheckpointLoadStatus):
+    """``restore(None)``'s status (TF's): nothing was restored, so every assertion fails
+    (a script whose ``latest_checkpoint`` found nothing would otherwise start from
+    scratch in silence); ``expect_partial`` and ``initialize_or_restore`` pass."""
+
+    _MESSAGE = "No checkpoint specified (save_path=None); nothing is being restored."
+
+    def __init__(self) -> None:
+        super().__init__([], [])
+
+    def assert_consumed(self) -> CheckpointLoadStatus:
+        raise AssertionError(self._MESSAGE)
+
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
+        raise AssertionError(self._MESSAGE)
+
+    def assert_nontrivial_match(self) -> CheckpointLoadStatus:
+        raise AssertionError(self._MESSAGE)
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        raise AssertionError("No checkpoint specified, so no restore ops are available "
+                             "(save_path=None to Saver.restore).")
 
 
 class Checkpoint:
@@ -135,6 +209,8 @@ class Checkpoint:
             if name == _SAVE_COUNTER:
                 raise ValueError("`save_counter` is the checkpoint's own variable; pass "
                                  "your object under another name.")
+            if hasattr(value, "apply_gradients") and hasattr(value, "variables"):
+                raise ValueError(_OPTIMIZER_MESSAGE.format(name=name))
             if not isinstance(value, (Module, Variable, list, tuple, dict)):
                 raise ValueError(
                     f"Checkpoint was expecting {name} to be a trackable object (a "
@@ -181,9 +257,9 @@ class Checkpoint:
         """Assign the saved values to the variables on the same paths (all or none: a
         dtype or shape that differs raises before any is assigned); values whose
         variable a module has yet to create are assigned when it does.
-        ``save_path=None`` restores nothing."""
+        ``save_path=None`` restores nothing: its status's assertions fail, as TF's."""
         if save_path is None:
-            return CheckpointLoadStatus([], [])
+            return InitializationOnlyStatus()
         saved = read_arrays(os.fspath(save_path))
         _ = self.save_counter  # created now, so that it is restored (TF's order)
         variables = self._tracked()
@@ -202,7 +278,7 @@ class Checkpoint:
                 deferred.append(restoration)
             else:
                 unmatched.append(key)
-        return CheckpointLoadStatus(unmatched, deferred)
+        return CheckpointLoadStatus(unmatched, deferred, self, frozenset(saved))
 
 
 def _check_compatible(variable: Variable, array: np.ndarray, key: str) -> None:
@@ -225,15 +301,20 @@ def _defer(roots: dict[str, Any], key: str, array: np.ndarray) -> _Restoration |
     """Walk ``key``'s path as far as it exists; if it ends at a module lacking the last
     attribute, keep the value (with the module, no longer) for when the module sets it."""
     parts = key[:-len(_SUFFIX)].split("/")
-    obj = roots.get(parts[0])
-    for part in parts[1:-1]:
+    if len(parts) < 2:  # a root itself (a variable not created yet is no module's)
+        return None
+    # A layer's weight no attribute holds waits on the layer, for its add_weight.
+    owned = len(parts) >= 3 and parts[-2] == ADDED_WEIGHTS and parts[-1].isdigit()
+    path, attribute = (parts[:-2], "/".join(parts[-2:])) if owned else (parts[:-1], parts[-1])
+    obj = roots.get(path[0])
+    for part in path[1:]:
         obj = _named_children(obj).get(part)
         if obj is None:
             return None
-    if not isinstance(obj, Module) or len(parts) < 2:
+    if not isinstance(obj, Module):
         return None
     restoration = _Restoration(key)
-    defer_restore(obj, parts[-1], _DeferredValue(array, restoration))
+    defer_restore(obj, attribute, _DeferredValue(array, restoration))
     return restoration
 
 

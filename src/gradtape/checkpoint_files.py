@@ -6,14 +6,17 @@ The data file is a NumPy ``.npz`` (a zip of ``v0.npy``, ``v1.npy``, ... with
 ``gradtape_index.json``. The index is JSON::
 
     {"format": "gradtape.checkpoint", "version": 2, "save_id": "<random hex>",
-     "entries": [{"key": ..., "shape": [...], "dtype": "<f4", "crc32": ...}, ...]}
+     "entries": [{"key": ..., "shape": [...], "dtype": "<f4", "crc32": ...}, ...],
+     "replaces": "<the save_id of the index it was written over, or null>"}
 
 Each file is written under a temporary name, flushed to disk and renamed over the old
 one: the data file first, then the index (TF's order). A writer killed between the two
 renames leaves the new data beside the old index; the data file's own copy of the index
-is then the one read (the two ``save_id`` differ), so a reader always sees one complete
-save. Any other disagreement between the files, a bad checksum or bytes that do not
-parse raise ``DataLossError`` naming the file; a missing file raises ``NotFoundError``.
+is then the one read (the two ``save_id`` differ and the copy ``replaces`` that index),
+so a reader always sees one complete save. A data file of another checkpoint (copied or
+linked beside an index it did not replace) is refused. Any other disagreement between
+the files, a bad checksum or bytes that do not parse raise ``DataLossError`` naming the
+file; a missing file raises ``NotFoundError``.
 
 Version 1 (gradtape before checkpoints had checksums: the index a JSON list, no copy in
 the data file) is still read, with every shape and dtype checked against the arrays.
@@ -44,6 +47,7 @@ _VERSION = 2
 _INDEX_MEMBER = "gradtape_index.json"
 _DTYPE_KINDS = "biufc"  # bool, integers, floats, complex: what a variable holds
 _CHUNK = 1 << 20
+_UNKNOWN = object()  # an index written before "replaces" was recorded
 
 
 class Entry(NamedTuple):
@@ -102,7 +106,8 @@ def write_arrays(prefix: str, arrays: dict[str, np.ndarray]) -> None:
     entries = [{"key": k, "shape": list(a.shape), "dtype": a.dtype.str, "crc32": _crc32(a)}
                for k, a in zip(keys, contiguous)]
     index = json.dumps({"format": _FORMAT, "version": _VERSION,
-                        "save_id": secrets.token_hex(16), "entries": entries}).encode()
+                        "save_id": secrets.token_hex(16), "entries": entries,
+                        "replaces": _previous_save_id(prefix)}).encode()
 
     def write_data(f: IO[bytes]) -> None:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
@@ -115,6 +120,18 @@ def write_arrays(prefix: str, arrays: dict[str, np.ndarray]) -> None:
     write_atomically(prefix + DATA_SUFFIX, write_data)
     write_atomically(prefix + INDEX_SUFFIX, lambda f: f.write(index))
     sync_directory(os.path.dirname(prefix))
+
+
+def _previous_save_id(prefix: str) -> str | None:
+    """The save id of the index this write replaces (None: none, or not readable). A
+    reader accepts new data beside an old index only when the data names that index."""
+    try:
+        with open(prefix + INDEX_SUFFIX, "rb") as f:
+            index = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    save_id = index.get("save_id") if isinstance(index, dict) else None
+    return save_id if isinstance(save_id, str) else None
 
 
 def _c_order(array: np.ndarray) -> np.ndarray:
@@ -186,15 +203,20 @@ def _entries(prefix: str, index: Any, data: zipfile.ZipFile) -> list[Entry]:
         entries = _parse_entries(index_path, index, legacy=True)
         save_id = None
     else:
-        save_id, entries = _parse_index(index_path, index)
+        save_id, entries, _ = _parse_index(index_path, index)
     if _INDEX_MEMBER not in data.namelist():
         if legacy:
             return entries
         raise _data_loss(data_path, f"it has no {_INDEX_MEMBER} member")
     copy = _parse_json(data_path, _guarded(data_path, data.read, _INDEX_MEMBER))
-    copy_id, copy_entries = _parse_index(data_path, copy)
+    copy_id, copy_entries, replaces = _parse_index(data_path, copy)
     if copy_id == save_id and copy_entries != entries:
         raise _data_loss(index_path, "it does not describe the arrays of its data file")
+    if copy_id != save_id and replaces is not _UNKNOWN and replaces != save_id:
+        # Not the save that followed this index (a copied or linked file of another
+        # checkpoint): reading it would restore another run's values.
+        raise _data_loss(data_path, f"it belongs to another checkpoint than {index_path} "
+                         "(their save ids differ)")
     return copy_entries
 
 
@@ -261,16 +283,20 @@ def _parse_json(path: str, raw: bytes) -> Any:
         raise _data_loss(path, "it is not JSON") from None
 
 
-def _parse_index(path: str, index: Any) -> tuple[str, list[Entry]]:
+def _parse_index(path: str, index: Any) -> tuple[str, list[Entry], Any]:
+    """The save id, the entries and the save id of the index the save replaced
+    (``_UNKNOWN`` in files written before it was recorded)."""
     if not isinstance(index, dict) or index.get("format") != _FORMAT:
         raise _data_loss(path, "it is not a gradtape checkpoint index")
     if index.get("version") != _VERSION:
         raise _data_loss(path, f"it has version {index.get('version')!r}; this gradtape "
                          f"reads versions 1 and {_VERSION} (upgrade gradtape to read it)")
-    if set(index) != {"format", "version", "save_id", "entries"} or not isinstance(
-            index["save_id"], str):
+    replaces = index.get("replaces", _UNKNOWN)
+    if set(index) - {"replaces"} != {"format", "version", "save_id", "entries"} or not (
+            isinstance(index["save_id"], str) and (replaces is _UNKNOWN or replaces is None
+                                                   or isinstance(replaces, str))):
         raise _data_loss(path, "its fields are not those of a checkpoint index")
-    return index["save_id"], _parse_entries(path, index["entries"], legacy=False)
+    return index["save_id"], _parse_entries(path, index["entries"], legacy=False), replaces
 
 
 def _parse_entries(path: str, entries: Any, legacy: bool) -> list[Entry]:

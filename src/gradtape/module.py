@@ -78,6 +78,10 @@ class name_scope:
 # attribute is set to a variable. An entry dies with its module, never later.
 deferred_restores: dict[int, tuple[weakref.ref, dict[str, Callable[[Any, Any], None]]]] = {}
 
+# The checkpoint name of a Keras layer's weights made by add_weight (``<name>/<i>``), for
+# the ones no attribute holds.
+ADDED_WEIGHTS = "_added_weights"
+
 
 def defer_restore(module: Module, attribute: str,
                   restore: Callable[[Any, Any], None]) -> None:
@@ -97,7 +101,10 @@ def _forget_module(key: int, reference: weakref.ref) -> None:
         del deferred_restores[key]
 
 
-def _run_deferred_restore(module: Module, attribute: str, value: Any) -> None:
+def run_deferred_restore(module: Module, attribute: str, value: Any) -> None:
+    """Assign the checkpoint value waiting for ``module.<attribute>`` (if any) to the
+    variable ``value``. ``attribute`` may also name a child of ``checkpoint_children``
+    that is not an attribute (a Keras layer's ``_added_weights/<i>``)."""
     entry = deferred_restores.get(id(module))
     if entry is None or not isinstance(value, Variable):  # keep waiting for a variable
         return
@@ -152,7 +159,7 @@ class Module:
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         if deferred_restores:  # a checkpoint value may wait for this attribute's variable
-            _run_deferred_restore(self, name, value)
+            run_deferred_restore(self, name, value)
 
     def __getattr__(self, attr: str) -> Any:
         # A subclass whose __init__ does not call super().__init__() (TF allows it):
@@ -161,6 +168,12 @@ class Module:
             Module.__init__(self)
             return object.__getattribute__(self, attr)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        """What ``gt.train.Checkpoint`` walks into, by name: the attributes, sorted (a
+        subclass adds the variables it holds elsewhere, after them)."""
+        ignored = self._TF_MODULE_IGNORED_PROPERTIES
+        return [(k, v) for k, v in sorted(vars(self).items()) if k not in ignored]
 
     @property
     def name(self) -> str:

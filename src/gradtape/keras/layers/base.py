@@ -24,7 +24,14 @@ from ...core.tensor import Tensor, convert_to_tensor
 from ...core.variable import Variable as _GtVariable
 from ...creation import shape as dynamic_shape
 from ...dtypes import numpy_dtype
-from ...module import Module, camel_to_snake, name_scope
+from ...module import (
+    ADDED_WEIGHTS,
+    Module,
+    camel_to_snake,
+    deferred_restores,
+    name_scope,
+    run_deferred_restore,
+)
 from .. import initializers, regularizers
 from ..naming import layer_scope, uniquify
 from ..variables import Variable
@@ -180,6 +187,11 @@ class Layer(Module):
             if key not in _INTERNAL:
                 yield from _leaves(value)
 
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        # Weights from add_weight, also those no attribute holds (Keras 3 checkpoints
+        # every weight); after the attributes, so `kernel` keeps its name.
+        return super()._checkpoint_children() + [(ADDED_WEIGHTS, list(self._added_weights))]
+
     def _sublayers(self) -> list[Layer]:
         """The layers assigned as attributes, in assignment order (not nested ones)."""
         return unique_by_identity(v for v in self._attribute_leaves() if isinstance(v, Layer))
@@ -313,6 +325,9 @@ class Layer(Module):
         variable._regularizer = regularizers.get(regularizer)
         if not self._trainable:
             variable.trainable = False
+        if deferred_restores:  # a checkpoint value may wait for an unattributed weight
+            run_deferred_restore(self, f"{ADDED_WEIGHTS}/{len(self._added_weights) - 1}",
+                                 variable)
         return variable
 
     add_variable = add_weight
