@@ -170,8 +170,10 @@ def test_names_are_readable_and_derived_from_ops():
     program, _ = _golden_backward("mlp")
     source, _, _ = generate_source(program)
     assert "def backward(" in source
-    assert "d_tanh_" in source and "d_matmul_" in source
-    assert "# tanh (golden_programs.py:" in source
+    # Cotangents are named after the value they are the gradient of: ``h``'s is d_h,
+    # tanh's unnamed input (an add's output) d_add_out; temporaries after their op.
+    assert "d_h = " in source and "d_add_out = " in source and "transpose_" in source
+    assert "# h = gt.tanh(x @ w1 + b1)   (golden_programs.py:" in source
     for token in ("0x", "id(", "/", "\\"):
         assert token not in source.split("\n", 1)[1].replace(" / ", ""), token
 
@@ -344,7 +346,7 @@ def test_cli_inspect_prints_the_compiled_functions(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "grad [1.182 1.182 1.182]" in out  # tanh(1) + 1 - tanh(1)**2
     assert "1 backward function(s) compiled" in out
-    assert "def backward(" in out and "# tanh (train.py:4)" in out
+    assert "def backward(" in out and "# y = gt.reduce_sum(gt.tanh(x) * x)   (train.py:4)" in out
     assert main([]) == 2
 
 
