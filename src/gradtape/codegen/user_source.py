@@ -25,6 +25,7 @@ _MAX_LOCATIONS = 4096
 class Statement(NamedTuple):
     text: str  # the statement on one line, as written (whitespace runs made one space)
     targets: tuple[str, ...] | None  # the names it assigns, in order; None: no assignment
+    operands: tuple[str, ...]  # the names its value reads as data (not ``gt`` of ``gt.f``)
 
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)
@@ -79,7 +80,7 @@ def _statements(filename: str) -> dict[int, Statement]:
     index: dict[int, Statement] = {}
     for node in gast.walk(tree):
         if isinstance(node, _SIMPLE):
-            statement = Statement(_text(node, lines), _targets(node))
+            statement = Statement(_text(node, lines), _targets(node), _operands(node))
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 index.setdefault(line, statement)
     return index
@@ -116,3 +117,22 @@ def _target_name(target: gast.expr) -> str:
     if isinstance(target, gast.Attribute):
         return target.attr
     return ""
+
+
+def _operands(node: gast.stmt) -> tuple[str, ...]:
+    """The distinct names the statement's value reads as data, in order: ``x`` and
+    ``labels`` of ``gt.f(x, labels=labels)``, never a called or dotted-into name."""
+    value = getattr(node, "value", None)
+    if value is None:
+        return ()
+    not_data = set()
+    for sub in gast.walk(value):
+        if isinstance(sub, gast.Call):
+            not_data.add(id(sub.func))
+        elif isinstance(sub, gast.Attribute):
+            not_data.add(id(sub.value))
+    names: dict[str, None] = {}
+    for sub in gast.walk(value):
+        if isinstance(sub, gast.Name) and id(sub) not in not_data:
+            names[sub.id] = None
+    return tuple(names)

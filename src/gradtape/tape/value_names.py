@@ -47,8 +47,11 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
         for slot in range(len(slot_vars)):
             if slot not in names and (sources or trace.origins[slot][0] != "source"):
                 tensor_id = trace.tensor_id(slot, sources)
+                if tensor_id is None:  # a raw array: maybe the array a held tensor holds
+                    tensor_id = ("array", id(trace.value(slot, sources)))
                 if tensor_id in held:
                     names[slot] = held[tensor_id]
+    _operand_names(trace, names)
     for k, slot in enumerate(trace.source_slots):
         names.setdefault(slot, f"source_{k + 1}")
     for slot, name in names.items():
@@ -82,12 +85,33 @@ def _assigned_names(trace: Trace, recorded: list, names: dict[int, str]) -> None
             names.setdefault(slot, target)
 
 
-def _held_names() -> dict[int, str]:
-    """tensor id -> the name the user's code calling into gradtape holds it under."""
+def _operand_names(trace: Trace, names: dict[int, str]) -> None:
+    """A statement's one unnamed input (not made by its own ops) gets the one name its
+    text reads that no other value of it has (``labels`` in ``f(labels, logits)``)."""
+    records, wiring, out_slots = trace.records, trace.wiring, trace.out_slots
+    start = 0
+    for end in range(1, len(records) + 1):
+        statement = statement_at(records[start][LOCATION])
+        if end < len(records) and statement_at(records[end][LOCATION]) is statement:
+            continue
+        if statement is not None and statement.operands:
+            made = {s for outs in out_slots[start:end] for s in outs}
+            read = {s for ins in wiring[start:end] for s in ins if type(s) is int}
+            unnamed = [s for s in read - made if s not in names]
+            known = {names[s] for s in read | made if s in names}
+            candidates = [n for n in statement.operands if n not in known]
+            if len(unnamed) == 1 and len(candidates) == 1:
+                names[unnamed[0]] = candidates[0]
+        start = end
+
+
+def _held_names() -> dict[Any, str]:
+    """tensor id (``("array", id)`` of its array) -> the name the user's code calling
+    into gradtape holds it under."""
     frame = user_frame(sys._getframe(1))
     if frame is None:
         return {}
-    held: dict[int, str] = {}
+    held: dict[Any, str] = {}
     scopes = [frame.f_locals]
     if frame.f_globals is not frame.f_locals:
         scopes.append(frame.f_globals)
@@ -96,4 +120,5 @@ def _held_names() -> dict[int, str]:
             if isinstance(value, Tensor) and isinstance(name, str) and \
                     not name.startswith("_"):
                 held.setdefault(value._id, name)
+                held.setdefault(("array", id(value._value)), name)
     return held
