@@ -220,7 +220,16 @@ def compiler_docs():
     return tape, loss, [w, b], tape.inspect(loss, [w, b]).source
 
 
+def compiler_docs_fusion():
+    """docs/compiler.md's fusion and buffer-reuse example (``big.py``)."""
+    x = gt.Variable(np.linspace(-1.0, 1.0, 100_000), name="x")
+    with gt.GradientTape(persistent=True) as tape:
+        y = gt.reduce_sum(gt.tanh(x) * x + gt.exp(-x * x))
+    return tape, y, [x], tape.inspect(y, [x]).source
+
+
 PROGRAMS = {
+    "compiler_docs_fusion": compiler_docs_fusion,
     "mlp_classifier": mlp_classifier,
     "logistic_regression": logistic_regression,
     "hessian": hessian,
