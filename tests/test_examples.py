@@ -67,7 +67,7 @@ def test_python_m_gradtape_runs_the_seed_examples():
     assert out.index(FIRST) < out.index(VARIABLE) < out.index("Jacobian:")
     # Then the generated backward code of a small model, with the demo's own line numbers,
     # and the side-by-side timing (checked against NumPy before it is timed).
-    assert "def backward(" in out and "# tanh (demo.py:" in out
+    assert "def backward(" in out and "# h = gt.tanh(h @ w + b)   (demo.py:" in out
     assert out.index("Jacobian:") < out.index("def backward(") < out.index("hand-written")
     assert "gradtape, compiled" in out and "gradtape, interpreted" in out
 

@@ -166,7 +166,74 @@ def convolution():
     return tape, loss, [signal, kernel]
 
 
+# --- the programs of the issue "generated code in the user's words" -------------------
+# Each takes its gradient where the user would, so the names it holds reach the code;
+# the fourth element is that inspected source.
+
+def mlp_classifier():
+    """The eager MLP: named Variables, a relu layer, sparse softmax cross-entropy."""
+    rng = _rng()
+    x = gt.constant(rng.standard_normal((32, 4)).astype(np.float32))
+    labels = gt.constant(rng.integers(0, 3, 32))
+    weights = gt.Variable(rng.standard_normal((4, 8)).astype(np.float32), name="weights")
+    bias = gt.Variable(np.zeros(8, np.float32), name="bias")
+    w_out = gt.Variable(rng.standard_normal((8, 3)).astype(np.float32), name="w_out")
+    with gt.GradientTape(persistent=True) as tape:
+        hidden = gt.nn.relu(x @ weights + bias)
+        logits = hidden @ w_out
+        loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+    sources = [weights, bias, w_out]
+    return tape, loss, sources, tape.inspect(loss, sources).source
+
+
+def logistic_regression():
+    """sigmoid cross-entropy: its backward is sigmoid(z) - y."""
+    rng = _rng()
+    features = gt.constant(rng.standard_normal((16, 3)).astype(np.float32))
+    y = gt.constant((rng.random(16) > 0.5).astype(np.float32))
+    w = gt.Variable(np.full(3, 0.1, np.float32), name="w")
+    with gt.GradientTape(persistent=True) as tape:
+        z = gt.linalg.matvec(features, w)
+        loss = gt.reduce_mean(gt.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z))
+    return tape, loss, [w], tape.inspect(loss, [w]).source
+
+
+def hessian():
+    """The backward of a gradient: an outer tape over an inner one."""
+    x = gt.Variable(np.array([0.5, -1.0, 2.0]), name="x")
+    with gt.GradientTape(persistent=True) as outer:
+        with gt.GradientTape() as inner:
+            energy = gt.reduce_sum(x * x * x + gt.sin(x))
+        force = inner.gradient(energy, x)
+        work = gt.reduce_sum(force * force)
+    return outer, work, [x], outer.inspect(work, [x]).source
+
+
+def compiler_docs():
+    """docs/compiler.md's example (its listings are this golden file's)."""
+    x = gt.constant(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+    w = gt.Variable(np.full((3, 2), 0.5, np.float32), name="w")
+    b = gt.Variable(np.zeros(2, np.float32), name="b")
+    with gt.GradientTape(persistent=True) as tape:
+        h = gt.tanh(x @ w + b)
+        loss = gt.reduce_mean(h * h)
+    return tape, loss, [w, b], tape.inspect(loss, [w, b]).source
+
+
+def compiler_docs_fusion():
+    """docs/compiler.md's fusion and buffer-reuse example (``big.py``)."""
+    x = gt.Variable(np.linspace(-1.0, 1.0, 100_000), name="x")
+    with gt.GradientTape(persistent=True) as tape:
+        y = gt.reduce_sum(gt.tanh(x) * x + gt.exp(-x * x))
+    return tape, y, [x], tape.inspect(y, [x]).source
+
+
 PROGRAMS = {
+    "compiler_docs_fusion": compiler_docs_fusion,
+    "mlp_classifier": mlp_classifier,
+    "logistic_regression": logistic_regression,
+    "hessian": hessian,
+    "compiler_docs": compiler_docs,
     "mlp": mlp,
     "softmax_cross_entropy": softmax_cross_entropy,
     "broadcasting": broadcasting,
@@ -204,6 +271,32 @@ def dropout_step():
     return train_step, (x, y)
 
 
+def keras_fit_step():
+    """A Keras model's training step under @gt.function: the forward, the gradient and
+    the update in one generated function."""
+    rng = _rng()
+    images = gt.constant(rng.standard_normal((8, 4)).astype(np.float32))
+    targets = gt.constant(rng.standard_normal((8, 2)).astype(np.float32))
+    init = gt.keras.initializers.GlorotUniform(seed=0)  # the same weights every time
+    model = gt.keras.Sequential([
+        gt.keras.layers.Dense(5, activation="relu", name="hidden", kernel_initializer=init),
+        gt.keras.layers.Dense(2, name="head", kernel_initializer=init)])
+    model.build((None, 4))
+    optimizer = gt.optimizers.SGD(0.1)
+
+    @gt.function
+    def train_step(images, targets):
+        with gt.GradientTape() as tape:
+            predictions = model(images)
+            loss = gt.reduce_mean(gt.square(predictions - targets))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return train_step, (images, targets)
+
+
 FORWARD_PROGRAMS = {
     "dropout_step": dropout_step,
+    "keras_fit_step": keras_fit_step,
 }

@@ -93,6 +93,7 @@ def test_the_gradient_of_exp_of_minus_x_squared_multiplies_once():
         tape.watch(x)
         y = gt.reduce_sum(gt.exp(-x * x))
     source = tape.inspect(y, x).source
-    assert source.count(" * ") == 1, source
+    code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
+    assert code.count(" * ") == 1, source
     v = x.numpy()
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), -2 * v * np.exp(-v * v))

@@ -35,7 +35,10 @@ def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -
     inputs = []
     for var, is_batched in zip(program.inputs, batched_inputs):
         aval = Aval((size,) + tuple(var.shape), var.dtype) if is_batched else var.aval
-        inputs.append((Var(aval, var.hint), is_batched))
+        new = Var(aval, var.hint)
+        new.name = var.name  # the rows of the same value: the same name in the code
+        inputs.append((new, is_batched))
+    new_inputs = {new for new, _ in inputs}
 
     def batch_eqn(eqn, pairs: list):
         """``(new value, batched?)`` of each output of ``eqn``."""
@@ -49,6 +52,8 @@ def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -
         batched = any(flags)
         if eqn.prim.multiple_results:
             return [(new, batched) for new in outs]
+        if isinstance(outs, Var) and outs.name is None and outs not in new_inputs:
+            outs.name = eqn.outs[0].name
         return (outs, batched)
 
     with Builder() as b:

@@ -26,6 +26,20 @@ def _accumulate(cts: dict, var: Var, ct: IRValue) -> None:
     cts[var] = ct if previous is None else _ew.add(previous, ct)
 
 
+def _name_cotangent(ct: IRValue | None, var: Var, prim_name: str | None,
+                    forward_vars: set) -> None:
+    """Name ``var``'s whole cotangent after it (``d_hidden``; ``d_matmul_out`` for an
+    unnamed output of a matmul). A cotangent passed on unchanged (``x + b``) is named
+    after the user's name nearest the sources; an op's name never replaces a name.
+    Partial contributions keep their op names, and a forward value is never renamed."""
+    if not isinstance(ct, Var) or ct in forward_vars:
+        return
+    if var.name is not None:
+        ct.name = f"d_{var.name}"
+    elif ct.name is None and prim_name is not None:
+        ct.name = f"d_{prim_name}_out"
+
+
 def vjp_program(
     forward: Program, wrt: Sequence[Var], seeds: Sequence[IRValue | None]
 ) -> tuple[Program, list[Var]]:
@@ -38,6 +52,7 @@ def vjp_program(
     The seed vars follow the residuals in its inputs.
     """
     wrt_set = set(wrt)
+    forward_vars = set(forward.inputs).union(*(eqn.outs for eqn in forward.eqns))
     grads: dict[Var, IRValue] = {}
     cts: dict[Var, IRValue] = {}
     with Builder() as b:
@@ -54,6 +69,7 @@ def vjp_program(
                 ct = cts.pop(out, None)
                 if out in wrt_set:
                     grads[out] = ct
+                _name_cotangent(ct, out, eqn.prim.name, forward_vars)
                 out_cts.append(ct)
             if all(ct is None for ct in out_cts) or not eqn.prim.differentiable:
                 continue
@@ -73,6 +89,7 @@ def vjp_program(
         for var in wrt:
             if var not in grads:
                 grads[var] = cts.get(var)
+            _name_cotangent(grads[var], var, None, forward_vars)
         outputs = [grads[v] for v in wrt]
         program = b.program([], outputs)
     seed_vars = [s for s in seeds if isinstance(s, Var)]

@@ -1,6 +1,7 @@
 """Code generation: a backward Program -> gast -> Python source -> a compiled function.
 
-    naming      deterministic local and global names
+    naming      deterministic local and global names (the user's where known)
+    user_source the user's statement at a file:line (comment text, assigned names)
     literals    values as expressions (dtype-preserving NumPy scalars)
     primitives  one equation as an expression (templates, NumPy calls, impl calls)
     to_gast     the program as a gast module (uses the fusion and buffer analyses)

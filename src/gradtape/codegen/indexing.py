@@ -9,8 +9,13 @@ k-th index array input. Generated code spells them the way one writes them by ha
     d_x_3[0, ::2] = g_4                       # basic: no element is selected twice
     add.at(d_x_3, (c_5, slice(1, 3, None)), g_6)   # index arrays: repeats accumulate
 
-exactly what the implementations compute. Other template entries (``arange``, ``const``)
-keep the implementation call.
+exactly what the implementations compute. The index arrays an implementation builds
+from static shapes are written as one writes them: ``("arange", n, shape)`` as
+``arange(n)[:, None]``, ``("const", ints)`` as a list (``[0, 2, 1]``, up to
+``MAX_CONST`` entries; longer ones keep the implementation call). So a sparse softmax
+cross-entropy's backward picks the labels' logits as a person would:
+
+    add.at(d_log_softmax_out, (arange(32)[:, None], labels), g)
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ import gast
 import numpy as np
 
 from ..ir.nodes import Eqn, Var
-from .literals import LOAD, STORE, call, literal, make, name, numpy_global
+from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 from .naming import GlobalNames
+
+MAX_CONST = 16  # a longer const index keeps the implementation call: a line stays short
 
 _IMPLS = {"getitem": "gradtape.ops.index._getitem_impl",
           "scatter_add": "gradtape.ops.index._scatter_add_impl"}
@@ -44,7 +51,8 @@ def writes_out(eqn: Eqn) -> bool:
 
 def _plain_entry(entry: Any) -> bool:
     if type(entry) is tuple:
-        return entry[0] in ("slice", "array")
+        return entry[0] in ("slice", "array", "arange") or (
+            entry[0] == "const" and len(entry[1]) <= MAX_CONST)
     return entry is None or entry is Ellipsis or type(entry) is int
 
 
@@ -55,7 +63,23 @@ def _numpy_type_name(dtype: np.dtype) -> str | None:
 
 
 def _has_arrays(index: tuple) -> bool:
-    return any(type(e) is tuple and e[0] == "array" for e in index)
+    return any(type(e) is tuple and e[0] in ("array", "arange", "const") for e in index)
+
+
+def _arange(n: int, shape: tuple, globs: GlobalNames) -> gast.expr:
+    """``np.arange(n).reshape(shape)`` as written by hand: ``arange(n)[:, None]`` (the
+    reshape where ``shape`` is not ``n`` among ones)."""
+    values = call(numpy_global(globs, "arange"), [literal(n, globs)])
+    shape = tuple(shape)
+    if shape == (n,):
+        return values
+    if n not in shape or any(d != 1 for i, d in enumerate(shape) if i != shape.index(n)):
+        reshape = make(gast.Attribute, value=values, attr="reshape", ctx=LOAD)
+        return make(gast.Call, func=reshape, args=[literal(shape, globs)], keywords=[])
+    axis = shape.index(n)
+    entries = [make(gast.Slice, lower=None, upper=None, step=None) if i == axis
+               else constant(None) for i in range(len(shape))]
+    return make(gast.Subscript, value=values, slice=_key(entries), ctx=LOAD)
 
 
 def _subscript_entry(entry: Any, arrays: list, globs: GlobalNames) -> gast.expr:
@@ -63,6 +87,10 @@ def _subscript_entry(entry: Any, arrays: list, globs: GlobalNames) -> gast.expr:
     if type(entry) is tuple:
         if entry[0] == "array":
             return arrays[entry[1]]
+        if entry[0] == "arange":
+            return _arange(entry[1], entry[2], globs)
+        if entry[0] == "const":  # a list of ints indexes as an intp array
+            return make(gast.List, elts=[constant(int(i)) for i in entry[1]], ctx=LOAD)
         start, stop, step = entry[1:]
         return make(gast.Slice, lower=_bound(start, globs), upper=_bound(stop, globs),
                     step=_bound(step, globs))

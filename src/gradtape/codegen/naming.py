@@ -6,14 +6,18 @@ User text reaches generated source in two ways only, each through one function h
 break, control character or look-alike through: a file named ``a\rimport os`` must not
 become code in every backward.
 
-Locals are ``<hint>_<n>`` (``tanh_1``, ``multiply_4``), or ``d_<forward op>_<n>`` for a
-cotangent that leaves the block of its forward op (``d_tanh_7``), numbered in order of
-first appearance. Globals (NumPy functions, primitive implementations, constants) never
-end in ``_<digits>``, so the two kinds cannot collide.
+A local is the user's name for its value when it has one (``Var.name``: ``hidden``,
+``w_out``, ``d_logits``), else ``<hint>_<n>`` (``transpose_1``, ``multiply_4``), numbered
+in order of first appearance. A user's name that is taken already (by another local, a
+keyword, a builtin, the function itself) gets the first free ``_<n>`` suffix
+(``h``, ``h_2``). Globals (NumPy functions, primitive implementations, constants) never
+end in ``_<digits>``, and one that a local took already gets a trailing ``_``: the
+kinds never collide.
 """
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 import unicodedata
@@ -77,17 +81,40 @@ def comment_text(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+# Never a local: Python's builtins (a local ``sum`` would hide the one the code may
+# call), and the names the generated module defines besides its globals.
+_NOT_LOCALS = frozenset(dir(builtins)) | {"backward", "forward", "np", "numpy", "gradtape"}
+
+
 class LocalNames:
-    def __init__(self) -> None:
+    def __init__(self, globs: GlobalNames | None = None) -> None:
         self._names: dict[Var, str] = {}
         self._count = 0
+        self._taken: set[str] = set() if globs is None else globs.locals
+        self._globs = globs
 
     def __call__(self, var: Var) -> str:
         return self._names[var]
 
-    def define(self, var: Var, hint: str) -> str:
-        self._count += 1
-        name = self._names[var] = f"{identifier(hint)}_{self._count}"
+    def define(self, var: Var, hint: str, user_name: str | None = None) -> str:
+        """Name ``var``: the user's name (``user_name``, else ``var.name``) or the hint's."""
+        user_name = user_name or var.name
+        if user_name is not None:
+            name = self._free(identifier(user_name))
+        else:
+            self._count += 1
+            name = self._free(f"{identifier(hint)}_{self._count}")
+        self._names[var] = name
+        self._taken.add(name)
+        return name
+
+    def _free(self, base: str) -> str:
+        """``base``, or ``base_<n>`` with the first ``n`` that is free."""
+        name, n = base, 1
+        while name in self._taken or name in _NOT_LOCALS or (
+                self._globs is not None and name in self._globs.objects):
+            n += 1
+            name = f"{base}_{n}"
         return name
 
     def share(self, var: Var, other: Var) -> str:
@@ -107,6 +134,7 @@ class GlobalNames:
         self.imports: dict[str, tuple] = {}
         self._by_id: dict[int, str] = {}
         self._by_value: dict[tuple, str] = {}
+        self.locals: set[str] = set()  # the function's local names: a global yields
 
     def bind(self, obj: Any, preferred: str, spec: tuple) -> str:
         """The global name of ``obj``, binding it under ``preferred`` if still free.
@@ -121,7 +149,8 @@ class GlobalNames:
         if _LOCAL_SUFFIX.search(base):
             base += "_fn"
         name = base
-        while name in self.objects or name in BUILTINS or name == "backward":
+        while name in self.objects or name in BUILTINS or name == "backward" or \
+                name in self.locals:
             name += "_"
         self.objects[name] = obj
         self.imports[name] = spec

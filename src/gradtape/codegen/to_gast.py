@@ -10,7 +10,6 @@ and the user's ``file:line`` (a marker name here, turned into a comment once pri
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, NamedTuple
 
@@ -23,6 +22,7 @@ from .indexing import scatter_add_statements, writes_out
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 from .naming import GlobalNames, LocalNames, plain_identifier
 from .primitives import render
+from .user_source import statement_at, where
 
 FUNCTION_NAME = "backward"
 COMMENT_MARKER = "__gradtape_comment_"  # the statement ``__gradtape_comment_<i>__``
@@ -40,21 +40,33 @@ class Generated(NamedTuple):
 def _where(loc: Any) -> str:
     if loc is None or loc[0] is None:
         return ""
-    filename, line = loc[0]
-    return f"{os.path.basename(filename)}:{line}"
+    return where(loc[0])
 
 
 def describe(locs: list) -> str:
-    """``tanh, multiply (model.py:14)``: the forward ops and where the user called them
-    (the file's basename only, so the text is the same on every machine)."""
+    """``logits = hidden @ w_out   (model.py:13)``: the statements the forward ops were
+    called in and where (the file's basename only, so the text is the same on every
+    machine); the ops' names where the statement cannot be read (``tanh, multiply
+    (<stdin>:14)``)."""
     groups: dict[str, list[str]] = {}
+    statements: dict[str, str] = {}
     for loc in locs:
+        place = _where(loc)
+        statement = None if loc is None else statement_at(loc[0])
+        if statement is not None:
+            statements.setdefault(place, statement.text)
         op_name = "output gradients" if loc is None else loc[1]
-        ops = groups.setdefault(_where(loc), [])
+        ops = groups.setdefault(place, [])
         if op_name not in ops:
             ops.append(op_name)
-    return "; ".join(", ".join(ops) + (f" ({where})" if where else "")
-                     for where, ops in groups.items())
+    parts = []
+    for place, ops in groups.items():
+        text = statements.get(place)
+        if text is not None:
+            parts.append(f"{text}   ({place})")
+        else:
+            parts.append(", ".join(ops) + (f" ({place})" if place else ""))
+    return "; ".join(parts)
 
 
 def comment(texts: list[str], text: str) -> gast.stmt:
@@ -80,10 +92,22 @@ class _Writer:
         self.inlined = inline_vars(program) if fuse else set()
         self.plan: dict[int, Reuse] = plan_reuse(program, self.inlined) if reuse else {}
         self.defining = {out: eqn for eqn in program.eqns for out in eqn.outs}
-        self.locals = LocalNames()
         self.globs = GlobalNames() if globs is None else globs
+        self.locals = LocalNames(self.globs)
         self.escaping = self._escaping_vars()
         self.comments: list[str] = []
+        self.accumulated = self._accumulated_names()
+
+    def _accumulated_names(self) -> dict[Var, str]:
+        """A buffer that ``+=`` turns into a named cotangent is named after it from the
+        start (``d_x = ...; d_x += ...``), so the function reads as it accumulates."""
+        names: dict[Var, str] = {}
+        for index, reuse in sorted(self.plan.items(), reverse=True):
+            out = self.program.eqns[index].outs[0]
+            name = names.get(out, out.name)
+            if reuse.kind == "iadd" and name is not None and reuse.buffer.name is None:
+                names[reuse.buffer] = name
+        return names
 
     def _escaping_vars(self) -> set[Var]:
         """Vars read outside the block of the forward op that made them, or returned."""
@@ -96,8 +120,7 @@ class _Writer:
         return escaping
 
     def _hint(self, eqn: Eqn, var: Var) -> str:
-        if var in self.escaping and eqn.loc is not None and self.kind == FUNCTION_NAME:
-            return f"d_{eqn.loc[1]}"
+        """The name of an unnamed var (``var.name`` comes first): its primitive's."""
         return eqn.prim.name
 
     def expr(self, value: Any) -> gast.expr:
@@ -123,7 +146,8 @@ class _Writer:
         # calls its implementation on them (ops/dask_rules.py), writing no buffer.
         if eqn.prim.name == "scatter_add" and self.globs.array_kind is None and \
                 writes_out(eqn):
-            target = self.locals.define(eqn.outs[0], self._hint(eqn, eqn.outs[0]))
+            out = eqn.outs[0]
+            target = self.locals.define(out, self._hint(eqn, out), self.accumulated.get(out))
             return scatter_add_statements(eqn, [self.expr(v) for v in eqn.inputs], target,
                                           self.globs)
         return [self.statement(index, eqn)]
@@ -138,8 +162,8 @@ class _Writer:
                         value=self.expr(other))
         out = self.locals(reuse.buffer) if reuse is not None else None
         value = render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
-        targets = [name(self.locals.define(o, self._hint(eqn, o)), store=True)
-                   for o in eqn.outs]
+        targets = [name(self.locals.define(o, self._hint(eqn, o), self.accumulated.get(o)),
+                        store=True) for o in eqn.outs]
         if eqn.prim.multiple_results:
             target = make(gast.Tuple, elts=targets, ctx=STORE)
         else:
@@ -164,6 +188,7 @@ class _Writer:
         body: list[gast.stmt] = []
         current = object()
         described: set = set()
+        last_text = None
         for index, eqn in enumerate(self.program.eqns):
             if len(eqn.outs) == 1 and eqn.outs[0] in self.inlined:
                 continue
@@ -173,7 +198,10 @@ class _Writer:
                 locs = [loc for loc in self._fused_locs(eqn)[::-1]
                         if loc == current or loc not in described]
                 described.update(locs)
-                body.append(comment(self.comments, describe(locs)))
+                text = describe(locs)
+                if text != last_text:  # two ops of one statement: one comment
+                    body.append(comment(self.comments, text))
+                    last_text = text
             body.extend(self.statements(index, eqn))
         outputs = [self._output(v) for v in self.program.outputs]
         body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))

@@ -71,3 +71,14 @@ def location_from(frame) -> tuple[str, int] | None:
             return (code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None
+
+
+def user_frame(frame):
+    """``frame`` or the first frame above it outside gradtape (``None``: none is); the
+    frame ``location_from`` reports. Build time only: ``location_from`` stays one loop on
+    the recording path."""
+    while frame is not None:
+        if location_from(frame) == (frame.f_code.co_filename, frame.f_lineno):
+            return frame
+        frame = frame.f_back
+    return None

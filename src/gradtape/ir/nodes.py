@@ -61,13 +61,16 @@ class IRValue(OperatorMixin):
 
 
 class Var(IRValue):
-    """An SSA variable. ``hint`` seeds its printed name (``tanh`` -> ``tanh_3``)."""
+    """An SSA variable. ``hint`` seeds its printed name (``tanh`` -> ``tanh_3``);
+    ``name``, when set, is the user's word for the value (``hidden``, ``d_logits``),
+    which generated code uses instead. Neither is part of any cache key."""
 
-    __slots__ = ("hint",)
+    __slots__ = ("hint", "name")
 
     def __init__(self, aval: Aval, hint: str = "v"):
         self.aval = aval
         self.hint = hint
+        self.name: str | None = None
 
     def __repr__(self) -> str:
         return f"Var({self.hint}: {self.aval})"

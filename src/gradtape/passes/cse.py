@@ -98,6 +98,9 @@ def eliminate_common_subexpressions(program: Program) -> Program:
         first = seen.get(key) if key is not None else None
         if first is not None and _same_avals(first, eqn):
             subst.update(zip(eqn.outs, first.outs))
+            for dropped, kept in zip(eqn.outs, first.outs):
+                if kept.name is None:
+                    kept.name = dropped.name  # the user's word for it (codegen)
             continue
         if key is not None:
             seen.setdefault(key, eqn)

@@ -142,6 +142,8 @@ class Rewriter:
                         self._subst[out] = value
                         if isinstance(value, Var):
                             self._uses[value] = self.uses(value) + self.uses(out)
+                            if value.name is None and value in self._defs:
+                                value.name = out.name  # the user's word for it (codegen)
                         return
             finally:
                 self._depth -= 1

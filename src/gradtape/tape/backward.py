@@ -31,6 +31,7 @@ from ..ir.lower import PRIM, Trace
 from ..ir.nodes import Aval, Literal, Program, Var
 from . import lookup
 from .lookup import SEED, LocatedBackward, WholeTapeHit, dtype_of
+from .value_names import name_values
 
 # Called with every CompiledBackward right after it is compiled (``gradtape inspect``).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -102,10 +103,13 @@ class BackwardEntry(CompiledRunner):
             backward_cache.record_compile(time.perf_counter() - start)
 
 
-def seed_for(target_aval: Aval, given: Any) -> Var | Literal:
-    """The cotangent fed to a target: an input var for ``output_gradients``, else ones."""
+def seed_for(target_aval: Aval, given: Any, target_name: str | None = None) -> Var | Literal:
+    """The cotangent fed to a target: an input var for ``output_gradients`` (named
+    ``d_<target>``), else ones."""
     if given is not None:
-        return Var(Aval(tuple(np.shape(given)), dtype_of(given)), "seed")
+        seed = Var(Aval(tuple(np.shape(given)), dtype_of(given)), "seed")
+        seed.name = f"d_{target_name}" if target_name else None
+        return seed
     return Literal(target_aval.dtype.type(1), target_aval)
 
 
@@ -149,14 +153,18 @@ def _works_on_large_arrays(program: Program) -> bool:
     return any(math.prod(out.aval.shape) >= _LARGE for eqn in program.eqns for out in eqn.outs)
 
 
-def build_backward(trace: Trace, output_grads: Sequence[Any]):
+def build_backward(trace: Trace, output_grads: Sequence[Any], sources: Sequence[Any] = (),
+                   records: list | None = None):
     """``(forward, backward, feeds)`` for a trace: lowering and autodiff, no passes.
-    The backward reads exactly the residuals its rules read (autodiff's free vars)."""
+    The backward reads exactly the residuals its rules read (autodiff's free vars).
+    Values get the user's names (``value_names.py``: ``sources`` are the source
+    tensors, ``records`` the tape's records before pruning)."""
     forward, slot_vars = trace.to_program()
+    name_values(trace, slot_vars, sources, records)
     wrt = [slot_vars[s] for s in trace.source_slots]
     seeds = []
     for out, given in zip(forward.outputs, output_grads):
-        seeds.append(None if out is None else seed_for(out.aval, given))
+        seeds.append(None if out is None else seed_for(out.aval, given, out.name))
     program, _ = vjp_program(forward, wrt, seeds)
     slot_of = {v: s for s, v in enumerate(slot_vars)}
     seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
@@ -164,18 +172,19 @@ def build_backward(trace: Trace, output_grads: Sequence[Any]):
     return forward, program, feeds
 
 
-def build_program(trace: Trace, output_grads: Sequence[Any]):
+def build_program(trace: Trace, output_grads: Sequence[Any], sources: Sequence[Any] = (),
+                  records: list | None = None):
     """``(forward, backward, optimized, feeds)`` for a trace: the whole front end, with
     residual selection after the passes (what ``tape.inspect`` shows)."""
-    forward, program, feeds = build_backward(trace, output_grads)
+    forward, program, feeds = build_backward(trace, output_grads, sources, records)
     optimized, kept = _optimize(program)
     return forward, program, optimized, [feeds[i] for i in kept]
 
 
-def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True
-                ) -> BackwardEntry:
+def build_entry(trace: Trace, output_grads: Sequence[Any], hashable: bool = True,
+                sources: Sequence[Any] = (), records: list | None = None) -> BackwardEntry:
     start = time.perf_counter()
-    _, program, feeds = build_backward(trace, output_grads)
+    _, program, feeds = build_backward(trace, output_grads, sources, records)
     cacheable = hashable and all(rec[PRIM].cacheable for rec in trace.records)
     compilable = cacheable and all(e.prim.cacheable for e in program.eqns)
     optimized = _works_on_large_arrays(program)

@@ -93,10 +93,11 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     float_sources = [s for s in flat_sources if is_float(s.dtype)]
     output_grads = flat_output_gradients(output_gradients, targets)
     target_ids = [t._id for t in targets]
-    kept = prune(tape._records_for(float_sources), [s._id for s in float_sources], target_ids)
+    records = tape._records_for(float_sources)
+    kept = prune(records, [s._id for s in float_sources], target_ids)
     flags = output_flags(output_grads)
     trace = Trace(kept, float_sources, target_ids, flags)
-    forward, backward, optimized, _ = build_program(trace, output_grads)
+    forward, backward, optimized, _ = build_program(trace, output_grads, float_sources, records)
     # Recorded on another library's arrays (Dask): the source generated for them.
     array_kind = kind_of_all([v for record in kept for v in record[IN_VALUES]])
     source, _, _ = generate_source(optimized, title=kind_title(array_kind),

@@ -234,7 +234,8 @@ def find(records: list, sources: Sequence[Any], targets: Sequence[Any],
         hit = whole_tape_hit(key)
         if hit is not None:
             return hit
-    found = entry_for_trace(_pruned(records, sources, targets, flags), output_grads, build)
+    found = entry_for_trace(_pruned(records, sources, targets, flags), output_grads, build,
+                            sources, records)
     remember_repeat(tape, records, sources, targets, flags, found)
     if key is not None:
         remember_whole_tape(key, owner, records, found)
@@ -309,14 +310,17 @@ def _pruned(records: list, sources: Sequence[Any], targets: Sequence[Any], flags
 
 
 def entry_for_trace(trace: Trace, output_grads: Sequence[Any],
-                    build: Callable[..., Any]) -> TraceHit:
-    """Rungs 3 and 4: the compile cache's entry for ``trace.key``, built if missing."""
+                    build: Callable[..., Any], sources: Sequence[Any] = (),
+                    records: list | None = None) -> TraceHit:
+    """Rungs 3 and 4: the compile cache's entry for ``trace.key``, built if missing
+    (``sources`` and the unpruned ``records``: where the build finds the user's names
+    for the generated code)."""
     try:
         entry = backward_cache.get(trace.key)
     except TypeError:  # an unhashable param: build, never cache
-        return TraceHit(trace, build(trace, output_grads, hashable=False))
+        return TraceHit(trace, build(trace, output_grads, False, sources, records))
     if entry is None:
-        entry = build(trace, output_grads)
+        entry = build(trace, output_grads, True, sources, records)
         if entry.cacheable:
             entry = backward_cache.put(trace.key, entry)
     return TraceHit(trace, entry)

@@ -1,0 +1,124 @@
+"""The user's names for the values of a trace, given to its forward Program's vars.
+
+Generated code speaks them (``def backward(labels, hidden, w_out, x)``, ``d_hidden``).
+A value's name, first found first:
+
+1. a source that is a ``Variable`` with a name of its own: that name (``w_out:0`` ->
+   ``w_out``);
+2. a value an op made: the target of the statement that made it (``logits`` for
+   ``logits = hidden @ w_out``), read from the recorded ``file:line``
+   (``codegen/user_source.py``);
+3. a tensor the code calling ``gradient`` holds: the local (or global) name it holds it
+   under (``x``, ``labels``);
+4. a source otherwise: ``source_<k>``, in the order of the sources.
+
+Names are cosmetic and built once per structure: the cache key never sees them, and
+two programs differing only in names share one compiled backward (showing the first's).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..codegen.user_source import statement_at
+from ..core.state import user_frame
+from ..core.tensor import Tensor
+from ..core.variable import Variable
+from ..ir.lower import LOCATION, Trace
+from ..ir.nodes import Var
+
+_DEFAULT_VARIABLE_NAME = "Variable"
+
+
+def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
+                records: list | None = None) -> None:
+    """Set ``var.name`` of the trace's slot vars to the user's names for them
+    (``records``: the tape's records before pruning, ``trace.records`` if not given)."""
+    names: dict[int, str] = {}
+    for slot, source in zip(trace.source_slots, sources):
+        own = _variable_name(source)
+        if own:
+            names.setdefault(slot, own)
+    _assigned_names(trace, trace.records if records is None else records, names)
+    held = _held_names()
+    if held:
+        for slot in range(len(slot_vars)):
+            if slot not in names and (sources or trace.origins[slot][0] != "source"):
+                tensor_id = trace.tensor_id(slot, sources)
+                if tensor_id is None:  # a raw array: maybe the array a held tensor holds
+                    tensor_id = ("array", id(trace.value(slot, sources)))
+                if tensor_id in held:
+                    names[slot] = held[tensor_id]
+    _operand_names(trace, names)
+    for k, slot in enumerate(trace.source_slots):
+        names.setdefault(slot, f"source_{k + 1}")
+    for slot, name in names.items():
+        slot_vars[slot].name = name
+
+
+def _variable_name(source: Any) -> str | None:
+    """A Variable's own name without TF's ``:0``; ``None`` for the default name."""
+    if not isinstance(source, Variable):
+        return None
+    name = source._name
+    return None if not isinstance(name, str) or name == _DEFAULT_VARIABLE_NAME else name
+
+
+def _assigned_names(trace: Trace, recorded: list, names: dict[int, str]) -> None:
+    """Each statement's targets for the outputs of its last op (the op that made the
+    statement's value), found in ``recorded``, the records before pruning: pruning may
+    drop a statement's last op and keep one before it (a nested tape's gradient reads
+    ``tanh(x)`` of ``y = reduce_sum(tanh(x) * x)``, not ``y``)."""
+    position = {id(rec): i for i, rec in enumerate(recorded)}
+    for rec, outs in zip(trace.records, trace.out_slots):
+        statement = statement_at(rec[LOCATION])
+        if statement is None or not statement.targets or len(statement.targets) != len(outs):
+            continue
+        i = position.get(id(rec))
+        if i is None:
+            continue  # rewritten (a variable read at several values): not told
+        if i + 1 < len(recorded) and statement_at(recorded[i + 1][LOCATION]) is statement:
+            continue  # not the statement's last op
+        for slot, target in zip(outs, statement.targets):
+            names.setdefault(slot, target)
+
+
+def _operand_names(trace: Trace, names: dict[int, str]) -> None:
+    """A statement's one unnamed input (not made by its own ops) gets the one name its
+    text reads that no other value of it has (``labels`` in ``f(labels, logits)``)."""
+    records, wiring, out_slots = trace.records, trace.wiring, trace.out_slots
+    start = 0
+    for end in range(1, len(records) + 1):
+        statement = statement_at(records[start][LOCATION])
+        if end < len(records) and statement_at(records[end][LOCATION]) is statement:
+            continue
+        if statement is not None and statement.operands:
+            made = {s for outs in out_slots[start:end] for s in outs}
+            read = {s for ins in wiring[start:end] for s in ins if type(s) is int}
+            unnamed = [s for s in read - made if s not in names]
+            known = {names[s] for s in read | made if s in names}
+            candidates = [n for n in statement.operands if n not in known]
+            if len(unnamed) == 1 and len(candidates) == 1:
+                names[unnamed[0]] = candidates[0]
+        start = end
+
+
+def _held_names() -> dict[Any, str]:
+    """tensor id (``("array", id)`` of its array) -> the name the user's code calling
+    into gradtape holds it under."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return {}
+    held: dict[Any, str] = {}
+    scopes = [frame.f_locals]
+    if frame.f_globals is not frame.f_locals:
+        scopes.append(frame.f_globals)
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if isinstance(value, Tensor) and isinstance(name, str) and \
+                    not name.startswith("_"):
+                held.setdefault(value._id, name)
+                held.setdefault(("array", id(value._value)), name)
+    return held
