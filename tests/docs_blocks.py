@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import os
 import re
 import shlex
@@ -136,6 +137,9 @@ def _run(block: Block, namespace: dict, path: str) -> tuple[str, str | None]:
     named = FILE_COMMENT.match(block.code.split("\n", 1)[0])
     filename = named["file"] if named else f"{path}:{block.line}"
     code = compile(block.code, filename, "exec")
+    # Register the block's text as that file's source, as an imported module's would be:
+    # tracebacks and the generated code's comments quote the statements.
+    linecache.cache[filename] = (len(block.code), None, block.code.splitlines(True), filename)
     try:
         with contextlib.redirect_stdout(buffer):
             exec(code, namespace)
