@@ -326,22 +326,8 @@ class Checkpoint:
             _check_compatible(variable, array, key)
         for variable, array, _ in matched:
             variable.assign(array)
-        unmatched, deferred = [], []
-        waiting: dict[str, _DeferredValue] = {}
-        rest = [(key, array) for key, array in saved.items() if key not in variables]
-        # Variables first: a slot whose variable does not exist yet waits on its value.
-        for key, array in sorted(rest, key=lambda item: _SLOT in item[0]):
-            if _SLOT in key:
-                restoration = _defer_slot(self._roots, graph, waiting, key, array)
-            else:
-                value = _defer(self._roots, key, array)
-                restoration = value.restoration if value is not None else None
-                if value is not None:
-                    waiting[key] = value
-            if restoration is not None:
-                deferred.append(restoration)
-            else:
-                unmatched.append(key)
+        rest = {key: array for key, array in saved.items() if key not in variables}
+        unmatched, deferred = _defer_all(self._roots, graph, rest)
         return CheckpointLoadStatus(unmatched, deferred, self, frozenset(saved))
 
 
@@ -369,6 +355,28 @@ def _find(roots: dict[str, Any], path: list[str]) -> Any:
         if obj is None:
             return None
     return obj
+
+
+def _defer_all(roots: dict[str, Any], graph: _Graph, values: dict[str, np.ndarray]
+               ) -> tuple[list[str], list[_Restoration]]:
+    """Keep each value whose variable or slot does not exist yet for when it is made;
+    the keys of those that have no place to wait, and the tokens of those that wait."""
+    unmatched, deferred = [], []
+    waiting: dict[str, _DeferredValue] = {}
+    # Variables first: a slot whose variable does not exist yet waits on its value.
+    for key in sorted(values, key=lambda key: _SLOT in key):
+        if _SLOT in key:
+            restoration = _defer_slot(roots, graph, waiting, key, values[key])
+        else:
+            value = _defer(roots, key, values[key])
+            restoration = value.restoration if value is not None else None
+            if value is not None:
+                waiting[key] = value
+        if restoration is not None:
+            deferred.append(restoration)
+        else:
+            unmatched.append(key)
+    return unmatched, deferred
 
 
 def _defer(roots: dict[str, Any], key: str, array: np.ndarray) -> _DeferredValue | None:
