@@ -131,13 +131,11 @@ def test_assert_nontrivial_match_needs_one_restored_value(tmp_path):
     np.testing.assert_array_equal(v.numpy(), [1.0])
 
 
-def test_an_optimizer_root_raises_saying_how_to_keep_its_state(tmp_path):
+def test_optimizer_variables_saved_as_a_list_still_round_trip(tmp_path):
+    # The way the previous release's error message gave keeps Adam's moments and step.
     model = gt.keras.Sequential([gt.keras.layers.Dense(2)])
     model(np.ones((1, 3), np.float32))
     opt = gt.keras.optimizers.Adam(0.1)
-    with pytest.raises(ValueError, match=r"optimizer\.build.*optimizer_variables="):
-        gt.train.Checkpoint(model=model, optimizer=opt)
-    # The way the message gives keeps Adam's moments and step.
     opt.build(model.trainable_variables)
     with gt.GradientTape() as tape:
         loss = gt.reduce_sum(model(np.ones((1, 3), np.float32)))

@@ -84,15 +84,23 @@ ADDED_WEIGHTS = "_added_weights"
 
 
 def defer_restore(module: Module, attribute: str,
-                  restore: Callable[[Any, Any], None]) -> None:
+                  restore: Callable[[Any, Any], None]) -> Callable[[Any, Any], None] | None:
     """Run ``restore(module, variable)`` when ``module.<attribute>`` is set to a
-    variable (replacing any restore already waiting there)."""
+    variable, replacing any restore already waiting there; returns the one replaced."""
     key = id(module)
     entry = deferred_restores.get(key)
     if entry is None or entry[0]() is not module:
         entry = (weakref.ref(module, functools.partial(_forget_module, key)), {})
         deferred_restores[key] = entry
+    replaced = entry[1].get(attribute)
     entry[1][attribute] = restore
+    return replaced
+
+
+def waiting_restores(module: Module) -> dict[str, Callable[[Any, Any], None]]:
+    """The restores waiting for ``module``'s attributes, by attribute."""
+    entry = deferred_restores.get(id(module))
+    return dict(entry[1]) if entry is not None and entry[0]() is module else {}
 
 
 def _forget_module(key: int, reference: weakref.ref) -> None:

@@ -35,6 +35,7 @@ import functools
 import inspect
 import logging
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -588,12 +589,26 @@ def describe(concrete: ConcreteFunction) -> str:
     return "\n\n".join(parts)
 
 
-def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
-             max_traces: int | None = None,
+def function(func: Callable[..., Any] | None = None,
              input_signature: Sequence[TensorSpec] | None = None,
-             reduce_retracing: bool = False) -> Any:
-    """Compile ``func`` per input signature (``tf.function``); usable as ``@gt.function``,
-    ``@gt.function(name=...)`` or ``gt.function(f)``.
+             autograph: bool = True, jit_compile: bool | None = None,
+             reduce_retracing: bool = False, experimental_implements: str | None = None,
+             experimental_autograph_options: Any = None,
+             experimental_attributes: dict[str, Any] | None = None,
+             experimental_relax_shapes: bool | None = None,
+             experimental_compile: bool | None = None,
+             experimental_follow_type_hints: bool | None = None, *,
+             name: str | None = None, max_traces: int | None = None) -> Any:
+    """Compile ``func`` per input signature (``tf.function``, with TF 2.21's arguments);
+    usable as ``@gt.function``, ``@gt.function(jit_compile=True)`` or ``gt.function(f)``.
+
+    TF's flags that mean nothing here are accepted and change nothing: ``jit_compile``
+    (every trace is compiled, to NumPy code), ``autograph`` and its options (Python
+    control flow on a tensor's value is not converted; see docs/function.md),
+    ``experimental_implements``, ``experimental_attributes`` and
+    ``experimental_follow_type_hints``. The deprecated ``experimental_relax_shapes`` and
+    ``experimental_compile`` stand for ``reduce_retracing`` and ``jit_compile``, with a
+    ``DeprecationWarning`` as TF's. ``name`` and ``max_traces`` are gradtape's.
 
     ``max_traces`` bounds the traces kept (default ``gt.config().max_traces``, 128): the
     least recently used one is dropped first, and traced again if its signature comes
@@ -630,6 +645,14 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
         ValueError: the function creates a variable on a call that is not its first;
             ``max_traces`` is not a positive int.
     """
+    del autograph, experimental_implements, experimental_autograph_options  # no-ops
+    del experimental_attributes, experimental_follow_type_hints
+    if experimental_relax_shapes is not None:
+        reduce_retracing = experimental_relax_shapes
+        _deprecated("experimental_relax_shapes", "reduce_retracing")
+    if experimental_compile is not None:
+        _deprecated("experimental_compile", "jit_compile")
+    del jit_compile  # gradtape compiles every trace
     if func is None:
         _check_max_traces(max_traces)
         _check_input_signature(input_signature)
@@ -637,6 +660,11 @@ def function(func: Callable[..., Any] | None = None, *, name: str | None = None,
                                  input_signature=input_signature,
                                  reduce_retracing=reduce_retracing)
     return Function(func, name, max_traces, input_signature, reduce_retracing)
+
+
+def _deprecated(argument: str, replacement: str) -> None:
+    warnings.warn(f"gt.function: `{argument}` is deprecated, as in TF; use "
+                  f"`{replacement}` instead.", DeprecationWarning, stacklevel=3)
 
 
 def _check_max_traces(value: int | None) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -263,7 +263,7 @@ class Trainer:
         self.reset_metrics()
         logs = None
         for index in batches:
-            logs = _pythonify(step(_batch(x, y, sample_weight, index)))
+            logs = _step_logs(step, _batch(x, y, sample_weight, index))
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -331,9 +331,8 @@ class Trainer:
         are not reset: the default step's values are means since the last
         ``reset_metrics()`` (or ``fit``/``evaluate``)."""
         self._require_compiled("train_on_batch")
-        logs = _pythonify(self.train_step(_batch(_as_batchable(x), _as_batchable(y),
-                                                 _as_batchable(sample_weight),
-                                                 slice(None))))
+        logs = _step_logs(self.train_step, _batch(_as_batchable(x), _as_batchable(y),
+                                                  _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
@@ -341,8 +340,8 @@ class Trainer:
         """One ``test_step`` on the batch; what it returned (metrics not reset, as
         ``train_on_batch``)."""
         self._require_compiled("test_on_batch")
-        logs = _pythonify(self.test_step(_batch(_as_batchable(x), _as_batchable(y),
-                                                _as_batchable(sample_weight), slice(None))))
+        logs = _step_logs(self.test_step, _batch(_as_batchable(x), _as_batchable(y),
+                                                 _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def _flatten_metrics_in_order(self, logs: dict[str, Any]) -> Any:
@@ -371,7 +370,29 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     return (tuple(data) + (None, None))[:3]
 
 
-def _pythonify(logs: dict[str, Any]) -> dict[str, Any]:
+def _step_logs(step: Callable[[tuple], Any], data: tuple) -> dict[str, Any]:
+    """What ``step`` (``train_step`` or ``test_step``) returned for ``data``, as logs.
+    Keras 3 reads them with ``.items()`` and crashes on anything else (``None``, a list,
+    a bare tensor) with an ``AttributeError``; this says what to return instead."""
+    logs = step(data)
+    if not isinstance(logs, Mapping):
+        name = getattr(step, "__name__", "the step")
+        raise TypeError(
+            f"`{name}` returned {_described(logs)}; it must return a dict of metric "
+            f"values, such as `{{\"loss\": loss}}` or `self.compute_metrics(x, y, "
+            f"y_pred, sample_weight)` (fit and evaluate log them by name).")
+    return _pythonify(logs)
+
+
+def _described(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, Tensor):
+        return f"a bare tensor ({value.dtype.name}, shape {tuple(value.shape)})"
+    return f"a {type(value).__name__}"
+
+
+def _pythonify(logs: Mapping[str, Any]) -> dict[str, Any]:
     """Keras 3's logs: sorted by key, nested dicts merged, values as Python floats
     (those that convert)."""
     result: dict[str, Any] = {}

@@ -55,6 +55,9 @@ class Optimizer:
                                     name=f"{self.name}/iteration")
         self._variables: list[Variable] = [self._iterations]
         self._slots: dict[int, dict[str, Variable]] = {}
+        # Checkpoint values for slots not created yet, by (variable id, slot name): run
+        # by add_slot on the new slot (TF's deferred restoration of slot variables).
+        self._slot_restores: dict[tuple[int, str], Callable[[Variable], None]] = {}
         self._learning_rate: Any = None
         self._lr_takes_step = False
         self._set_learning_rate(learning_rate)
@@ -131,6 +134,10 @@ class Optimizer:
                             trainable=False, name=f"{self.name}/{base}_{slot_name}")
             slots[slot_name] = slot
             self._variables.append(slot)
+            if self._slot_restores:  # a checkpoint value waits for this slot
+                restore = self._slot_restores.pop((variable._id, slot_name), None)
+                if restore is not None:
+                    restore(slot)
         return slot
 
     def get_slot(self, variable: Variable, slot_name: str) -> Variable:
@@ -150,6 +157,32 @@ class Optimizer:
             self._build_variable(variable)
             slots = self._slots[variable._id]
         return slots[slot_name]
+
+    # --- checkpoints (gt.train.Checkpoint) ------------------------------------------------
+    def _checkpoint_children(self) -> list[tuple[str, Variable]]:
+        """The optimizer's own variables by checkpoint name (its slots are named by the
+        variable they belong to, by the checkpoint)."""
+        children = [("iterations", self._iterations)]
+        if isinstance(self._learning_rate, Variable):
+            children.append(("learning_rate", self._learning_rate))
+        return children
+
+    def _checkpoint_slots(self) -> list[tuple[int, str, Variable]]:
+        """``(variable id, slot name, slot)`` for every slot made so far."""
+        return [(variable_id, name, slot) for variable_id, slots in self._slots.items()
+                for name, slot in slots.items()]
+
+    def _defer_slot_restore(self, variable: Variable, slot_name: str,
+                            restore: Callable[[Variable], None]) -> Any:
+        """Run ``restore(slot)`` on ``variable``'s slot ``slot_name`` now if it exists,
+        else when ``add_slot`` creates it. Returns the restore this one replaced."""
+        slot = self._slots.get(variable._id, {}).get(slot_name)
+        if slot is not None:
+            restore(slot)
+            return None
+        replaced = self._slot_restores.get((variable._id, slot_name))
+        self._slot_restores[(variable._id, slot_name)] = restore
+        return replaced
 
     # --- updates ----------------------------------------------------------------------------
     def update_step(self, gradient: Tensor, variable: Variable, learning_rate: Tensor) -> None:
