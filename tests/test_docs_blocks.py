@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -22,8 +23,16 @@ def page_id(path: str) -> str:
     return os.path.relpath(path, ROOT)
 
 
+# A page that needs an optional extra says so: <!-- requires: dask, scipy -->
+REQUIRES = re.compile(r"<!--\s*requires:\s*(?P<modules>[\w., ]+?)\s*-->")
+
+
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
 def test_every_block_of_the_page_runs(page, tmp_path):
+    with open(page, encoding="utf-8") as file:
+        for found in REQUIRES.finditer(file.read()):
+            for module in found["modules"].split(","):
+                pytest.importorskip(module.strip(), reason=f"{page_id(page)} needs it")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(ROOT, "src"), os.environ.get("PYTHONPATH", "")]),
         GRADTAPE_REPO=ROOT)

@@ -92,6 +92,9 @@ def test_to_svg_renders_with_graphviz():
     assert "sin_3 = sin(x_2)" in svg or "sin_3 = sin(x_1)" in svg
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0",
+                    reason="the figure is NumPy 2's program, as the golden files are "
+                           "(NumPy 1.26's promotion records other constants)")
 def test_the_compiler_page_figure_is_the_example_drawn_today():
     # docs/img/compiler-example.{dot,svg}: regenerate with `python tools/docs_figures.py`.
     import html

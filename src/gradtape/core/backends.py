@@ -54,6 +54,8 @@ _KIND_NEUTRAL = frozenset((
     "function_call", "backward_call", "custom_gradient", "custom_gradient_vjp",
     "variable_read", "py_function", "numpy_function", "stop_gradient", "no_gradient",
     "identity",
+    # A traced function's guard check before a Python call reads values as its guards do.
+    "guard_check",
     # Random draws take no data: they draw NumPy arrays from gradtape's streams.
     "random_draw", "stateless_random_draw"))
 # Inputs after the first of these primitives are integer index arrays, which gradtape

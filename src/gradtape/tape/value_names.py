@@ -51,7 +51,7 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
                     tensor_id = ("array", id(trace.value(slot, sources)))
                 if tensor_id in held:
                     names[slot] = held[tensor_id]
-    _operand_names(trace, names)
+    _operand_names(trace, names, sources)
     for k, slot in enumerate(trace.source_slots):
         names.setdefault(slot, f"source_{k + 1}")
     for slot, name in names.items():
@@ -85,9 +85,11 @@ def _assigned_names(trace: Trace, recorded: list, names: dict[int, str]) -> None
             names.setdefault(slot, target)
 
 
-def _operand_names(trace: Trace, names: dict[int, str]) -> None:
+def _operand_names(trace: Trace, names: dict[int, str], sources: Sequence[Any]) -> None:
     """A statement's one unnamed input (not made by its own ops) gets the one name its
-    text reads that no other value of it has (``labels`` in ``f(labels, logits)``)."""
+    text reads that no other value of it has (``labels`` in ``f(labels, logits)``). A raw
+    0-d value is not counted: that is a constant the op's own code made (``1 / n`` of a
+    mean), never one the statement names."""
     records, wiring, out_slots = trace.records, trace.wiring, trace.out_slots
     start = 0
     for end in range(1, len(records) + 1):
@@ -97,12 +99,18 @@ def _operand_names(trace: Trace, names: dict[int, str]) -> None:
         if statement is not None and statement.operands:
             made = {s for outs in out_slots[start:end] for s in outs}
             read = {s for ins in wiring[start:end] for s in ins if type(s) is int}
-            unnamed = [s for s in read - made if s not in names]
+            unnamed = [s for s in read - made if s not in names
+                       and not _library_scalar(trace, s, sources)]
             known = {names[s] for s in read | made if s in names}
             candidates = [n for n in statement.operands if n not in known]
             if len(unnamed) == 1 and len(candidates) == 1:
                 names[unnamed[0]] = candidates[0]
         start = end
+
+
+def _library_scalar(trace: Trace, slot: int, sources: Sequence[Any]) -> bool:
+    return trace.tensor_id(slot, sources) is None and \
+        getattr(trace.value(slot, sources), "ndim", None) == 0
 
 
 def _held_names() -> dict[Any, str]:
