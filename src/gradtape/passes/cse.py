@@ -8,7 +8,7 @@ or uncacheable (params holding Python callables), are left alone.
 
 An ``add`` whose two operands became one value (a Hessian's ``m + m``, where a value
 is read twice, as in ``x * x``) is written ``m * 2.0``: bitwise the same for floating
-point (both round the same ``2m``, overflow included), and ``m`` is then read once.
+point (both round the same ``2m``, overflow included; not for complex values), and ``m`` is then read once.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import is_inexact
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops import elementwise as _ew
 
@@ -118,10 +117,10 @@ def eliminate_common_subexpressions(program: Program) -> Program:
 
 
 def _doubled(eqn: Eqn) -> Eqn:
-    """``m + m`` as ``m * 2.0`` (floating point only); any other equation as it is."""
+    """``m + m`` as ``m * 2.0`` (real floating point only); any other equation as it is."""
     if eqn.prim is not _add or eqn.inputs[0] is not eqn.inputs[1] or \
-            not is_inexact(eqn.outs[0].dtype):
-        return eqn
+            not np.issubdtype(eqn.outs[0].dtype, np.floating):
+        return eqn  # complex too: (inf + 0j) * 2.0 is inf + nanj
     return Eqn(_multiply, (eqn.inputs[0], Literal(2.0)), eqn.outs, {}, eqn.loc)
 
 
