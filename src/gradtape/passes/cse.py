@@ -7,8 +7,9 @@ unhashable params, and primitives that declare themselves impure (``pure = False
 or uncacheable (params holding Python callables), are left alone.
 
 An ``add`` whose two operands became one value (a Hessian's ``m + m``, where a value
-is read twice, as in ``x * x``) is written ``m * 2.0``: bitwise the same for floating
-point (both round the same ``2m``, overflow included; not for complex values), and ``m`` is then read once.
+is read twice, as in ``x * x``) is written ``m * 2.0``: bitwise the same for real
+floating point (both round the same ``2m``, overflow included; complex values are left
+alone), and ``m`` is then read once.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 products, merged selects, in one walk.
 
 Each rule set lives in its own module (``fold``, ``zeros_ones``, ``signs``,
-``noop_shapes``, ``regroup``, ``selects``) and can run alone; together they share one walk, so a
-chain such as
+``noop_shapes``, ``regroup``, ``selects``) and can run alone; together they share one
+walk, so a chain such as
 ``broadcast_to(reshape(1.0)) * g -> g -> reshape(g) to g's shape -> g`` resolves in a
 single pass: every equation sees its inputs already simplified.
 """

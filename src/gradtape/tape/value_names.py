@@ -4,7 +4,7 @@ Generated code speaks them (``def backward(labels, hidden, w_out, x)``, ``d_hidd
 A value's name, first found first:
 
 1. a source that is a ``Variable`` with a name of its own: that name (``w_out:0`` ->
-   ``w_out``);
+   ``w_out``; a Keras variable's layer and name, ``hidden/kernel``);
 2. a value an op made: the target of the statement that made it (``logits`` for
    ``logits = hidden @ w_out``), read from the recorded ``file:line``
    (``codegen/user_source.py``), when the target is bound to it: the statement's last
@@ -41,7 +41,7 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
     (``records``: the tape's records before pruning, ``trace.records`` if not given)."""
     names: dict[int, str] = {}
     for slot, source in zip(trace.source_slots, sources):
-        own = _variable_name(source)
+        own = variable_name(source)
         if own:
             names.setdefault(slot, own)
     _assigned_names(trace, trace.records if records is None else records, names)
@@ -61,12 +61,16 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
         slot_vars[slot].name = name
 
 
-def _variable_name(source: Any) -> str | None:
-    """A Variable's own name without TF's ``:0``; ``None`` for the default name."""
+def variable_name(source: Any) -> str | None:
+    """A Variable's own name without TF's ``:0`` (a Keras variable's layer and name:
+    ``hidden/kernel``, so two layers' kernels read apart); ``None`` for the default."""
     if not isinstance(source, Variable):
         return None
-    name = source._name
-    return None if not isinstance(name, str) or name == _DEFAULT_VARIABLE_NAME else name
+    path = getattr(source, "path", None)
+    name = "/".join(path.split("/")[-2:]) if isinstance(path, str) and path else source._name
+    if not isinstance(name, str) or name == _DEFAULT_VARIABLE_NAME:
+        return None
+    return name.split(":")[0]
 
 
 def _assigned_names(trace: Trace, recorded: list, names: dict[int, str]) -> None:
