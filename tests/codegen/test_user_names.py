@@ -244,6 +244,7 @@ def test_a_statement_whose_value_is_not_its_last_op_names_nothing(tmp_path, body
     ("h = f(x)[0]\n", False),
     ("h = {'a': f(x)}\n", False),
     ("h = f(x) if c else [g(x)]\n", False),
+    ("traced = gt.function(lambda x: gt.sin(x))\n", False),
 ])
 def test_which_statements_bind_their_last_ops_value(tmp_path, text, direct):
     from gradtape.codegen import user_source

@@ -125,6 +125,8 @@ def _direct(node: gast.stmt) -> bool:
     value = getattr(node, "value", None)
     if value is None or isinstance(value, _DISPLAYS):
         return False
+    if any(isinstance(sub, gast.Lambda) for sub in gast.walk(value)):
+        return False  # f = gt.function(lambda x: ...): the lambda's ops run later
     while isinstance(value, gast.Subscript):
         value = value.value
         if isinstance(value, gast.Call):
