@@ -331,7 +331,7 @@ def test_traced_names_are_cosmetic_and_the_step_is_right():
 
         return step, w
 
-    (step_a, wa), (step_b, wb) = make("alpha"), make("beta")
+    (step_a, wa), (step_b, _) = make("alpha"), make("beta")
     ga, gb = step_a(x, y).numpy(), step_b(x, y).numpy()
     # Each forward's parameter is its variable; the inner gradient's backward is one
     # compiled entry for both (structural key), so it shows the first's cotangent names.
