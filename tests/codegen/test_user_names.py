@@ -189,3 +189,161 @@ def test_assignment_targets(tmp_path, text, expected):
     path = tmp_path / "t.py"
     path.write_text(text)
     assert user_source.statement_at((str(path), 1)).targets == expected
+
+
+# --- a value is named after a target only when it is what the target is bound to ------
+
+def _source_of(text: str, tmp_path, name: str = "model.py") -> str:
+    """Run ``text`` (which leaves ``tape``, ``loss`` and ``x``) as a module of its own
+    file, inspecting the backward there (where a user would), and return its source."""
+    text += "source = tape.inspect(loss, x).source\n"
+    path = tmp_path / name
+    path.write_text(text)
+    namespace = {"gt": gt, "np": np, "__name__": "model"}
+    exec(compile(text, str(path), "exec"), namespace)
+    return namespace["source"]
+
+
+def _names_in(source: str) -> set[str]:
+    function = _function(source)
+    names = {a.arg for a in function.args.args}
+    names |= {t.id for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign))
+              for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+              if isinstance(t, ast.Name)}
+    return names
+
+
+PRELUDE = "x = gt.Variable(np.array([0.5, -1.0, 2.0]), name='x')\n"
+
+
+@pytest.mark.parametrize("body, wrong", [
+    # a list display: its last op (exp) is not h
+    ("    h = [gt.tanh(x), gt.exp(x)]\n"
+     "    loss = gt.reduce_sum(h[0] * h[1])\n", "h"),
+    # a tuple display ending in a two-result op: s and e are not eigh's two outputs
+    ("    m = gt.eye(3) * x\n"
+     "    s, e = gt.sin(x), gt.linalg.eigh(m)\n"
+     "    loss = gt.reduce_sum(s) + gt.reduce_sum(e[0] * e[0]) + gt.reduce_sum(e[1])\n", "e"),
+    # a call returning a list reads like one value: the frame shows grids is a list, so
+    # meshgrid's last op (the second grid) is not grids
+    ("    grids = gt.meshgrid(x * 2.0, x * 3.0)\n"
+     "    loss = gt.reduce_sum(gt.sin(grids[0]) * grids[1])\n", "grids"),
+])
+def test_a_statement_whose_value_is_not_its_last_op_names_nothing(tmp_path, body, wrong):
+    text = PRELUDE + "with gt.GradientTape(persistent=True) as tape:\n" + body
+    names = _names_in(_source_of(text, tmp_path))
+    assert wrong not in names and f"d_{wrong}" not in names, names
+
+
+@pytest.mark.parametrize("text, direct", [
+    ("h = gt.tanh(x @ w)\n", True),
+    ("h = x[0]\n", True),
+    ("h = x[0][1:]\n", True),
+    ("h = [f(x), g(x)]\n", False),
+    ("a, b = f(x), g(x)\n", False),
+    ("h = f(x)[0]\n", False),
+    ("h = {'a': f(x)}\n", False),
+    ("h = f(x) if c else [g(x)]\n", False),
+    ("traced = gt.function(lambda x: gt.sin(x))\n", False),
+])
+def test_which_statements_bind_their_last_ops_value(tmp_path, text, direct):
+    from gradtape.codegen import user_source
+
+    path = tmp_path / "t.py"
+    path.write_text(text)
+    assert user_source.statement_at((str(path), 1)).direct is direct
+
+
+def test_a_statement_in_a_returned_function_is_judged_by_its_form(tmp_path):
+    """No frame to look at (``model`` returned): the list display still names nothing,
+    while ``out = gt.tanh(x) * 2.0`` in the same function is ``out``."""
+    text = ("def model(v):\n"
+            "    h = [gt.tanh(v), gt.exp(v)]\n"
+            "    out = h[0] * h[1]\n"
+            "    return out\n\n" + PRELUDE
+            + "with gt.GradientTape(persistent=True) as tape:\n"
+            "    loss = gt.reduce_sum(gt.sin(model(x)))\n")
+    source = _source_of(text, tmp_path)
+    names = _names_in(source)
+    assert "h" not in names and "d_h" not in names
+    assert "d_out" in names
+
+
+def test_a_target_rebound_in_a_loop_keeps_its_name(tmp_path):
+    """The frame holds the last pass's ``state``, which the statement's last op made:
+    the check accepts it (earlier passes are not told apart from the statement's inner
+    ops, so they keep op names)."""
+    text = (PRELUDE + "with gt.GradientTape(persistent=True) as tape:\n"
+            "    state = x\n"
+            "    for _ in range(3):\n"
+            "        state = gt.tanh(state * x)\n"
+            "    loss = gt.reduce_sum(state)\n")
+    source = _source_of(text, tmp_path)
+    assert "def backward(state, x," in source
+    # and the gradient is right: d/dx of tanh(tanh(tanh(x*x)*x)*x), by finite differences
+    x0 = np.array([0.5, -1.0, 2.0])
+
+    def loss_of(v):
+        s = v
+        for _ in range(3):
+            s = np.tanh(s * v)
+        return s.sum()
+
+    namespace = {"gt": gt, "np": np}
+    exec(compile(text, str(tmp_path / "model.py"), "exec"), namespace)
+    grad = namespace["tape"].gradient(namespace["loss"], namespace["x"]).numpy()
+    numeric = [(loss_of(x0 + 1e-6 * e) - loss_of(x0 - 1e-6 * e)) / 2e-6 for e in np.eye(3)]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6)
+
+
+# --- @gt.function code speaks the same names as the eager tape --------------------------
+
+def test_a_traced_training_step_reads_in_the_users_names():
+    """The Keras fit step: parameters after the arguments and the layers' variables,
+    the loss after its target, the inner gradient's cotangents as the tape names them."""
+    from golden_programs import FORWARD_PROGRAMS
+
+    function, args = FORWARD_PROGRAMS["keras_fit_step"]()
+    source = function.get_source(*args)
+    assert _parameters(source)[:6] == ["images", "targets", "hidden_kernel", "hidden_bias",
+                                       "head_kernel", "head_bias"]
+    assert "    loss = sum_" in source and "return loss," in source
+    assert "d_predictions = " in source
+    assert "d_hidden_kernel = " in source and "hidden_kernel - d_hidden_kernel * " in source
+
+
+def test_traced_names_are_cosmetic_and_the_step_is_right():
+    """Two traced steps differing only in names compute the same update, which matches
+    float64 central differences of the loss."""
+    rng = np.random.default_rng(1)
+    x = gt.constant(rng.standard_normal((5, 3)))
+    y = gt.constant(rng.standard_normal(5))
+
+    def make(name):
+        w = gt.Variable(rng.standard_normal(3) * 0 + 0.5, name=name)
+
+        @gt.function
+        def step(x, y):
+            with gt.GradientTape() as tape:
+                error = gt.linalg.matvec(x, w) - y
+                loss = gt.reduce_mean(error * error)
+            return tape.gradient(loss, w)
+
+        return step, w
+
+    (step_a, wa), (step_b, _) = make("alpha"), make("beta")
+    ga, gb = step_a(x, y).numpy(), step_b(x, y).numpy()
+    # Each forward's parameter is its variable; the inner gradient's backward is one
+    # compiled entry for both (structural key), so it shows the first's cotangent names.
+    assert "alpha" in _parameters(step_a.get_source(x, y))
+    assert "beta" in _parameters(step_b.get_source(x, y))
+    assert "d_alpha = " in step_a.get_source(x, y)
+    np.testing.assert_array_equal(ga, gb)
+
+    def loss_of(w):
+        e = x.numpy() @ w - y.numpy()
+        return np.mean(e * e)
+
+    w0 = wa.numpy()
+    numeric = [(loss_of(w0 + 1e-6 * e) - loss_of(w0 - 1e-6 * e)) / 2e-6 for e in np.eye(3)]
+    np.testing.assert_allclose(ga, numeric, rtol=1e-6)

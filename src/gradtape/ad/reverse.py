@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..ir.builder import Builder
 from ..ir.dce import eliminate_dead_code
 from ..ir.lower import is_differentiable_dtype
+from ..ir.naming import op_cotangent_name
 from ..ir.nodes import IRValue, Literal, Program, Var
 from ..ir.walk import free_vars
 from ..ops import elementwise as _ew
@@ -37,7 +38,7 @@ def _name_cotangent(ct: IRValue | None, var: Var, prim_name: str | None,
     if var.name is not None:
         ct.name = f"d_{var.name}"
     elif ct.name is None and prim_name is not None:
-        ct.name = f"d_{prim_name}_out"
+        ct.name = op_cotangent_name(prim_name)
 
 
 def vjp_program(

@@ -26,6 +26,11 @@ class Statement(NamedTuple):
     text: str  # the statement on one line, as written (whitespace runs made one space)
     targets: tuple[str, ...] | None  # the names it assigns, in order; None: no assignment
     operands: tuple[str, ...]  # the names its value reads as data (not ``gt`` of ``gt.f``)
+    # Whether the value bound to the targets is surely the statement's last op's result:
+    # ``h = gt.tanh(x @ w)``, ``h = x[0]``; not a display (``h = [f(x), g(x)]``,
+    # ``a, b = f(x), g(x)``) nor an item of a call's result (``h = f(x)[0]``: maybe a
+    # Python list's item, made by an op before the last).
+    direct: bool = False
 
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)
@@ -80,7 +85,8 @@ def _statements(filename: str) -> dict[int, Statement]:
     index: dict[int, Statement] = {}
     for node in gast.walk(tree):
         if isinstance(node, _SIMPLE):
-            statement = Statement(_text(node, lines), _targets(node), _operands(node))
+            statement = Statement(_text(node, lines), _targets(node), _operands(node),
+                                  _direct(node))
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 index.setdefault(line, statement)
     return index
@@ -108,6 +114,25 @@ def _targets(node: gast.stmt) -> tuple[str, ...] | None:
     elements = target.elts if isinstance(target, (gast.Tuple, gast.List)) else [target]
     names = tuple(_target_name(e) for e in elements)
     return None if "" in names else names
+
+
+_DISPLAYS = (gast.Tuple, gast.List, gast.Set, gast.Dict, gast.ListComp, gast.SetComp,
+             gast.DictComp, gast.GeneratorExp, gast.Starred, gast.Lambda)
+
+
+def _direct(node: gast.stmt) -> bool:
+    """Whether the statement binds its value's last op's result (see ``Statement``)."""
+    value = getattr(node, "value", None)
+    if value is None or isinstance(value, _DISPLAYS):
+        return False
+    if any(isinstance(sub, gast.Lambda) for sub in gast.walk(value)):
+        return False  # f = gt.function(lambda x: ...): the lambda's ops run later
+    while isinstance(value, gast.Subscript):
+        value = value.value
+        if isinstance(value, gast.Call):
+            return False  # f(x)[0]: the call may return a list
+    return not isinstance(value, gast.IfExp) or (
+        not isinstance(value.body, _DISPLAYS) and not isinstance(value.orelse, _DISPLAYS))
 
 
 def _target_name(target: gast.expr) -> str:

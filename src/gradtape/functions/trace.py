@@ -42,6 +42,7 @@ from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ir.walk import keep_literal, walk
 from .checkpoints import GuardCheck, guard_check_p
 from .drops import Drop, computed_from
+from .naming import copy_var, name_by_statements, name_inputs
 from .variable_reads import strip_reads, variable_read_p  # noqa: F401 - re-exported
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
@@ -172,6 +173,7 @@ class Tracer:
         self.initializing = 0  # > 0 while a Variable's initial value is read
         self.branch_read = False  # True while gt.cond/while_loop reads its predicate
         self.checked = 0  # guards a guard_check equation checks before a Python call
+        self.copied: set[Var] = set()  # outputs of an inner backward's equations
 
     # --- inputs -------------------------------------------------------------------------
     def add_arg(self, tensor: Tensor, index: int, hint: str) -> None:
@@ -326,7 +328,8 @@ class Tracer:
         where = user_location()
 
         def copy(eqn: Eqn, args: list) -> Any:
-            outs = [Var(o.aval, o.hint) for o in eqn.outs]
+            outs = [copy_var(o) for o in eqn.outs]  # with the tape's names (d_logits)
+            self.copied.update(outs)
             # A backward equation's location is (forward op's location, op name).
             loc = eqn.loc[0] if isinstance(eqn.loc, tuple) and eqn.loc[0] else where
             self.eqns.append(Eqn(eqn.prim, args, outs, eqn.params, loc))
@@ -523,6 +526,8 @@ class Tracer:
             for var, ref in self.inputs[kind]:
                 inputs.append(var)
                 sources.append(Source(kind, ref))
+        name_inputs(self.inputs)
+        name_by_statements(self.eqns, self.copied)
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
         return TracedFunction(program, sources, structure, leaves, assigned, guards,

@@ -23,3 +23,17 @@ class Namer:
             name = f"{hint}_{self._count}"
             self._names[var] = name
         return name
+
+
+def op_cotangent_name(prim_name: str) -> str:
+    """The name of a cotangent whose value has no user's name: its op's (``d_matmul_out``)."""
+    return f"d_{prim_name}_out"
+
+
+_OP_COTANGENT = re.compile(r"d_\w+_out")
+
+
+def is_users_name(name: str | None) -> bool:
+    """Whether ``name`` comes from the user's code (``d_logits``, ``w_out``), not from an
+    op (``d_matmul_out``)."""
+    return name is not None and _OP_COTANGENT.fullmatch(name) is None

@@ -5,6 +5,11 @@ value, to the same inputs (a var by identity, a literal by type and exact value,
 ``0.0`` and ``-0.0`` stay apart). ``add`` and ``multiply`` commute. Equations with
 unhashable params, and primitives that declare themselves impure (``pure = False``)
 or uncacheable (params holding Python callables), are left alone.
+
+An ``add`` whose two operands became one value (a Hessian's ``m + m``, where a value
+is read twice, as in ``x * x``) is written ``m * 2.0``: bitwise the same for real
+floating point (both round the same ``2m``, overflow included; complex values are left
+alone), and ``m`` is then read once.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import numpy as np
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops import elementwise as _ew
 
-_COMMUTATIVE = frozenset({_ew.add.primitive, _ew.multiply.primitive})
+_add = _ew.add.primitive
+_multiply = _ew.multiply.primitive
+_COMMUTATIVE = frozenset({_add, _multiply})
 
 
 class _Unkeyable(Exception):
@@ -89,7 +96,7 @@ def eliminate_common_subexpressions(program: Program) -> Program:
             for v in inputs:
                 if v in subst:  # dicts compare IR values by identity (never ``==``)
                     inputs = tuple([subst.get(v, v) for v in inputs])
-                    eqn = Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc)
+                    eqn = _doubled(Eqn(eqn.prim, inputs, eqn.outs, eqn.params, eqn.loc))
                     break
         for v in inputs:  # a var read but never defined (a free var) still gets a rank
             if v not in rank and isinstance(v, Var):
@@ -108,6 +115,14 @@ def eliminate_common_subexpressions(program: Program) -> Program:
         for o in eqn.outs:
             rank[o] = len(rank)
     return Program(program.inputs, eqns, [subst.get(v, v) for v in program.outputs])
+
+
+def _doubled(eqn: Eqn) -> Eqn:
+    """``m + m`` as ``m * 2.0`` (real floating point only); any other equation as it is."""
+    if eqn.prim is not _add or eqn.inputs[0] is not eqn.inputs[1] or \
+            not np.issubdtype(eqn.outs[0].dtype, np.floating):
+        return eqn  # complex too: (inf + 0j) * 2.0 is inf + nanj
+    return Eqn(_multiply, (eqn.inputs[0], Literal(2.0)), eqn.outs, {}, eqn.loc)
 
 
 def _same_avals(a: Eqn, b: Eqn) -> bool:

@@ -5,11 +5,15 @@ still be interpreted and differentiated), and the code generator writes each inl
 var's equation inside its consumer's expression instead of naming it. A result is
 inlined when it comes from an elementwise primitive, is read exactly once, and is not
 returned. ``a * b + c`` then needs no named temporary, and NumPy can reuse the
-intermediate's buffer (its temporary elision works only on unnamed arrays).
+intermediate's buffer (its temporary elision works only on unnamed arrays). A value
+with the user's name (``d_z``) that a non-elementwise op reads keeps its own line
+(``d_z = ...; d_w = d_z @ features``): there it saves no temporary, and the name tells
+the reader what the expression is.
 """
 
 from __future__ import annotations
 
+from ..ir.naming import is_users_name
 from ..ir.nodes import Program, Var
 
 # Expressions stay readable: at most this many primitives in one statement.
@@ -35,7 +39,11 @@ def inline_vars(program: Program, max_ops: int = MAX_OPS_PER_EXPRESSION) -> set[
     returned = {v for v in program.outputs if isinstance(v, Var)}
     candidates = set()
     for eqn in program.eqns:
-        if eqn.prim.elementwise and not eqn.prim.multiple_results and len(eqn.outs) == 1:
+        if not eqn.prim.elementwise:
+            named = [v for v in eqn.inputs if isinstance(v, Var) and is_users_name(v.name)]
+            candidates.difference_update(named)
+            continue
+        if not eqn.prim.multiple_results and len(eqn.outs) == 1:
             out = eqn.outs[0]
             if uses.get(out) == 1 and out not in returned:
                 candidates.add(out)

@@ -4,10 +4,13 @@ Generated code speaks them (``def backward(labels, hidden, w_out, x)``, ``d_hidd
 A value's name, first found first:
 
 1. a source that is a ``Variable`` with a name of its own: that name (``w_out:0`` ->
-   ``w_out``);
+   ``w_out``; a Keras variable's layer and name, ``hidden/kernel``);
 2. a value an op made: the target of the statement that made it (``logits`` for
    ``logits = hidden @ w_out``), read from the recorded ``file:line``
-   (``codegen/user_source.py``);
+   (``codegen/user_source.py``), when the target is bound to it: the statement's last
+   op made it, and neither the statement's form (``h = [f(x), g(x)]``,
+   ``h = f(x)[0]``) nor the caller's frame (``h`` holding a list, or another op's
+   tensor) says otherwise;
 3. a tensor the code calling ``gradient`` holds: the local (or global) name it holds it
    under (``x``, ``labels``);
 4. a source otherwise: ``source_<k>``, in the order of the sources.
@@ -22,11 +25,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..codegen.user_source import statement_at
+from ..codegen.user_source import Statement, statement_at
 from ..core.state import user_frame
 from ..core.tensor import Tensor
 from ..core.variable import Variable
-from ..ir.lower import LOCATION, Trace
+from ..ir.lower import LOCATION, OUT_IDS, Trace
 from ..ir.nodes import Var
 
 _DEFAULT_VARIABLE_NAME = "Variable"
@@ -38,7 +41,7 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
     (``records``: the tape's records before pruning, ``trace.records`` if not given)."""
     names: dict[int, str] = {}
     for slot, source in zip(trace.source_slots, sources):
-        own = _variable_name(source)
+        own = variable_name(source)
         if own:
             names.setdefault(slot, own)
     _assigned_names(trace, trace.records if records is None else records, names)
@@ -58,20 +61,27 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
         slot_vars[slot].name = name
 
 
-def _variable_name(source: Any) -> str | None:
-    """A Variable's own name without TF's ``:0``; ``None`` for the default name."""
+def variable_name(source: Any) -> str | None:
+    """A Variable's own name without TF's ``:0`` (a Keras variable's layer and name:
+    ``hidden/kernel``, so two layers' kernels read apart); ``None`` for the default."""
     if not isinstance(source, Variable):
         return None
-    name = source._name
-    return None if not isinstance(name, str) or name == _DEFAULT_VARIABLE_NAME else name
+    path = getattr(source, "path", None)
+    name = "/".join(path.split("/")[-2:]) if isinstance(path, str) and path else source._name
+    if not isinstance(name, str) or name == _DEFAULT_VARIABLE_NAME:
+        return None
+    return name.split(":")[0]
 
 
 def _assigned_names(trace: Trace, recorded: list, names: dict[int, str]) -> None:
     """Each statement's targets for the outputs of its last op (the op that made the
     statement's value), found in ``recorded``, the records before pruning: pruning may
     drop a statement's last op and keep one before it (a nested tape's gradient reads
-    ``tanh(x)`` of ``y = reduce_sum(tanh(x) * x)``, not ``y``)."""
+    ``tanh(x)`` of ``y = reduce_sum(tanh(x) * x)``, not ``y``). Only where that output
+    is what the targets are bound to (``_binds_last_op``)."""
     position = {id(rec): i for i, rec in enumerate(recorded)}
+    verdicts: dict[int, bool] = {}
+    bound = None
     for rec, outs in zip(trace.records, trace.out_slots):
         statement = statement_at(rec[LOCATION])
         if statement is None or not statement.targets or len(statement.targets) != len(outs):
@@ -81,8 +91,72 @@ def _assigned_names(trace: Trace, recorded: list, names: dict[int, str]) -> None
             continue  # rewritten (a variable read at several values): not told
         if i + 1 < len(recorded) and statement_at(recorded[i + 1][LOCATION]) is statement:
             continue  # not the statement's last op
-        for slot, target in zip(outs, statement.targets):
-            names.setdefault(slot, target)
+        verdict = verdicts.get(id(statement))
+        if verdict is None:
+            if bound is None:
+                bound = _bound_in_caller(recorded)
+            verdict = verdicts[id(statement)] = _binds_last_op(statement, rec, bound)
+        if verdict:
+            for slot, target in zip(outs, statement.targets):
+                names.setdefault(slot, target)
+
+
+class _Bound:
+    """What the code calling ``gradient`` holds, for the statements of that code: per
+    statement (by identity), its targets' values and its ops' outputs (ids)."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, tuple[Any, ...]] = {}
+        self.last_outs: dict[int, set[int]] = {}  # outputs of the statement's last ops
+        self.other_outs: dict[int, set[int]] = {}  # outputs of its other ops
+
+
+def _bound_in_caller(recorded: list) -> _Bound:
+    bound = _Bound()
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return bound
+    code = frame.f_code
+    lines = {line for *_, line in code.co_lines() if line is not None}
+    scope = frame.f_locals
+    for i, rec in enumerate(recorded):
+        location = rec[LOCATION]
+        if location is None or location[0] != code.co_filename or location[1] not in lines:
+            continue
+        statement = statement_at(location)
+        if statement is None or not statement.targets:
+            continue
+        key = id(statement)
+        if key not in bound.held:
+            if not all(t in scope for t in statement.targets):
+                continue
+            bound.held[key] = tuple(scope[t] for t in statement.targets)
+        last = i + 1 == len(recorded) or statement_at(recorded[i + 1][LOCATION]) is not statement
+        outs = bound.last_outs if last else bound.other_outs
+        outs.setdefault(key, set()).update(rec[OUT_IDS])
+    return bound
+
+
+def _binds_last_op(statement: Statement, rec: tuple, bound: _Bound) -> bool:
+    """Whether the statement's targets hold its last op's outputs. Seen in the calling
+    frame where the statement is its code and the targets are still bound there: a
+    target holding one of those outputs (in any pass of a loop) says yes; one holding a
+    list or tuple of the statement's tensors (``h = [f(x), g(x)]``), or a tensor made by
+    an op before the last (``h = f(x)[0]``), says no. Otherwise the statement's form
+    decides (``Statement.direct``)."""
+    held = bound.held.get(id(statement))
+    if held is not None:
+        last = bound.last_outs.get(id(statement), set())
+        other = bound.other_outs.get(id(statement), set())
+        for value in held:
+            if isinstance(value, Tensor):
+                if value._id in last:
+                    return True
+                if value._id in other:
+                    return False
+            elif isinstance(value, (list, tuple, dict)):
+                return False
+    return statement.direct
 
 
 def _operand_names(trace: Trace, names: dict[int, str], sources: Sequence[Any]) -> None:
