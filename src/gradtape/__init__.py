@@ -3,8 +3,6 @@
 import sys as _sys
 
 from . import checkpoint as _checkpoint
-from . import dtypes as _dtypes
-from . import errors as errors
 from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
@@ -25,20 +23,11 @@ from .control_flow import (
     vectorized_map,
     while_loop,
 )
+from .core import dtypes as _dtypes
+from .core import errors as errors
 from .core.config import config
 from .core.devices import device
-from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
-from .core.gradient_drops import install_public_namespace as _install_public_namespace
-from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
-from .core.tensor_shape import TensorShape
-from .core.unconnected import UnconnectedGradients
-from .core.variable import Variable
-from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
-from .custom import custom_gradient, stop_gradient
-from .debugging import debugging, nest
-from .diag_ops import diag as _linalg_diag
-from .diag_ops import set_diag as _linalg_set_diag
-from .dtypes import (
+from .core.dtypes import (
     DType,
     as_dtype,
     bool,
@@ -59,6 +48,18 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
+from .core.gradient_drops import install_public_namespace as _install_public_namespace
+from .core.namespaces import attribute_namespace, public_dir
+from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
+from .core.tensor_shape import TensorShape
+from .core.unconnected import UnconnectedGradients
+from .core.variable import Variable
+from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
+from .custom import custom_gradient, stop_gradient
+from .debugging import debugging, nest
+from .diag_ops import diag as _linalg_diag
+from .diag_ops import set_diag as _linalg_set_diag
 from .eager import executing_eagerly, get_static_value
 from .functions.api import function
 from .functions.printing import tf_print as print  # TF's name
@@ -70,7 +71,6 @@ from .functions.trace import init_scope
 from .math_ns import add_n
 from .math_ns import namespace as math
 from .module import Module, name_scope
-from .namespaces import attribute_namespace, public_dir
 from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
 from .ops.fft import namespace as signal
@@ -96,8 +96,9 @@ linalg.diag = _linalg_diag
 linalg.set_diag = _linalg_set_diag
 linalg.__all__ = sorted([*linalg.__all__, "band_part", "diag", "set_diag"])
 
-# gt.dtypes: the dtype objects and as_dtype, without the module's imports.
-dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
+# gt.dtypes: the dtype objects, as_dtype and the cast op, without the module's imports.
+dtypes = attribute_namespace({**{name: getattr(_dtypes, name) for name in _dtypes.__all__},
+                              "cast": _ops.cast})
 # TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
 types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
 autograph = attribute_namespace({"to_code": _to_code})

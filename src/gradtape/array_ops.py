@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from . import ops
+from .core.errors import InvalidArgumentError
 from .core.tensor import Tensor
 from .custom import stop_gradient
-from .errors import InvalidArgumentError
 from .ir.nodes import Aval
 from .ops.registry import Primitive, bind, operand, per_primitive
 from .ops.sorting import _gather_sorted, argsort_p

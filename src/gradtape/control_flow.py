@@ -20,10 +20,10 @@ import numpy as np
 from . import ops
 from .ad.batching import batch_program
 from .core import nest
+from .core.errors import InvalidArgumentError
 from .core.state import state
 from .core.tensor import Tensor, convert_to_tensor
 from .custom import stop_gradient
-from .errors import InvalidArgumentError
 from .functions.spec import TensorSpec
 from .ir.builder import Builder
 from .ir.nodes import Aval, Literal, Var

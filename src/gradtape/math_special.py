@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from .core.errors import InvalidArgumentError
+from .core.namespaces import namespace as public_namespace
 from .core.tensor import Tensor
-from .errors import InvalidArgumentError
-from .namespaces import namespace as public_namespace
 from .ops import reduce as _reduce
 from .ops import special as _special
 from .ops.registry import operand

@@ -10,8 +10,8 @@ import numpy as np
 
 from . import random as _random
 from .array_ops import top_k
+from .core.namespaces import namespace as public_namespace
 from .core.tensor import Tensor, concrete_value
-from .namespaces import namespace as public_namespace
 from .ops import nn as _nn
 from .ops.clipping import clip_by_norm
 from .ops.elementwise import greater_equal, where

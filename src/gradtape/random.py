@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from .core.dtypes import numpy_dtype
+from .core.errors import InvalidArgumentError
+from .core.namespaces import public_dir
 from .core.state import state
 from .core.tensor import Tensor, _to_array, concrete_value, wrap
 from .creation import _dims
-from .dtypes import numpy_dtype
-from .errors import InvalidArgumentError
 from .ir.nodes import Aval
-from .namespaces import public_dir
 from .ops.registry import Primitive, bind, per_primitive
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",

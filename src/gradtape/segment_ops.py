@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from . import ops
+from .core.errors import InvalidArgumentError
 from .core.tensor import Tensor, convert_to_tensor
-from .errors import InvalidArgumentError
 from .ir.nodes import Aval
 from .ops.batch_rules import batch_by_loop
 from .ops.index import scatter_add

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from .core.dtypes import DType, as_dtype
+from .core.errors import InvalidArgumentError, OutOfRangeError
 from .core.state import state
 from .core.tensor import Tensor, concrete_value, constant, convert_to_tensor
 from .core.tensor_shape import TensorShape
-from .dtypes import DType, as_dtype
-from .errors import InvalidArgumentError, OutOfRangeError
 
 __all__ = ["TensorArray"]
 

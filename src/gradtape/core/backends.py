@@ -367,7 +367,7 @@ def check_no_numpy_arrays(prim_name: str, kind: ArrayKind, values: list) -> None
 
 
 def _mixing_error(prim_name: str, kind: ArrayKind, array: np.ndarray) -> Exception:
-    from ..errors import InvalidArgumentError
+    from .errors import InvalidArgumentError
 
     if kind.name == "cupy":
         fix = ("Move the NumPy array to the GPU with cupy.asarray(x), or bring the CuPy "

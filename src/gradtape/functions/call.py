@@ -28,10 +28,10 @@ from ..ad import nested
 from ..compiler.runner import CompiledRunner
 from ..core import nest
 from ..core.config import options
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
 from ..core.variable import Variable
-from ..errors import InvalidArgumentError
 from ..ir import builder, interpreter
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import as_dtype
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, constant, convert_to_tensor, wrap
-from ..dtypes import as_dtype
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..ops.registry import Primitive, bind
 

@@ -3,7 +3,7 @@
 initializers, regularizers, losses and optimizers — on gt ops, so tapes,
 ``@gt.function`` and ``jacobian`` work through them."""
 
-from ..namespaces import attribute_namespace, public_dir
+from ..core.namespaces import attribute_namespace, public_dir
 from . import (
     activations,
     initializers,

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import random
+from ..core.dtypes import numpy_dtype
 from ..core.tensor import Tensor, constant
-from ..dtypes import numpy_dtype
 
 __all__ = [
     "Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Identity",

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..core.dtypes import numpy_dtype
 from ..core.tensor import Tensor, convert_to_tensor
 from ..creation import size
-from ..dtypes import numpy_dtype
 from ..module import camel_to_snake
 from . import losses
 from .variables import Variable

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
 from . import shape as _shape
 from .numpy_dispatch import implements

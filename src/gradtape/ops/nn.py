@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import reduce as _reduce
 from .elementwise import exp

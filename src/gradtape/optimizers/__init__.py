@@ -1,7 +1,7 @@
 """Optimizers for training loops: Keras's API (``apply_gradients``, ``minimize``) and
 update formulas, over gradtape variables."""
 
-from ..namespaces import public_dir
+from ..core.namespaces import public_dir
 from . import schedules
 from .adagrad import Adagrad
 from .adam import Adam

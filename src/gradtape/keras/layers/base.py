@@ -20,10 +20,10 @@ import numpy as np
 
 from ... import ops
 from ...array_ops import divide_no_nan
+from ...core.dtypes import numpy_dtype
 from ...core.tensor import Tensor, convert_to_tensor
 from ...core.variable import Variable as _GtVariable
 from ...creation import shape as dynamic_shape
-from ...dtypes import numpy_dtype
 from ...module import (
     ADDED_WEIGHTS,
     Module,
