@@ -56,7 +56,6 @@ from .core.tensor_shape import TensorShape
 from .core.unconnected import UnconnectedGradients
 from .core.variable import Variable
 from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
-from .custom import custom_gradient, stop_gradient
 from .debugging import debugging, nest
 from .diag_ops import diag as _linalg_diag
 from .diag_ops import set_diag as _linalg_set_diag
@@ -75,6 +74,7 @@ from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
 from .ops.fft import namespace as signal
 from .ops.linalg import namespace as linalg
+from .ops.shape import stop_gradient
 from .segment_ops import (
     scatter_nd,
     tensor_scatter_nd_add,
@@ -83,6 +83,7 @@ from .segment_ops import (
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
 )
+from .tape.custom_gradient import custom_gradient
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
 from .tensor_array import TensorArray

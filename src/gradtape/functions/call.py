@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import random
 from ..ad import nested
 from ..compiler.runner import CompiledRunner
 from ..core import nest
@@ -36,6 +35,7 @@ from ..ir import builder, interpreter
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
+from ..ops import random
 from ..ops.registry import Primitive, bind
 from ..passes.pipeline import optimize
 from . import signature

@@ -23,6 +23,8 @@ from . import (
            nn,
            numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
            numpy_stats,  # noqa: F401  (likewise)
+           positions,  # noqa: F401 - index primitives (their TF functions are in api/)
+           random,  # noqa: F401 - the random primitives and their streams
            reduce,
            scan,
            scipy_linalg,
@@ -30,6 +32,7 @@ from . import (
            sorting,
            special,  # noqa: F401  (its names stay in gradtape.ops.special)
            stacking,
+           stdtr,  # noqa: F401 - scipy.special.stdtr's primitive (gt.scipy.special)
 )
 from .arrange import *  # noqa: F403
 from .clipping import *  # noqa: F403

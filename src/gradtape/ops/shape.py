@@ -251,6 +251,22 @@ def _np_copy(a: Any, order: str = "K", subok: bool = False) -> Any:
 __all__.append("identity")
 
 
+# --- stop_gradient -------------------------------------------------------------------
+
+# No VJP: never recorded by a tape, and skipped by autodiff when it appears in IR.
+# (``custom_gradient``, its counterpart, is the tape's: ``tape/custom_gradient.py``.)
+stop_gradient_p = Primitive(
+    "stop_gradient", _identity_impl,
+    batch=lambda size, args, batched: bind(stop_gradient_p, args[0]),
+)
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Any:  # TF's name
+    """``input`` as a constant: no gradient flows through it (``tf.stop_gradient``)."""
+    del name
+    return bind(stop_gradient_p, operand(input))
+
+
 # --- axis helpers --------------------------------------------------------------------
 
 def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:

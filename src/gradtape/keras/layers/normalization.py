@@ -6,8 +6,8 @@ from typing import Any
 
 from ... import ops
 from ...core.tensor import Tensor
-from ...custom import stop_gradient
 from ...nn_ns import namespace as nn
+from ...ops.shape import stop_gradient
 from .. import initializers, regularizers
 from .base import Layer
 
