@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import random
+from ..api import random
 from ..core.dtypes import numpy_dtype
 from ..core.tensor import Tensor, constant
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .core.errors import InvalidArgumentError
-from .core.tensor import Tensor
-from .ops.positions import searchsorted_p, unique_count_p, unique_p
-from .ops.registry import bind, operand
-from .ops.shape import stop_gradient
-from .ops.sorting import _gather_sorted, argsort_p
+from .. import ops
+from ..core.errors import InvalidArgumentError
+from ..core.tensor import Tensor
+from ..ops.positions import searchsorted_p, unique_count_p, unique_p
+from ..ops.registry import bind, operand
+from ..ops.shape import stop_gradient
+from ..ops.sorting import _gather_sorted, argsort_p
 from .segment_ops import unsorted_segment_sum
 
 __all__ = ["top_k", "searchsorted", "unique", "unique_with_counts", "bincount",

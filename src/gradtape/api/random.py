@@ -24,20 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from .core.dtypes import numpy_dtype
-from .core.errors import InvalidArgumentError
-from .core.namespaces import public_dir
-from .core.state import state
-from .core.tensor import Tensor, _to_array, concrete_value, wrap
+from ..core.dtypes import numpy_dtype
+from ..core.errors import InvalidArgumentError
+from ..core.namespaces import public_dir
+from ..core.state import state
+from ..core.tensor import Tensor, _to_array, concrete_value, wrap
+from ..ops.random import OwnStream, check_seed_pair, draw, entropy, set_seed, stateless_draw
 from .creation import _dims
-from .ops.random import (
-    OwnStream,
-    check_seed_pair,
-    draw,
-    entropy,
-    set_seed,
-    stateless_draw,
-)
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
            "Generator", "get_global_generator", "set_global_generator", "stateless_normal",
@@ -65,7 +58,7 @@ def _scaled(unit: Any, scale: Any, shift: Any) -> Tensor:
     """``unit * scale + shift``: with gradtape ops when a parameter is a tensor (TF's
     random ops are differentiable in mean and stddev) or the unit values are traced,
     else in NumPy. The same arithmetic either way: the same values."""
-    from .ops import add, multiply
+    from ..ops import add, multiply
 
     if isinstance(scale, Tensor) or isinstance(shift, Tensor):
         return add(multiply(unit if isinstance(unit, Tensor) else wrap(unit), scale), shift)
@@ -104,7 +97,7 @@ def _uniform(draw: _Draw, shape, minval, maxval, dtype) -> Tensor:
     if maxval is None:
         maxval = 1
     if isinstance(minval, Tensor) or isinstance(maxval, Tensor):
-        from .ops import subtract
+        from ..ops import subtract
 
         return _scaled(unit, subtract(maxval, minval), minval)
     low, high = _to_array(minval, dtype), _to_array(maxval, dtype)

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError, NotFoundError
+from ..core.variable import Variable
 from .checkpoint_files import read_arrays, read_entries, write_arrays
 from .checkpoint_state import latest_checkpoint, write_state
-from .core.errors import InvalidArgumentError, NotFoundError
-from .core.variable import Variable
 from .module import ADDED_WEIGHTS, Module, defer_restore
 
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "latest_checkpoint", "list_variables",

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .core.errors import InvalidArgumentError
-from .core.tensor import Tensor, convert_to_tensor
-from .ops.index import scatter_add
-from .ops.positions import last_occurrence_p, segment_layout_p
-from .ops.registry import bind, holds_tensor, operand
+from .. import ops
+from ..core.errors import InvalidArgumentError
+from ..core.tensor import Tensor, convert_to_tensor
+from ..ops.index import scatter_add
+from ..ops.positions import last_occurrence_p, segment_layout_p
+from ..ops.registry import bind, holds_tensor, operand
 
 __all__ = [
     "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
