@@ -105,7 +105,7 @@ types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _
 autograph = attribute_namespace({"to_code": _to_code})
 # TF's tf.autodiff: the forward-mode accumulator (also top level).
 autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
-# TF's tf.train: object-based checkpoints of variables (checkpoint.py).
+# TF's tf.train: object-based checkpoints of variables (api/checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
 from .core.config import options as _options  # noqa: E402

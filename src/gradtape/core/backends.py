@@ -47,20 +47,6 @@ _RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
 # implementation already runs through NumPy's protocols.
 _ARRAY_API_RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
 
-# Primitives whose implementation is plain Python around other programs or the user's
-# code (a @gt.function call, a nested backward, custom_gradient): it runs as it is on
-# any array kind, and the NumPy constants it passes on are gradtape's own.
-_KIND_NEUTRAL = frozenset((
-    "function_call", "backward_call", "custom_gradient", "custom_gradient_vjp",
-    "variable_read", "py_function", "numpy_function", "stop_gradient", "no_gradient",
-    "identity",
-    # Random draws take no data: they draw NumPy arrays from gradtape's streams.
-    "random_draw", "stateless_random_draw"))
-# Inputs after the first of these primitives are integer index arrays, which gradtape
-# makes as NumPy arrays (``x[[0, 2]]``): they are not the user's data.
-_INDEXING = frozenset(("getitem", "scatter_add"))
-
-
 # Rules for one library (namespace module name -> primitive name -> rule): CuPy's,
 # where a NumPy implementation calls np.asarray (CuPy refuses to convert implicitly).
 _LIBRARY_RULES: dict[str, dict[str, Callable[[ArrayKind], Callable[..., Any]]]] = {}
@@ -164,7 +150,7 @@ class ArrayKind:
         found = self._impls.get(prim)
         if found is None:
             found = self._impls[prim] = (
-                prim.impl if prim.name in _KIND_NEUTRAL
+                prim.impl if prim.kind_neutral
                 else _checked(prim, self, _implementation(self, prim)))
         return found
 
@@ -344,8 +330,8 @@ def eager_impl(prim: Any, values: list) -> Callable[..., Any]:
     kind = kind_of_all(values)
     if kind is None:
         return prim.eager
-    if not kind.takes_numpy and prim.name not in _KIND_NEUTRAL:
-        check_no_numpy_arrays(prim.name, kind, values)
+    if not kind.takes_numpy and not prim.kind_neutral:
+        check_no_numpy_arrays(prim, kind, values)
     return kind.impl(prim)
 
 
@@ -357,13 +343,13 @@ def constant_like(reference: Any, array: np.ndarray) -> Any:
     return array if kind is None or kind.takes_numpy else kind.namespace.asarray(array)
 
 
-def check_no_numpy_arrays(prim_name: str, kind: ArrayKind, values: list) -> None:
+def check_no_numpy_arrays(prim: Any, kind: ArrayKind, values: list) -> None:
     """A user's op mixing ``kind``'s arrays with a NumPy array raises, naming the fix,
     as TF does for tensors on two devices. Scalars (Python, NumPy, 0-d arrays) mix."""
-    data = values[:1] if prim_name in _INDEXING else values
+    data = values[:1] if prim.index_operands else values
     for v in data:
         if v.__class__ is _ndarray and v.ndim:
-            raise _mixing_error(prim_name, kind, v)
+            raise _mixing_error(prim.name, kind, v)
 
 
 def _mixing_error(prim_name: str, kind: ArrayKind, array: np.ndarray) -> Exception:

@@ -616,6 +616,7 @@ def _draws_as_inputs(program: Program) -> tuple[Program, list[int]]:
 
 function_call_p = Primitive(
     "function_call", _call_impl, vjp=_call_vjp, jvp=_call_jvp,
+    kind_neutral=True,
     shape_rule=lambda *inputs, fn: list(fn.gradient().avals),
     multiple_results=True,
 )

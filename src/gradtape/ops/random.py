@@ -174,6 +174,7 @@ def _batch_by_loop(prim: Primitive) -> Callable[..., Any]:
 # stddev is ordinary, differentiable ops. Impure: never merged, folded or dropped.
 random_draw_p = Primitive(
     "random_draw", _draw_impl, shape_rule=_drawn_aval,
+    kind_neutral=True,
     batch=per_primitive(_batch_by_loop), pure=False,
 )
 
@@ -181,6 +182,7 @@ random_draw_p = Primitive(
 # only, so a seed passed as a tensor argument changes them without a new trace.
 stateless_random_draw_p = Primitive(
     "stateless_random_draw", _stateless_impl, shape_rule=_drawn_aval,
+    kind_neutral=True,
     batch=per_primitive(_batch_by_loop),
 )
 

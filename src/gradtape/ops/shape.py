@@ -227,6 +227,7 @@ def _identity_impl(x):
 
 identity_p = Primitive(
     "identity", _identity_impl,
+    kind_neutral=True,
     vjp=lambda g, y, x: (g,),
     jvp=lambda ts, y, x: ts[0],
     shape_rule=lambda x: x.aval,
@@ -257,6 +258,7 @@ __all__.append("identity")
 # (``custom_gradient``, its counterpart, is the tape's: ``tape/custom_gradient.py``.)
 stop_gradient_p = Primitive(
     "stop_gradient", _identity_impl,
+    kind_neutral=True,
     batch=lambda size, args, batched: bind(stop_gradient_p, args[0]),
 )
 

@@ -188,6 +188,7 @@ def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
 
 custom_gradient_p = Primitive(
     "custom_gradient", _forward_impl, vjp=_forward_vjp, jvp=_forward_jvp,
+    kind_neutral=True,
     shape_rule=lambda *inputs, call: list(call.out_avals),
     multiple_results=True, cacheable=False,
 )
@@ -206,6 +207,7 @@ def _vjp_of_vjp(*args: Any, **params: Any) -> tuple:
 
 custom_gradient_vjp_p = Primitive(
     "custom_gradient_vjp", _vjp_impl, vjp=_vjp_of_vjp,
+    kind_neutral=True,
     shape_rule=lambda *upstream, call: list(call.in_avals),
     multiple_results=True, cacheable=False,
     # The interpreter calls this instead of binding when it runs a backward on tensors,
