@@ -39,12 +39,13 @@ def test_without_the_flag_a_numpy_result_from_dask_arrays_is_refused():
 
 def test_the_kind_facts_of_gradtapes_own_primitives_are_their_flags():
     from gradtape.functions.call import function_call_p
+    from gradtape.functions.checkpoints import guard_check_p
     from gradtape.ops.index import getitem_p, scatter_add_p
     from gradtape.ops.random import random_draw_p, stateless_random_draw_p
     from gradtape.ops.shape import identity_p, stop_gradient_p
     from gradtape.tape.custom_gradient import custom_gradient_p, custom_gradient_vjp_p
 
-    neutral = [function_call_p, random_draw_p, stateless_random_draw_p, identity_p,
+    neutral = [function_call_p, guard_check_p, random_draw_p, stateless_random_draw_p, identity_p,
                stop_gradient_p, custom_gradient_p, custom_gradient_vjp_p]
     assert [p.name for p in neutral if not p.kind_neutral] == []
     assert getitem_p.index_operands and scatter_add_p.index_operands

@@ -2,6 +2,8 @@
 
 Importing this package registers every primitive and every NumPy function gradtape can
 differentiate, and gives tensors their operators.
+
+Imports: ``core``, ``ir``.
 """
 
 import sys

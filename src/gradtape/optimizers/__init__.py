@@ -1,5 +1,8 @@
 """Optimizers for training loops: Keras's API (``apply_gradients``, ``minimize``) and
-update formulas, over gradtape variables."""
+update formulas, over gradtape variables.
+
+Imports: ``core``, ``ops``, ``tape``.
+"""
 
 from ..core.namespaces import public_dir
 from . import schedules
