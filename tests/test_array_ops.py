@@ -1,5 +1,5 @@
 """TF's top_k, searchsorted, unique, bincount, band_part, meshgrid, divide_no_nan
-(gradtape/array_ops.py): TF's documented examples, errors and gradients."""
+(gradtape/api/array_ops.py): TF's documented examples, errors and gradients."""
 
 import numpy as np
 import pytest

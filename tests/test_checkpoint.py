@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import module as module_state
+from gradtape.api import module as module_state
 
 
 class Lazy(gt.Module):

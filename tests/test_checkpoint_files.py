@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gradtape as gt
-from gradtape import checkpoint_files, checkpoint_state
+from gradtape.api import checkpoint_files, checkpoint_state
 
 DATA = ".data-00000-of-00001"
 SRC = str(Path(gt.__file__).resolve().parents[1])
@@ -46,7 +46,7 @@ _WRITER = textwrap.dedent("""
     import sys
     import numpy as np
     import gradtape as gt
-    from gradtape import checkpoint_state
+    from gradtape.api import checkpoint_state
     prefix, directory = sys.argv[1], sys.argv[2]
     a = gt.Variable(np.zeros(1 << 21, np.float32))
     b = gt.Variable(np.zeros(1 << 21, np.float32))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape import checkpoint_files
+from gradtape.api import checkpoint_files
 
 K = gt.keras
 X = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(6, 4)

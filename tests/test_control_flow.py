@@ -1,4 +1,4 @@
-"""TF's control flow and mapping (gradtape/control_flow.py): results, structures,
+"""TF's control flow and mapping (gradtape/api/control_flow.py): results, structures,
 errors, gradients, and no stale branch or iteration count inside ``@gt.function``."""
 
 import collections

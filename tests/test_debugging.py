@@ -1,4 +1,4 @@
-"""gt.debugging's assertions and gt.nest (gradtape/debugging.py)."""
+"""gt.debugging's assertions and gt.nest (gradtape/api/debugging.py)."""
 
 import collections
 

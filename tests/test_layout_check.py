@@ -99,3 +99,75 @@ def test_a_cycle_between_packages_and_an_oversized_module_are_reported(tmp_path)
     assert result.returncode == 1
     assert "cycle: gradtape.core -> gradtape.ir" in result.stdout
     assert "modules over 20 lines: 1 gradtape/ir/nodes.py:31" in result.stdout
+
+
+LAYERS = """\
+# Architecture
+
+| package | what it holds | imports |
+|---|---|---|
+| `core/` | foundations | nothing of gradtape's |
+| `ir/` | programs | `core` |
+| `tape/` | the tape | everything above |
+"""
+
+
+def layered_package(tmp_path, core_helper: str, extra: dict[str, str] | None = None):
+    src = write_package(tmp_path, {
+        "__init__.py": ROOT_INIT,
+        "core/__init__.py": "",
+        "core/helper.py": core_helper,
+        "ir/__init__.py": "",
+        "ir/nodes.py": "from ..core import helper\n",
+        "tape/__init__.py": "",
+        "tape/record.py": "from ..ir import nodes\nfrom ..core import helper\n",
+        **(extra or {}),
+    })
+    layers = tmp_path / "architecture.md"
+    layers.write_text(LAYERS)
+    return src, str(layers)
+
+
+def test_imports_the_layer_table_allows_pass(tmp_path):
+    src, layers = layered_package(tmp_path, "")
+    result = run_check(src, "--layers", layers)
+    assert "imports against the layer table: 0; flat modules: 0;" in result.stdout
+
+
+def test_an_import_upward_past_the_layer_table_is_reported(tmp_path):
+    # ir -> tape: tape is above ir in the table.
+    src, layers = layered_package(tmp_path, "", {"ir/late.py": "from ..tape import record\n"})
+    result = run_check(src, "--layers", layers)
+    assert result.returncode == 1
+    assert ("against the layer table: gradtape.ir imports gradtape.tape, which its row "
+            "does not allow") in result.stdout
+
+
+def test_an_import_the_row_does_not_name_is_reported_without_a_cycle(tmp_path):
+    # ir's row allows core only; ir -> a package listed below it but not in its row.
+    table = LAYERS.replace("| `ir/` | programs | `core` |",
+                           "| `ops/` | ops | `core` |\n| `ir/` | programs | `core` |")
+    src = write_package(tmp_path, {
+        "__init__.py": ROOT_INIT, "core/__init__.py": "", "core/helper.py": "",
+        "ops/__init__.py": "", "ops/add.py": "",
+        "ir/__init__.py": "", "ir/nodes.py": "from ..ops import add\n",
+        "tape/__init__.py": "",
+    })
+    (tmp_path / "layers.md").write_text(table)
+    result = run_check(src, "--layers", str(tmp_path / "layers.md"))
+    assert result.returncode == 1
+    assert "cycles 0;" in result.stdout
+    assert "gradtape.ir imports gradtape.ops, which its row does not allow" in result.stdout
+
+
+def test_a_package_without_a_row_and_a_flat_module_are_reported(tmp_path):
+    src, layers = layered_package(tmp_path, "", {
+        "keras/__init__.py": "", "transforms.py": "from .core import helper\n",
+        "testing.py": "from .core import helper\n",  # a public namespace shim: allowed
+    })
+    result = run_check(src, "--layers", layers)
+    assert result.returncode == 1
+    assert "gradtape.keras has no row in the layer table" in result.stdout
+    assert "flat module: gradtape.transforms" in result.stdout
+    assert "flat module: gradtape.testing" not in result.stdout
+    assert "flat modules: 1;" in result.stdout

@@ -43,7 +43,7 @@ def test_default_name_is_the_snake_case_class_name(cls, name):
 
 
 def test_camel_to_snake_as_tf():
-    from gradtape.module import camel_to_snake
+    from gradtape.api.module import camel_to_snake
 
     cases = {"MyModule": "my_module", "HTTPServer": "http_server", "Linear2D": "linear2_d",
              "ABC": "abc", "snake_already": "snake_already"}

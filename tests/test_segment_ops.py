@@ -1,4 +1,4 @@
-"""TF's segment reductions and scatter_nd family (gradtape/segment_ops.py): TF's
+"""TF's segment reductions and scatter_nd family (gradtape/api/segment_ops.py): TF's
 documented examples, errors, gradients of first and second order, compiled code."""
 
 import numpy as np

@@ -1,7 +1,8 @@
-"""Layout check: import cycles, upward imports of the package root, module sizes, and
-the public namespace.
+"""Layout check: import cycles, upward imports of the package root, imports against the
+layer table, flat modules, module sizes, and the public namespace.
 
-usage: python tools/layout_check.py src [--max-lines N]   (from the project root; .ci/run runs it)
+usage: python tools/layout_check.py src [--max-lines N] [--layers FILE]
+       (from the project root; .ci/run runs it)
 
 Nodes are gradtape's subpackages (gradtape.ir, gradtape.ops, ...) and its top-level
 modules; an import from one node to another is an edge. Exits 1, after printing the
@@ -14,6 +15,11 @@ figures, when there is
   not a submodule). That is a cycle through ``__init__``; a lower layer that needs
   something from above has it installed by the higher one (docs/architecture.md). Only
   what the root never imports (``__main__``, ``cli/``: the program) may import it;
+- an import from one package to another that its row of the layer table does not allow
+  (the table "Packages and what each may import" of --layers FILE, by default the
+  docs/architecture.md beside src; a package the table lacks is reported too);
+- a flat module beside the packages other than ``__init__``, ``__main__`` and the
+  public namespace shims (``PUBLIC_MODULES``, imported by their path);
 - a module over --max-lines lines;
 - a public name of ``gradtape`` that is a module the docs don't promise.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,6 +40,10 @@ PUBLIC_MODULES = frozenset({
     "nn", "linalg", "math", "random", "optimizers", "keras", "config", "errors", "special",
     "fft", "experimental", "autodiff", "testing", "scipy",
 })
+
+
+# The layer table's header row in docs/architecture.md.
+LAYER_TABLE_HEADER = "| package | what it holds | imports |"
 
 
 @dataclass(frozen=True)
@@ -189,22 +200,75 @@ def leaked_modules(src: str) -> tuple[list[str], bool]:
     return [x for x in r.stdout.strip().split(",") if x], r.returncode == 0
 
 
+def layer_rows(path: str) -> dict[str, set[str]]:
+    """The layer table: package node -> the nodes its row allows it to import. A row's
+    imports are backticked package names (``gradtape`` is the root), "everything above"
+    (every package of the rows before it, plus any backticked names), or "nothing"."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = lines.index(LAYER_TABLE_HEADER) + 2  # after the header and its |---| line
+    rows: dict[str, set[str]] = {}
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        package, imports = cells[0].strip("`/"), cells[-1]
+        names = re.findall(r"`([a-z_]+)/?`", imports)
+        allowed = {ROOT if n == ROOT else f"{ROOT}.{n}" for n in names}
+        if imports.startswith("everything above"):
+            allowed |= set(rows)
+        rows[f"{ROOT}.{package}"] = allowed
+    return rows
+
+
+def layer_violations(modules: dict[str, Module], edges: dict[str, set[str]],
+                     rows: dict[str, set[str]]) -> list[str]:
+    packages = sorted({m.node for m in modules.values()
+                       if m.is_package and m.name == m.node and m.node != ROOT})
+    found = [f"{p} has no row in the layer table" for p in packages if p not in rows]
+    for node in packages:
+        for target in sorted(edges.get(node, ())):
+            if node in rows and target not in rows[node] and target in rows:
+                found.append(f"{node} imports {target}, which its row does not allow")
+    return found
+
+
+def flat_modules(modules: dict[str, Module]) -> list[str]:
+    """Modules beside the packages that are neither the root's own nor public shims."""
+    allowed = {f"{ROOT}.__main__"} | {f"{ROOT}.{n}" for n in PUBLIC_MODULES}
+    return sorted(m.name for m in modules.values()
+                  if not m.is_package and m.name.count(".") == 1 and m.name not in allowed)
+
+
 def main(argv: list[str]) -> int:
     src = argv[1]
     max_lines = int(argv[argv.index("--max-lines") + 1]) if "--max-lines" in argv else 700
+    default_layers = os.path.join(os.path.dirname(os.path.abspath(src)), "docs",
+                                  "architecture.md")
+    layers = argv[argv.index("--layers") + 1] if "--layers" in argv else default_layers
     modules = find_modules(src)
     edges, upward = analyse(modules)
     found = cycles({m.node for m in modules.values()}, edges)
+    against_layers = (layer_violations(modules, edges, layer_rows(layers))
+                      if os.path.exists(layers) else [])
+    flat = flat_modules(modules)
     big = oversized(modules, src, max_lines)
     leaked, imported = leaked_modules(src)
     for component in found:
         print("cycle:", " -> ".join(component))
     for message in upward:
         print("upward import:", message)
+    for message in against_layers:
+        print("against the layer table:", message)
+    for name in flat:
+        print("flat module:", name, "(move it into the package its layer is)")
     print(f"cycles {len(found)}; upward imports of the package root: {len(upward)}; "
+          f"imports against the layer table: {len(against_layers)}; "
+          f"flat modules: {len(flat)}; "
           f"modules over {max_lines} lines: {len(big)} {' '.join(big)}; "
           f"leaked modules in gt namespace: {len(leaked)} {' '.join(leaked[:12])}")
-    ok = not found and not upward and not big and not leaked and imported
+    ok = (not found and not upward and not against_layers and not flat and not big
+          and not leaked and imported)
     return 0 if ok else 1
 
 

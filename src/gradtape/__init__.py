@@ -2,19 +2,16 @@
 
 import sys as _sys
 
-from . import checkpoint as _checkpoint
-from . import dtypes as _dtypes
-from . import errors as errors
 from . import keras as keras
 from . import ops as _ops
 from . import optimizers as optimizers
-from . import random as random
 from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
-from .array_ops import band_part as _band_part
-from .array_ops import bincount, meshgrid, searchsorted, unique, unique_with_counts
-from .compiler.cache import cache_info
-from .control_flow import (
+from .api import checkpoint as _checkpoint
+from .api import random as random
+from .api.array_ops import band_part as _band_part
+from .api.array_ops import bincount, meshgrid, searchsorted, unique, unique_with_counts
+from .api.control_flow import (
     case,
     cond,
     foldl,
@@ -25,20 +22,31 @@ from .control_flow import (
     vectorized_map,
     while_loop,
 )
+from .api.creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
+from .api.debugging import debugging, nest
+from .api.diag_ops import diag as _linalg_diag
+from .api.diag_ops import set_diag as _linalg_set_diag
+from .api.eager import executing_eagerly, get_static_value
+from .api.math import add_n
+from .api.math import namespace as math
+from .api.module import Module, name_scope
+from .api.nn import namespace as nn
+from .api.segment_ops import (
+    scatter_nd,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+)
+from .api.tensor_array import TensorArray
+from .api.transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
+from .compiler.cache import cache_info
+from .core import dtypes as _dtypes
+from .core import errors as errors
 from .core.config import config
 from .core.devices import device
-from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
-from .core.gradient_drops import install_public_namespace as _install_public_namespace
-from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
-from .core.tensor_shape import TensorShape
-from .core.unconnected import UnconnectedGradients
-from .core.variable import Variable
-from .creation import eye, fill, linspace, ones, range, rank, shape, size, zeros
-from .custom import custom_gradient, stop_gradient
-from .debugging import debugging, nest
-from .diag_ops import diag as _linalg_diag
-from .diag_ops import set_diag as _linalg_set_diag
-from .dtypes import (
+from .core.dtypes import (
     DType,
     as_dtype,
     bool,
@@ -59,7 +67,13 @@ from .dtypes import (
     uint32,
     uint64,
 )
-from .eager import executing_eagerly, get_static_value
+from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
+from .core.gradient_drops import install_public_namespace as _install_public_namespace
+from .core.namespaces import attribute_namespace, public_dir
+from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
+from .core.tensor_shape import TensorShape
+from .core.unconnected import UnconnectedGradients
+from .core.variable import Variable
 from .functions.api import function
 from .functions.printing import tf_print as print  # TF's name
 from .functions.protocols import TraceType as _TraceType
@@ -67,26 +81,13 @@ from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
 from .functions.trace import init_scope
-from .math_ns import add_n
-from .math_ns import namespace as math
-from .module import Module, name_scope
-from .namespaces import attribute_namespace, public_dir
-from .nn_ns import namespace as nn
 from .ops import *  # noqa: F403
 from .ops.fft import namespace as signal
 from .ops.linalg import namespace as linalg
-from .segment_ops import (
-    scatter_nd,
-    tensor_scatter_nd_add,
-    tensor_scatter_nd_max,
-    tensor_scatter_nd_min,
-    tensor_scatter_nd_sub,
-    tensor_scatter_nd_update,
-)
+from .ops.shape import stop_gradient
+from .tape.custom_gradient import custom_gradient
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
-from .tensor_array import TensorArray
-from .transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
@@ -96,14 +97,15 @@ linalg.diag = _linalg_diag
 linalg.set_diag = _linalg_set_diag
 linalg.__all__ = sorted([*linalg.__all__, "band_part", "diag", "set_diag"])
 
-# gt.dtypes: the dtype objects and as_dtype, without the module's imports.
-dtypes = attribute_namespace({name: getattr(_dtypes, name) for name in _dtypes.__all__})
+# gt.dtypes: the dtype objects, as_dtype and the cast op, without the module's imports.
+dtypes = attribute_namespace({**{name: getattr(_dtypes, name) for name in _dtypes.__all__},
+                              "cast": _ops.cast})
 # TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
 types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
 autograph = attribute_namespace({"to_code": _to_code})
 # TF's tf.autodiff: the forward-mode accumulator (also top level).
 autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
-# TF's tf.train: object-based checkpoints of variables (checkpoint.py).
+# TF's tf.train: object-based checkpoints of variables (api/checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
 from .core.config import options as _options  # noqa: E402

@@ -163,7 +163,7 @@ def test_reductions_and_shapes():
 
 
 def test_stop_gradient_rule():
-    from gradtape.custom import stop_gradient_p
+    from gradtape.ops.shape import stop_gradient_p
 
     x = rng.standard_normal(3)
     vectorized = _batched_vs_loop(lambda a: bind(stop_gradient_p, a) * 2.0, [x], [True])

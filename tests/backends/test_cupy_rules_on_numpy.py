@@ -1,11 +1,12 @@
-"""CuPy's rules (``ops/cupy_rules.py``) checked where no GPU is: run with NumPy standing
+"""CuPy's rules (``ops/backends/cupy.py``) checked where no GPU is: run with NumPy standing
 in for CuPy (the same functions), they must equal gradtape's NumPy implementations.
 ``test_cupy_backend.py`` runs them on CuPy where a GPU is."""
 
 import numpy as np
 import pytest
 
-from gradtape.core.backends import _LIBRARY_RULES, ArrayKind
+from gradtape.core.backends import ArrayKind
+from gradtape.ops.backends.rules import _LIBRARY_RULES
 from gradtape.ops.index import parse_index
 
 STAND_IN = ArrayKind("cupy", np, protocols=True)

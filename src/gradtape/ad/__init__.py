@@ -1,1 +1,7 @@
-"""ad."""
+"""Automatic differentiation over programs: reverse mode (``reverse.py``: a backward
+Program emitted with the ops' own VJP rules), batching (``batching.py``: jacobians),
+forward mode (``forward_mode.py``: ``ForwardAccumulator``), and a backward as one call
+op for nested tapes (``nested.py``, with its ``backward_call`` primitive).
+
+Imports: ``core``, ``ir``, ``ops``, ``compiler``.
+"""

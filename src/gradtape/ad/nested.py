@@ -199,6 +199,7 @@ def _batch(size: int, args: list, batched: list, inner: InnerBackward) -> tuple:
 
 backward_call_p = Primitive(
     "backward_call", _impl, vjp=_vjp, jvp=_jvp, shape_rule=_shape_rule,
+    kind_neutral=True,
     batch=_batch, multiple_results=True,
 )
 

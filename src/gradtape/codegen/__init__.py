@@ -7,6 +7,8 @@
     to_gast     the program as a gast module (uses the fusion and buffer analyses)
     emit        gast -> source text (astor, or ast.unparse where astor cannot serve)
     load        compile, register in linecache, dump to a directory
+
+Imports: ``core``, ``ir``, ``ops``, ``passes``.
 """
 
 from __future__ import annotations

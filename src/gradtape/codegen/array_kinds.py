@@ -4,8 +4,8 @@ The NumPy module of a program is generated as always. For another array kind the
 program is generated again, with the same statements, except:
 
 - an equation written as a call of its primitive's implementation calls the
-  implementation on that kind (``core/backends.py``: the library's function, or a rule
-  of ``ops/array_namespaces.py``), imported as
+  implementation on that kind (``ops/backends/rules.py``: the library's function, or a rule
+  of ``ops/backends/``), imported as
   ``sum = _runtime.namespace_impl("dask.array", "sum")``;
 - it never writes into buffers (``out=``, ``+=``): Dask's arrays cannot be written into;
 - on a kind outside NumPy's protocols (``array_api_strict``) every equation is such a

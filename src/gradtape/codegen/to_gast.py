@@ -143,7 +143,7 @@ class _Writer:
     def statements(self, index: int, eqn: Eqn) -> list[gast.stmt]:
         """The statements computing ``eqn``: one, or an array and its filling."""
         # Another library's arrays (Dask) cannot be written into: there scatter_add
-        # calls its implementation on them (ops/dask_rules.py), writing no buffer.
+        # calls its implementation on them (ops/backends/dask.py), writing no buffer.
         if eqn.prim.name == "scatter_add" and self.globs.array_kind is None and \
                 writes_out(eqn):
             out = eqn.outs[0]

@@ -9,7 +9,8 @@ is consulted. Any other array has an :class:`ArrayKind`, found once per array cl
 - whether it takes part in NumPy's protocols (``__array_ufunc__``): then a NumPy
   function called on it runs in its own library (Dask, CuPy), else a NumPy function
   would convert it to NumPy behind the user's back (``array_api_strict``), so each op
-  runs the namespace's function of the same name, or a rule registered here.
+  runs the namespace's function of the same name, or a rule (``ops/backends/``, which
+  installs them here: ``install_implementations``).
 
 A primitive's implementation on a kind is built once per (kind, primitive) and checked:
 an op whose result became a NumPy array raises instead of converting the user's data.
@@ -27,61 +28,8 @@ import numpy as np
 
 _ndarray = np.ndarray
 
-# NumPy functions whose array-API name differs (the standard's 2023 renames).
-_ARRAY_API_NAMES = {
-    "power": "pow", "arctan": "atan", "arcsin": "asin", "arccos": "acos",
-    "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "arctan2": "atan2",
-    "absolute": "abs", "invert": "bitwise_invert", "concatenate": "concat",
-    "transpose": "permute_dims", "left_shift": "bitwise_left_shift",
-    "right_shift": "bitwise_right_shift", "conjugate": "conj",
-}
-
 _DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                 "uint64", "float32", "float64", "complex64", "complex128")
-
-# Namespace rules: primitive name -> (kind -> implementation), for ops whose NumPy
-# implementation neither is a NumPy function of the same name nor runs through NumPy's
-# protocols (``np.add.reduce`` does not on Dask). ``ops/array_namespaces.py`` has them.
-_RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
-# Rules for array-API kinds only (``array_api_strict``): on Dask and CuPy the NumPy
-# implementation already runs through NumPy's protocols.
-_ARRAY_API_RULES: dict[str, Callable[[ArrayKind], Callable[..., Any]]] = {}
-
-# Primitives whose implementation is plain Python around other programs or the user's
-# code (a @gt.function call, a nested backward, custom_gradient): it runs as it is on
-# any array kind, and the NumPy constants it passes on are gradtape's own.
-_KIND_NEUTRAL = frozenset((
-    "function_call", "backward_call", "custom_gradient", "custom_gradient_vjp",
-    "variable_read", "py_function", "numpy_function", "stop_gradient", "no_gradient",
-    "identity",
-    # A traced function's guard check before a Python call reads values as its guards do.
-    "guard_check",
-    # Random draws take no data: they draw NumPy arrays from gradtape's streams.
-    "random_draw", "stateless_random_draw"))
-# Inputs after the first of these primitives are integer index arrays, which gradtape
-# makes as NumPy arrays (``x[[0, 2]]``): they are not the user's data.
-_INDEXING = frozenset(("getitem", "scatter_add"))
-
-
-# Rules for one library (namespace module name -> primitive name -> rule): CuPy's,
-# where a NumPy implementation calls np.asarray (CuPy refuses to convert implicitly).
-_LIBRARY_RULES: dict[str, dict[str, Callable[[ArrayKind], Callable[..., Any]]]] = {}
-
-
-def namespace_rule(primitive_name: str, *, array_api_only: bool = False,
-                   library: str | None = None):
-    """Declare how primitive ``primitive_name`` runs on another library's arrays:
-    ``@namespace_rule("sum") def _sum(kind): return lambda x, axis, keepdims: ...``.
-    With ``array_api_only``, only on kinds outside NumPy's protocols; with ``library``,
-    only on that library's arrays (``"cupy"``), before any other rule."""
-    rules = (_LIBRARY_RULES.setdefault(library, {}) if library is not None
-             else _ARRAY_API_RULES if array_api_only else _RULES)
-
-    def register(make: Callable[[ArrayKind], Callable[..., Any]]):
-        rules[primitive_name] = make
-        return make
-    return register
-
 
 class ArrayKind:
     """One array library other than NumPy, and the implementations of ops on it."""
@@ -166,69 +114,21 @@ class ArrayKind:
         found = self._impls.get(prim)
         if found is None:
             found = self._impls[prim] = (
-                prim.impl if prim.name in _KIND_NEUTRAL
-                else _checked(prim, self, _implementation(self, prim)))
+                prim.impl if prim.kind_neutral
+                else _checked(prim, self, _implementations(self, prim)))
         return found
 
 
-def _implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
-    asarray = kind.namespace.asarray
-    rule = _LIBRARY_RULES.get(kind.name, {}).get(prim.name) or _RULES.get(prim.name)
-    if rule is None and not kind.protocols:
-        rule = _ARRAY_API_RULES.get(prim.name)
-    if rule is not None:
-        return rule(kind) if kind.protocols else _namespace_arguments(rule(kind), asarray)
-    if kind.protocols:  # NumPy's protocols route the NumPy implementation to the library
-        return prim.impl
-    function = _namespace_function(kind.namespace, prim.impl)
-    if function is None:
-        return _unsupported(prim.name, kind)
-    return _namespace_arguments(function, asarray)
+# How a primitive runs on a kind: the rules of ``ops/backends/`` (installed by it, a
+# layer above: ``install_implementations``), given the kind and the primitive.
+_implementations: Callable[[ArrayKind, Any], Callable[..., Any]]
 
 
-def namespace_name(impl: Any) -> str | None:
-    """The array-API name of a NumPy function ``impl`` (``np.power`` -> ``pow``)."""
-    attr = getattr(impl, "__name__", None)
-    if not isinstance(attr, str) or getattr(np, attr, None) is not impl:
-        return None
-    return _ARRAY_API_NAMES.get(attr, attr)
-
-
-def _namespace_function(namespace: ModuleType, impl: Any) -> Callable[..., Any] | None:
-    attr = namespace_name(impl)
-    return None if attr is None else getattr(namespace, attr, None)
-
-
-def _namespace_arguments(function: Callable[..., Any], asarray: Callable[..., Any]
-                         ) -> Callable[..., Any]:
-    """``function`` taking a program's NumPy constants: the array API accepts only its
-    own arrays and Python scalars, so NumPy scalars become Python scalars (which take
-    the array's dtype, as gradtape's constants have the dtype of the array they meet)
-    and NumPy arrays (constants the backward made, such as its ones seed) its arrays."""
-    if getattr(function, "unsupported", False):
-        return function  # it raises whatever it is given
-
-    def call(*args: Any, **params: Any) -> Any:
-        return function(*[a.item() if isinstance(a, np.generic) else
-                          asarray(a) if isinstance(a, _ndarray) else a for a in args],
-                        **params)
-    call.__name__ = getattr(function, "__name__", "call")
-    return call
-
-
-def _unsupported(prim_name: str, kind: ArrayKind) -> Callable[..., Any]:
-    def refuse(*args: Any, **params: Any) -> Any:
-        raise NotImplementedError(
-            f"gradtape's {prim_name!r} op does not run on {kind.name} arrays yet: its "
-            f"NumPy implementation has no {kind.name} equivalent. Convert the input with "
-            "np.asarray first, or use an op that does (docs/scaling.md lists them).")
-    return unsupported(refuse)
-
-
-def unsupported(refuse: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``refuse`` as the implementation of an op a kind cannot run (it raises)."""
-    refuse.unsupported = True  # type: ignore[attr-defined]
-    return refuse
+def install_implementations(build: Callable[[ArrayKind, Any], Callable[..., Any]]) -> None:
+    """Set how ``ArrayKind.impl`` builds a primitive's implementation on a kind (once,
+    when ``ops/backends`` is imported)."""
+    global _implementations
+    _implementations = build
 
 
 # What a conversion to NumPy returns: an array, or a scalar (np.linalg.det's fallback).
@@ -346,8 +246,8 @@ def eager_impl(prim: Any, values: list) -> Callable[..., Any]:
     kind = kind_of_all(values)
     if kind is None:
         return prim.eager
-    if not kind.takes_numpy and prim.name not in _KIND_NEUTRAL:
-        check_no_numpy_arrays(prim.name, kind, values)
+    if not kind.takes_numpy and not prim.kind_neutral:
+        check_no_numpy_arrays(prim, kind, values)
     return kind.impl(prim)
 
 
@@ -359,17 +259,17 @@ def constant_like(reference: Any, array: np.ndarray) -> Any:
     return array if kind is None or kind.takes_numpy else kind.namespace.asarray(array)
 
 
-def check_no_numpy_arrays(prim_name: str, kind: ArrayKind, values: list) -> None:
+def check_no_numpy_arrays(prim: Any, kind: ArrayKind, values: list) -> None:
     """A user's op mixing ``kind``'s arrays with a NumPy array raises, naming the fix,
     as TF does for tensors on two devices. Scalars (Python, NumPy, 0-d arrays) mix."""
-    data = values[:1] if prim_name in _INDEXING else values
+    data = values[:1] if prim.index_operands else values
     for v in data:
         if v.__class__ is _ndarray and v.ndim:
-            raise _mixing_error(prim_name, kind, v)
+            raise _mixing_error(prim.name, kind, v)
 
 
 def _mixing_error(prim_name: str, kind: ArrayKind, array: np.ndarray) -> Exception:
-    from ..errors import InvalidArgumentError
+    from .errors import InvalidArgumentError
 
     if kind.name == "cupy":
         fix = ("Move the NumPy array to the GPU with cupy.asarray(x), or bring the CuPy "
@@ -439,38 +339,3 @@ def dtype_of(array: Any) -> np.dtype:
     if type(array) in _NUMPY_CLASSES or isinstance(dtype, np.dtype):
         return dtype
     return kind_of(array).numpy_dtype(dtype)
-
-
-def computed_together(grads: list, variables: list) -> list:
-    """``grads`` with the lazy (Dask) gradients computed, all in one ``dask.compute``
-    call: one pass over the data gives every gradient of a step, where computing them one
-    by one (or each time an optimizer's NumPy slot reads one) would read the data again."""
-    from .state import state
-    from .tensor import Tensor, wrap
-
-    lazy = [i for i, g in enumerate(grads) if isinstance(g, Tensor) and is_lazy(g._value)]
-    if not lazy or state.tracer is not None:
-        return grads
-    import dask
-
-    values = dask.compute(*[grads[i]._value for i in lazy])
-    grads = list(grads)
-    for i, value in zip(lazy, values):
-        grads[i] = wrap(np.asarray(value))
-    return grads
-
-
-def persist_lazy_variables(variables: list) -> None:
-    """Persist the (Dask) variables an optimizer step updated, in one ``dask.persist``
-    call: each step's value is then its chunks, not a graph of every step before it
-    (which would grow with the steps and recompute them all on every read)."""
-    from .state import state
-
-    lazy = [v for v in variables if is_lazy(v._value)]
-    if not lazy or state.tracer is not None:
-        return
-    import dask
-
-    # The same numbers as the value the update set: no new version for the tapes.
-    for variable, value in zip(lazy, dask.persist(*[v._value for v in lazy])):
-        variable._value = value

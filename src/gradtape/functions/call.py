@@ -23,19 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import random
 from ..ad import nested
 from ..compiler.runner import CompiledRunner
 from ..core import nest
 from ..core.config import options
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
 from ..core.variable import Variable
-from ..errors import InvalidArgumentError
 from ..ir import builder, interpreter
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
+from ..ops import random
 from ..ops.registry import Primitive, bind
 from ..passes.pipeline import optimize
 from . import signature
@@ -616,6 +616,7 @@ def _draws_as_inputs(program: Program) -> tuple[Program, list[int]]:
 
 function_call_p = Primitive(
     "function_call", _call_impl, vjp=_call_vjp, jvp=_call_jvp,
+    kind_neutral=True,
     shape_rule=lambda *inputs, fn: list(fn.gradient().avals),
     multiple_results=True,
 )

@@ -67,4 +67,5 @@ def _batch_check(size: int, args: Sequence[Any], batched: Sequence[bool], *,
 guard_check_p = Primitive(
     "guard_check", _check, shape_rule=lambda *values, check: Aval((), np.dtype(bool)),
     batch=_batch_check, differentiable=False, pure=False,
+    kind_neutral=True,  # plain Python over the guarded values, on any array kind
 )

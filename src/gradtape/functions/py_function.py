@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import as_dtype
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, constant, convert_to_tensor, wrap
-from ..dtypes import as_dtype
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from ..ops.registry import Primitive, bind
 
@@ -251,6 +251,7 @@ def _py_batch(size: int, args: Sequence[Any], batched: Sequence[bool], *, call: 
 
 py_function_p = Primitive(
     "py_function", _apply, vjp=_py_vjp, jvp=_py_jvp, shape_rule=_out_avals,
+    kind_neutral=True,
     batch=lambda size, args, batched, *, call: _py_batch(size, args, batched, call=call,
                                                           prim=py_function_p),
     multiple_results=True, pure=False,
@@ -259,6 +260,7 @@ py_function_p = Primitive(
 # No VJP: never recorded by a tape, its results are constants (TF's numpy_function).
 numpy_function_p = Primitive(
     "numpy_function", _apply, shape_rule=_out_avals,
+    kind_neutral=True,
     batch=lambda size, args, batched, *, call: _py_batch(size, args, batched, call=call,
                                                           prim=numpy_function_p),
     multiple_results=True, pure=False,

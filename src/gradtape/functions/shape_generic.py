@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..core import nest
+from ..core.errors import InvalidArgumentError
 from ..core.tensor import Tensor
-from ..errors import InvalidArgumentError
 from . import signature
 from .spec import TensorSpec
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import DType, as_dtype, float32
 from ..core.tensor import Tensor, constant
 from ..core.tensor_shape import TensorShape
-from ..dtypes import DType, as_dtype, float32
 
 __all__ = ["TensorSpec"]
 

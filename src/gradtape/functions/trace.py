@@ -34,10 +34,10 @@ import numpy as np
 
 from ..ad.nested import backward_call_p
 from ..core import nest
+from ..core.errors import OperatorNotAllowedInGraphError
 from ..core.state import location_from, state, user_location
 from ..core.tensor import Tensor, _next_id, constant, wrap
 from ..core.variable import Variable
-from ..errors import OperatorNotAllowedInGraphError
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ir.walk import keep_literal, walk
 from .checkpoints import GuardCheck, guard_check_p

@@ -29,6 +29,7 @@ def _batch_read(size: int, args: list, batched: list) -> Any:
 # never contains it (``strip_reads``): it matters only to autodiff of the trace.
 variable_read_p = Primitive(
     "variable_read", _read_impl,
+    kind_neutral=True,
     vjp=lambda g, y, assigned, variable: (None, g),
     jvp=lambda tangents, y, assigned, variable: tangents[1],
     shape_rule=lambda assigned, variable: assigned.aval,

@@ -71,6 +71,8 @@ class Primitive:
         pure: bool = True,
         eager: Callable[..., Any] | None = None,
         run_on_tensors: Callable[..., Any] | None = None,
+        kind_neutral: bool = False,
+        index_operands: bool = False,
     ):
         self.name = name
         self.impl = impl
@@ -103,6 +105,14 @@ class Primitive:
         # Set when running a backward on tensors must call this instead of binding
         # (custom_gradient's grad_fn runs user code the recording tapes must see).
         self.run_on_tensors = run_on_tensors
+        # True when the implementation is plain Python around other programs or the
+        # user's code (a @gt.function call, a nested backward, custom_gradient), or takes
+        # no data (random draws): it runs as it is on any array kind (core/backends.py).
+        self.kind_neutral = kind_neutral
+        # True when the inputs after the first are integer index arrays gradtape makes
+        # as NumPy arrays (``x[[0, 2]]``): not the user's data, so they may mix with
+        # another library's arrays.
+        self.index_operands = index_operands
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

@@ -1,9 +1,12 @@
 """``gt.keras``: the part of Keras 3 (as in TF 2.21) that TF's guides use — layers,
 ``Sequential``, ``Model`` (subclassed and functional), ``compile``/``fit``, activations,
 initializers, regularizers, losses and optimizers — on gt ops, so tapes,
-``@gt.function`` and ``jacobian`` work through them."""
+``@gt.function`` and ``jacobian`` work through them.
 
-from ..namespaces import attribute_namespace, public_dir
+Imports: ``core``, ``ops``, ``tape``, ``api``, ``optimizers``.
+"""
+
+from ..core.namespaces import attribute_namespace, public_dir
 from . import (
     activations,
     initializers,

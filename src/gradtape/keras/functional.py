@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import numpy_dtype
 from ..core.tensor import constant
-from ..dtypes import numpy_dtype
 from .layers.base import Layer, _context
 from .naming import uniquify
 

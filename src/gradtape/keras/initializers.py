@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import random
+from ..api import random
+from ..core.dtypes import numpy_dtype
 from ..core.tensor import Tensor, constant
-from ..dtypes import numpy_dtype
 
 __all__ = [
     "Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Identity",

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
+from ..api.creation import size
 from ..core.tensor import Tensor, convert_to_tensor
-from ..creation import size
 from ..ops import nn
 
 __all__ = [

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..api.creation import size
+from ..api.module import camel_to_snake
+from ..core.dtypes import numpy_dtype
 from ..core.tensor import Tensor, convert_to_tensor
-from ..creation import size
-from ..dtypes import numpy_dtype
-from ..module import camel_to_snake
 from . import losses
 from .variables import Variable
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
+from ..api.creation import zeros
 from ..core.tensor import Tensor
-from ..creation import zeros
 
 __all__ = ["L1", "L1L2", "L2", "Regularizer", "get", "l1", "l1_l2", "l2"]
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops, random
+from .. import ops
+from ..api import random
 from ..core.tensor import Tensor, convert_to_tensor
 from ..tape.gradient_tape import GradientTape
 from . import losses as _losses

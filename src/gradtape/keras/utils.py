@@ -6,7 +6,7 @@ import random as _python_random
 
 import numpy as np
 
-from .. import random
+from ..api import random
 from .naming import clear_session
 
 __all__ = ["clear_session", "set_random_seed"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.dtypes import numpy_dtype
 from ..core.state import state
 from ..core.tensor import Tensor
 from ..core.variable import Variable as _Variable
-from ..dtypes import numpy_dtype
 from .naming import variable_path
 
 __all__ = ["Variable"]

@@ -2,34 +2,35 @@
 
 Importing this package registers every primitive and every NumPy function gradtape can
 differentiate, and gives tensors their operators.
+
+Imports: ``core``, ``ir``.
 """
 
 import sys
 
 from ..core import operators as _operators
 from . import (
-           arrange,
-           array_api_linalg,  # noqa: F401 - how primitives run on array-API arrays
-           array_api_rules,  # noqa: F401 - (likewise)
-           array_namespaces,  # noqa: F401 - how primitives run on Dask and array-API arrays
-           clipping,
-           convolution,
-           cupy_rules,  # noqa: F401 - how primitives run on CuPy where NumPy would convert
-           dask_rules,  # noqa: F401 - how primitives run on Dask where NumPy does not route
-           elementwise,
-           fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
-           index,
-           linalg,
-           nn,
-           numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
-           numpy_stats,  # noqa: F401  (likewise)
-           reduce,
-           scan,
-           scipy_linalg,
-           shape,
-           sorting,
-           special,  # noqa: F401  (its names stay in gradtape.ops.special)
-           stacking,
+    arrange,
+    backends,  # noqa: F401 - how primitives run on Dask, CuPy and array-API arrays
+    clipping,
+    convolution,
+    elementwise,
+    fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
+    index,
+    linalg,
+    nn,
+    numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
+    numpy_stats,  # noqa: F401  (likewise)
+    positions,  # noqa: F401 - index primitives (their TF functions are in api/)
+    random,  # noqa: F401 - the random primitives and their streams
+    reduce,
+    scan,
+    scipy_linalg,
+    shape,
+    sorting,
+    special,  # noqa: F401  (its names stay in gradtape.ops.special)
+    stacking,
+    stdtr,  # noqa: F401 - scipy.special.stdtr's primitive (gt.scipy.special)
 )
 from .arrange import *  # noqa: F403
 from .clipping import *  # noqa: F403

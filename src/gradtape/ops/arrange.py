@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import index as _index
 from .numpy_dispatch import implements

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
+from ..core.namespaces import attribute_namespace
 from ..core.tensor import Tensor, concrete_value, constant
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
-from ..namespaces import attribute_namespace
 from . import elementwise as _ew
 from . import index as _index
 from .arrange import pad_p, roll

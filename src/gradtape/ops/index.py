@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval, IRValue
 from . import shape as _shape
 from .numpy_dispatch import implements
@@ -134,6 +134,7 @@ def _getitem_batch(size, args, batched, *, index):
 
 getitem_p = Primitive(
     "getitem", _getitem_impl,
+    index_operands=True,
     vjp=lambda g, y, x, *arrays, index: (
         scatter_add(g, arrays, index, x.shape), *_no_index_cts(arrays)
     ),
@@ -160,6 +161,7 @@ def _scatter_add_batch(size, args, batched, *, index, shape):
 
 scatter_add_p = Primitive(
     "scatter_add", _scatter_add_impl,
+    index_operands=True,
     vjp=lambda g, y, u, *arrays, index, shape: (
         bind(getitem_p, g, *arrays, index=index), *_no_index_cts(arrays)
     ),

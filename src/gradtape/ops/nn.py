@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import reduce as _reduce
 from .elementwise import exp
@@ -352,7 +352,7 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12,
     return x / sqrt(maximum(square_sum, epsilon))
 
 
-# --- gt.nn's members (the namespace itself is built in gradtape.nn_ns, with dropout) -------
+# --- gt.nn's members (the namespace itself is built in gradtape.api.nn, with dropout) -------
 
 MEMBERS = {
     "bias_add": bias_add, "elu": elu, "gelu": gelu, "l2_loss": l2_loss,

@@ -28,8 +28,8 @@ import builtins
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.tensor import Tensor, concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import elementwise as _ew
 from . import shape as _shape

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import index as _index
 from .numpy_dispatch import implements
@@ -227,6 +227,7 @@ def _identity_impl(x):
 
 identity_p = Primitive(
     "identity", _identity_impl,
+    kind_neutral=True,
     vjp=lambda g, y, x: (g,),
     jvp=lambda ts, y, x: ts[0],
     shape_rule=lambda x: x.aval,
@@ -249,6 +250,23 @@ def _np_copy(a: Any, order: str = "K", subok: bool = False) -> Any:
 
 
 __all__.append("identity")
+
+
+# --- stop_gradient -------------------------------------------------------------------
+
+# No VJP: never recorded by a tape, and skipped by autodiff when it appears in IR.
+# (``custom_gradient``, its counterpart, is the tape's: ``tape/custom_gradient.py``.)
+stop_gradient_p = Primitive(
+    "stop_gradient", _identity_impl,
+    kind_neutral=True,
+    batch=lambda size, args, batched: bind(stop_gradient_p, args[0]),
+)
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Any:  # TF's name
+    """``input`` as a constant: no gradient flows through it (``tf.stop_gradient``)."""
+    del name
+    return bind(stop_gradient_p, operand(input))
 
 
 # --- axis helpers --------------------------------------------------------------------

@@ -87,6 +87,7 @@ def _no_gradient_impl(x, message):
 # that gradient is asked for, so it is never silently zero, also inside @gt.function.
 no_gradient_p = Primitive(
     "no_gradient", _no_gradient_impl,
+    kind_neutral=True,
     shape_rule=lambda x, message: Aval(tuple(x.shape), x.dtype), pure=False,
     batch=lambda size, args, batched, message: bind(no_gradient_p, args[0], message=message),
 )

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError
 from ..core.tensor import Tensor
-from ..errors import InvalidArgumentError
 from ..ir.nodes import Aval
 from . import index as _index
 from .numpy_dispatch import implements

@@ -1,7 +1,10 @@
 """Optimizers for training loops: Keras's API (``apply_gradients``, ``minimize``) and
-update formulas, over gradtape variables."""
+update formulas, over gradtape variables.
 
-from ..namespaces import public_dir
+Imports: ``core``, ``ops``, ``tape``.
+"""
+
+from ..core.namespaces import public_dir
 from . import schedules
 from .adagrad import Adagrad
 from .adam import Adam

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.backends import computed_together, persist_lazy_variables
 from ..core.tensor import Tensor, constant
 from ..core.variable import Variable
 from ..ops import cast
+from .dask_steps import computed_together, persist_lazy_variables
 from .schedules import LearningRateSchedule
 
 

@@ -1,0 +1,7 @@
+"""Program -> Program rewrites and their pipeline (``pipeline.py``): the algebraic
+rules merged into one walk (``simplify.py`` over ``fold``, ``zeros_ones``, ``signs``,
+``noop_shapes``, ``regroup``), CSE, DCE, fills, fusion and buffer analyses, and the
+selection of a backward's residuals (``residuals.py``).
+
+Imports: ``ir``, ``ops``.
+"""

@@ -5,6 +5,8 @@ SciPy itself converts tensors with ``np.asarray``, so ``scipy.stats.norm.pdf(t)`
 see a tape; these functions are gradtape's own. The submodules load on first use, and
 SciPy is imported only when a function needs one of its implementations (``pip install
 -e '.[scipy]'`` in the clone).
+
+Imports: ``core``, ``ir``, ``ops``.
 """
 
 from __future__ import annotations

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 
 from ..core.tensor import Tensor
-from ..custom import stop_gradient
 from ..ir.nodes import IRValue
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
 from ..ops import special as _family
 from ..ops.registry import operand
-from . import _special_fallback
+from ..ops.shape import stop_gradient
+from ..ops.stdtr import stdtr as _stdtr
 
 # The special-function family's functions, under their SciPy names.
 _SPECIAL_NAMES = ("gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "ndtr",
@@ -40,7 +40,7 @@ betaln = _family.betaln
 gammainc = _family.gammainc
 gammaincc = _family.gammaincc
 betainc = _family.betainc
-stdtr = _special_fallback.stdtr
+stdtr = _stdtr  # not in the family: ops/stdtr.py
 
 
 def as_float(x: Any) -> Any:

@@ -20,7 +20,7 @@ import subprocess
 from typing import Any
 
 from ..core import nest
-from ..errors import NotFoundError, UnknownError
+from ..core.errors import NotFoundError, UnknownError
 from ..ir.graph import programs_dot
 
 

@@ -19,12 +19,9 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...array_ops import divide_no_nan
-from ...core.tensor import Tensor, convert_to_tensor
-from ...core.variable import Variable as _GtVariable
-from ...creation import shape as dynamic_shape
-from ...dtypes import numpy_dtype
-from ...module import (
+from ...api.array_ops import divide_no_nan
+from ...api.creation import shape as dynamic_shape
+from ...api.module import (
     ADDED_WEIGHTS,
     Module,
     camel_to_snake,
@@ -32,6 +29,9 @@ from ...module import (
     name_scope,
     run_deferred_restore,
 )
+from ...core.dtypes import numpy_dtype
+from ...core.tensor import Tensor, convert_to_tensor
+from ...core.variable import Variable as _GtVariable
 from .. import initializers, regularizers
 from ..naming import layer_scope, uniquify
 from ..variables import Variable

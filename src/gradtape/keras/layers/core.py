@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...api.nn import dropout as _dropout
 from ...core.tensor import Tensor, convert_to_tensor
-from ...nn_ns import dropout as _dropout
 from .. import activations, initializers, regularizers
 from .base import Layer
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ops
+from ...api.nn import namespace as nn
 from ...core.tensor import Tensor
-from ...custom import stop_gradient
-from ...nn_ns import namespace as nn
+from ...ops.shape import stop_gradient
 from .. import initializers, regularizers
 from .base import Layer
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...namespaces import namespace as public_namespace
+from ...core.namespaces import namespace as public_namespace
 from ..contraction import einsum
 from ..numpy_dispatch import implements
 from .decompositions import (

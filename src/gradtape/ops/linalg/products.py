@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidArgumentError
+from ...core.errors import InvalidArgumentError
 from ...ir.nodes import Aval
 from .. import elementwise as _ew
 from .. import reduce as _reduce

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from .core.state import state
-from .core.tensor import Tensor
-from .core.variable import Variable
-from .ir.nodes import Var
+from ..core.state import state
+from ..core.tensor import Tensor
+from ..core.variable import Variable
+from ..ir.nodes import Var
 
 __all__ = ["executing_eagerly", "get_static_value"]
 

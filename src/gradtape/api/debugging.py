@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
+from .. import ops
+from ..core import nest as _nest
+from ..core.errors import InvalidArgumentError
+from ..core.namespaces import attribute_namespace
+from ..core.tensor import Tensor, convert_to_tensor
 from .control_flow import assert_same_structure as _assert_same_structure
-from .core import nest as _nest
-from .core.tensor import Tensor, convert_to_tensor
-from .errors import InvalidArgumentError
-from .namespaces import attribute_namespace
 
 __all__ = ["assert_equal", "assert_near", "assert_less", "assert_less_equal",
            "assert_greater", "assert_greater_equal", "assert_positive",

@@ -1,4 +1,5 @@
-"""``custom_gradient`` and ``stop_gradient``, with TensorFlow's semantics.
+"""``custom_gradient``, with TensorFlow's semantics (``stop_gradient`` is an op:
+``ops/shape.py``).
 
 A ``@custom_gradient`` function runs as it is written (tapes record its ops, as in TF,
 so a ``grad_fn`` that closes over its intermediates can be differentiated again). Its
@@ -23,34 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from .core import nest
-from .core.state import state
-from .core.tensor import Tensor, constant, wrap
-from .core.variable import Variable
-from .ir.nodes import Aval
-from .ops.registry import Primitive, bind, operand
-from .tape.recording import note_variable_reads
+from ..core import nest
+from ..core.state import state
+from ..core.tensor import Tensor, constant, wrap
+from ..core.variable import Variable
+from ..ir.nodes import Aval
+from ..ops.registry import Primitive, bind
+from .recording import note_variable_reads
 
-__all__ = ["custom_gradient", "stop_gradient"]
-
-
-# --- stop_gradient -------------------------------------------------------------------
-
-def _identity(x: Any) -> Any:
-    return x
-
-
-# No VJP: never recorded by a tape, and skipped by autodiff when it appears in IR.
-stop_gradient_p = Primitive(
-    "stop_gradient", _identity,
-    batch=lambda size, args, batched: bind(stop_gradient_p, args[0]),
-)
-
-
-def stop_gradient(input: Any, name: str | None = None) -> Any:  # TF's name
-    """``input`` as a constant: no gradient flows through it (``tf.stop_gradient``)."""
-    del name
-    return bind(stop_gradient_p, operand(input))
+__all__ = ["custom_gradient"]
 
 
 # --- custom_gradient -----------------------------------------------------------------
@@ -149,7 +131,7 @@ def _as_tensor(value: Any, aval: Aval) -> Tensor:
         return wrap(np.broadcast_to(value, aval.shape).copy()
                             if value.shape != aval.shape else value)
     if tuple(value.shape) != aval.shape:
-        from .ops import broadcast_to
+        from ..ops import broadcast_to
 
         value = broadcast_to(value, aval.shape)
     return value
@@ -168,7 +150,7 @@ def _fit_gradient(g: Any, aval: Aval, k: int, name: str) -> Tensor:
             "gradient of the input's shape."
         )
     if g.dtype != aval.dtype and np.issubdtype(aval.dtype, np.inexact):
-        from .ops import cast
+        from ..ops import cast
 
         g = cast(g, aval.dtype)
     return g
@@ -186,7 +168,7 @@ def _forward_vjp(g: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
 def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
     """Forward mode through grad_fn, as TF does: grad_fn(u) is linear in u (u -> J^T u),
     so the JVP ``J t`` is the gradient of ``<grad_fn(u), t>`` with respect to ``u``."""
-    from .tape.gradient_tape import GradientTape
+    from .gradient_tape import GradientTape
 
     if any(not isinstance(x, Tensor) for x in inputs):
         raise NotImplementedError(
@@ -206,6 +188,7 @@ def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
 
 custom_gradient_p = Primitive(
     "custom_gradient", _forward_impl, vjp=_forward_vjp, jvp=_forward_jvp,
+    kind_neutral=True,
     shape_rule=lambda *inputs, call: list(call.out_avals),
     multiple_results=True, cacheable=False,
 )
@@ -224,6 +207,7 @@ def _vjp_of_vjp(*args: Any, **params: Any) -> tuple:
 
 custom_gradient_vjp_p = Primitive(
     "custom_gradient_vjp", _vjp_impl, vjp=_vjp_of_vjp,
+    kind_neutral=True,
     shape_rule=lambda *upstream, call: list(call.in_avals),
     multiple_results=True, cacheable=False,
     # The interpreter calls this instead of binding when it runs a backward on tensors,

@@ -9,7 +9,8 @@ Indexing, linear algebra and FFTs are in ``array_api_linalg.py``.
 
 from __future__ import annotations
 
-from ..core.backends import ArrayKind, namespace_rule, unsupported
+from ...core.backends import ArrayKind
+from .rules import namespace_rule, unsupported
 
 
 def _is_complex(xp, x) -> bool:
@@ -318,8 +319,8 @@ def _class_labels(kind: ArrayKind):
 
     def class_labels(labels, depth):
         if labels.size and (bool(xp.min(labels) < 0) or bool(xp.max(labels) >= depth)):
-            from ..core.backends import to_numpy
-            from .nn import _class_labels_impl
+            from ...core.backends import to_numpy
+            from ..nn import _class_labels_impl
 
             _class_labels_impl(to_numpy(labels), depth)  # raises TF's error
         return labels

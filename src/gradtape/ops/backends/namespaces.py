@@ -2,14 +2,15 @@
 
 Most primitives need nothing here: on Dask and CuPy, NumPy's protocols route their NumPy
 implementation to the library; on an array-API namespace, a NumPy function runs as the
-namespace's function of the same (array-API) name (``core/backends.py``). The rules
+namespace's function of the same (array-API) name (``rules.py``). The rules
 below are for the rest: implementations written with ufunc methods (``np.add.reduce``,
 which Dask does not route), ndarray methods, or no NumPy function at all.
 """
 
 from __future__ import annotations
 
-from ..core.backends import ArrayKind, namespace_rule
+from ...core.backends import ArrayKind
+from .rules import namespace_rule
 
 
 def _transposer(xp):

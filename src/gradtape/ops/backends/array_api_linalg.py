@@ -14,8 +14,9 @@ import math
 
 import numpy as np
 
-from ..core.backends import ArrayKind, namespace_rule, to_numpy
-from .index import _build_index, _has_arrays
+from ...core.backends import ArrayKind, to_numpy
+from ..index import _build_index, _has_arrays
+from .rules import namespace_rule
 
 
 def _array_api_rule(name: str):

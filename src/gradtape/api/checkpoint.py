@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InvalidArgumentError, NotFoundError
+from ..core.variable import Variable
+from ..functions.trace import init_scope
+from ..optimizers.optimizer import Optimizer
 from .checkpoint_files import read_arrays, read_entries, write_arrays
 from .checkpoint_state import latest_checkpoint, write_state
-from .core.variable import Variable
-from .errors import InvalidArgumentError, NotFoundError
-from .functions.trace import init_scope
 from .module import ADDED_WEIGHTS, Module, defer_restore, waiting_restores
-from .optimizers.optimizer import Optimizer
 
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "latest_checkpoint", "list_variables",
            "load_variable"]

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .core.tensor import Tensor
-from .custom import stop_gradient
-from .errors import InvalidArgumentError
-from .ir.nodes import Aval
-from .ops.registry import Primitive, bind, operand, per_primitive
-from .ops.sorting import _gather_sorted, argsort_p
-from .segment_ops import looped, unsorted_segment_sum
+from .. import ops
+from ..core.errors import InvalidArgumentError
+from ..core.tensor import Tensor
+from ..ops.positions import searchsorted_p, unique_count_p, unique_p
+from ..ops.registry import bind, operand
+from ..ops.shape import stop_gradient
+from ..ops.sorting import _gather_sorted, argsort_p
+from .segment_ops import unsorted_segment_sum
 
 __all__ = ["top_k", "searchsorted", "unique", "unique_with_counts", "bincount",
            "band_part", "meshgrid", "divide_no_nan"]
@@ -70,25 +70,6 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = np.int3
 
 # --- searchsorted -----------------------------------------------------------------------
 
-def _searchsorted_impl(sorted_sequence, values, side):
-    rows = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
-    queries = values.reshape(-1, values.shape[-1])
-    out = np.stack([np.searchsorted(r, q, side=side) for r, q in zip(rows, queries)])
-    return out.reshape(values.shape)
-
-
-def _searchsorted_batch(size, args, batched, side):
-    """The implementation already maps over leading axes: give both inputs the batch."""
-    full = [a if b else ops.broadcast_to(a, (size,) + tuple(a.shape))
-            for a, b in zip(args, batched)]
-    return bind(searchsorted_p, *full, side=side)
-
-
-searchsorted_p = Primitive(  # no vjp: positions are integers
-    "searchsorted", _searchsorted_impl, batch=_searchsorted_batch,
-    shape_rule=lambda s, v, side: Aval(tuple(v.shape), np.dtype(np.intp)),
-)
-
 
 def searchsorted(sorted_sequence: Any, values: Any, side: str = "left",
                  out_type: Any = np.int32, name: str | None = None) -> Tensor:
@@ -110,34 +91,6 @@ def searchsorted(sorted_sequence: Any, values: Any, side: str = "left",
 
 
 # --- unique ----------------------------------------------------------------------------
-
-def _unique_count_impl(x):
-    return np.asarray(len(np.unique(x)), np.int64)
-
-
-unique_count_p = Primitive(
-    "unique_count", _unique_count_impl, batch=per_primitive(looped),
-    shape_rule=lambda x: Aval((), np.dtype(np.int64)),
-)
-
-
-def _unique_impl(x, size):
-    """(first position of each distinct value in order of appearance, the index of each
-    element's value among them, how often each occurs)."""
-    _, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
-                                          return_counts=True)
-    appearance = np.argsort(first, kind="stable")
-    rank = np.empty_like(appearance)
-    rank[appearance] = np.arange(len(appearance))
-    return first[appearance], rank[inverse.reshape(-1)], counts[appearance]
-
-
-unique_p = Primitive(
-    "unique", _unique_impl, multiple_results=True, batch=per_primitive(looped),
-    shape_rule=lambda x, size: (Aval((size,), np.dtype(np.intp)),
-                                Aval(tuple(x.shape), np.dtype(np.intp)),
-                                Aval((size,), np.dtype(np.intp))),
-)
 
 
 def _unique_parts(x: Any, out_idx: Any):

@@ -6,7 +6,8 @@ that op its own stream (successive calls still differ), and ``set_seed`` restart
 stream. The values are NumPy's (PCG64), not TF's Philox stream: a seeded TF program
 draws different numbers here.
 
-Inside ``@gt.function`` each draw is an equation of the trace (``random_draw``) whose
+Inside ``@gt.function`` each draw is an equation of the trace (``random_draw``, declared
+with its streams in ``ops/random.py``) whose
 implementation draws from its stream when the compiled function runs, as TF's stateful
 random ops do: every call draws new values, in the order eager calls would (a function
 run N times after ``set_seed(s)`` gives what N eager runs of its body give). Tracing
@@ -23,64 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from .core.state import state
-from .core.tensor import Tensor, _to_array, concrete_value, wrap
+from ..core.dtypes import numpy_dtype
+from ..core.errors import InvalidArgumentError
+from ..core.namespaces import public_dir
+from ..core.state import state
+from ..core.tensor import Tensor, _to_array, concrete_value, wrap
+from ..ops.random import OwnStream, check_seed_pair, draw, entropy, set_seed, stateless_draw
 from .creation import _dims
-from .dtypes import numpy_dtype
-from .errors import InvalidArgumentError
-from .ir.nodes import Aval
-from .namespaces import public_dir
-from .ops.registry import Primitive, bind, per_primitive
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
            "Generator", "get_global_generator", "set_global_generator", "stateless_normal",
            "stateless_uniform", "stateless_truncated_normal"]
 
 _FLOATS = ("float16", "float32", "float64")
-_DEFAULT_GLOBAL_SEED = 87654321  # TF's DEFAULT_GRAPH_SEED: an op seed without a global one
 
-
-class _Seeds:
-    """The global seed and the streams drawn from it."""
-
-    def __init__(self) -> None:
-        self.global_seed: int | None = None
-        self.stream = np.random.default_rng()
-        self.op_streams: dict[int, np.random.Generator] = {}
-
-    def reset(self, seed: int | None) -> None:
-        self.global_seed = seed
-        self.stream = np.random.default_rng(None if seed is None else _entropy(seed))
-        self.op_streams.clear()
-
-    def for_op(self, seed: int | None) -> np.random.Generator:
-        """The stream an op draws from: the global one, or the op seed's own."""
-        if seed is None:
-            return self.stream
-        stream = self.op_streams.get(seed)
-        if stream is None:
-            base = _DEFAULT_GLOBAL_SEED if self.global_seed is None else self.global_seed
-            stream = self.op_streams[seed] = np.random.default_rng(
-                [_entropy(base), _entropy(seed)])
-        return stream
-
-
-_seeds = _Seeds()
-
-
-def _entropy(seed: Any) -> int:
-    """A seed as the non-negative int NumPy's SeedSequence takes (TF takes any int64)."""
-    if isinstance(seed, Tensor):
-        seed = concrete_value(seed)
-    return int(seed) & 0xFFFF_FFFF_FFFF_FFFF
-
-
-def set_seed(seed: int | None) -> None:
-    """TF's ``tf.random.set_seed``: restart every random stream from ``seed``."""
-    _seeds.reset(seed)
-
-
-# --- samplers: NumPy draws of unit values, shared by eager calls and traced equations --
 
 def _float_dtype(dtype: Any, what: str) -> np.dtype:
     out = numpy_dtype(dtype)
@@ -90,167 +47,18 @@ def _float_dtype(dtype: Any, what: str) -> np.dtype:
     return out
 
 
-def _standard_normal(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:
-    if dtype.name == "float16":  # NumPy samples float32 and float64 only
-        return rng.standard_normal(shape, np.float32).astype(dtype)
-    return rng.standard_normal(shape, dtype)
-
-
-def _truncated(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """Standard normal values, each redrawn until it lies within two standard deviations
-    (TF's truncated_normal)."""
-    values = _standard_normal(rng, shape, dtype)
-    outside = np.abs(values) > 2
-    while outside.any():
-        values[outside] = _standard_normal(rng, (int(outside.sum()),), dtype)
-        outside = np.abs(values) > 2
-    return values
-
-
-def _unit_uniform(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """Floats in [0, 1)."""
-    unit = rng.random(shape, np.float64 if dtype.name == "float64" else np.float32)
-    return unit.astype(dtype, copy=False)
-
-
-def _integers(rng: np.random.Generator, shape: tuple, dtype: np.dtype, low: Any,
-              high: Any) -> np.ndarray:
-    """Integers in [low, high)."""
-    if np.any(low >= high):
-        raise InvalidArgumentError(f"Need minval < maxval: {low} >= {high}.")
-    return rng.integers(low, high, shape, dtype=dtype)
-
-
-def _permutation(rng: np.random.Generator, shape: tuple, dtype: np.dtype,
-                 value: Any) -> np.ndarray:
-    """``value`` with its first axis permuted (``shape`` and ``dtype`` are its own)."""
-    return rng.permutation(value)
-
-
-def _categorical(rng: np.random.Generator, shape: tuple, dtype: np.dtype,
-                 logits: Any) -> np.ndarray:
-    """``shape[1]`` class indices per row of ``logits``, drawn with probabilities
-    softmax(row). The Gumbel-max trick: argmax(logits + Gumbel noise) samples them."""
-    scores = np.asarray(logits).astype(np.float64)
-    noise = rng.gumbel(size=(scores.shape[0], shape[1], scores.shape[1]))
-    return np.argmax(scores[:, None, :] + noise, axis=-1).astype(dtype)
-
-
-# (rng, shape, dtype, *operands) -> an array of that shape and dtype, by distribution.
-_SAMPLERS: dict[str, Callable[..., np.ndarray]] = {
-    "normal": _standard_normal, "truncated_normal": _truncated, "uniform": _unit_uniform,
-    "integers": _integers, "shuffle": _permutation, "categorical": _categorical,
-}
-
-
-# --- draws: now (eagerly), or equations of a @gt.function trace that draw on every call --
-
-def _generator_of(stream: Any) -> np.random.Generator:
-    """The NumPy generator a stream is now: the global one (``None``), an op seed's (an
-    int) or a ``Generator``'s. Looked up on every draw: ``set_seed`` and
-    ``reset_from_seed`` replace them."""
-    if isinstance(stream, Generator):
-        return stream._rng
-    return _seeds.for_op(stream)
-
-
-def _draw_impl(*operands: Any, stream: Any, distribution: str, shape: tuple,
-               dtype: np.dtype) -> np.ndarray:
-    return _SAMPLERS[distribution](_generator_of(stream), shape, dtype, *operands)
-
-
-def _stateless_impl(seed: Any, *operands: Any, distribution: str, shape: tuple,
-                    dtype: np.dtype) -> np.ndarray:
-    return _SAMPLERS[distribution](_stateless_stream(seed), shape, dtype, *operands)
-
-
-def _drawn_aval(*operands: Any, distribution: str, shape: tuple, dtype: np.dtype,
-                **stream: Any) -> Aval:
-    return Aval(shape, dtype)
-
-
-def _batch_by_loop(prim: Primitive) -> Callable[..., Any]:
-    """One draw per batch element, in order (each element its own values)."""
-    from .ops.batch_rules import batch_by_loop
-
-    return lambda size, args, batched, **params: batch_by_loop(prim, size, args, batched,
-                                                               **params)
-
-
-# ``random_draw(*operands, stream=, distribution=, shape=, dtype=)``: unit values drawn
-# from ``stream`` when the equation runs, so a compiled function draws anew on every call.
-# Its outputs are constants (no VJP, no JVP, as TF's random ops); the scaling by mean and
-# stddev is ordinary, differentiable ops. Impure: never merged, folded or dropped.
-random_draw_p = Primitive(
-    "random_draw", _draw_impl, shape_rule=_drawn_aval,
-    batch=per_primitive(_batch_by_loop), pure=False,
-)
-
-# ``stateless_random_draw(seed, *operands, ...)``: the values depend on the seed operand
-# only, so a seed passed as a tensor argument changes them without a new trace.
-stateless_random_draw_p = Primitive(
-    "stateless_random_draw", _stateless_impl, shape_rule=_drawn_aval,
-    batch=per_primitive(_batch_by_loop),
-)
-
 _Draw = Callable[..., Any]  # (distribution, shape, dtype, *operands) -> unit values
 
 
-def _draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
-          *operands: Any) -> Any:
-    """Unit values from ``stream``: an array now, or while a ``@gt.function`` traces, a
-    tensor computed by a ``random_draw`` equation (drawn on every call, used or not: the
-    stream moves as eagerly). Tracing itself moves no stream: the tracer rewinds it."""
-    tracer = state.tracer
-    if tracer is None:
-        arrays = [_to_array(o) if isinstance(o, Tensor) else o for o in operands]
-        return _draw_impl(*arrays, stream=stream, distribution=distribution, shape=shape,
-                          dtype=dtype)
-    generator = _generator_of(stream)
-    before = generator.bit_generator.state
-    drawn = bind(random_draw_p, *operands, stream=stream, distribution=distribution,
-                 shape=shape, dtype=dtype)
-    value = tracer.value_of(drawn)
-    tracer.traced_draw(generator, before, value)
-    tracer.keep([value])
-    return drawn
-
-
-def _stateless_draw(seed: Any, distribution: str, shape: tuple, dtype: np.dtype,
-                    *operands: Any) -> Any:
-    """Unit values for ``seed``: an array now, or a traced ``stateless_random_draw``
-    tensor whose seed is an operand (a tensor argument: no guard, no new trace)."""
-    if state.tracer is None:
-        return _stateless_impl(seed, *operands, distribution=distribution, shape=shape,
-                               dtype=dtype)
-    return bind(stateless_random_draw_p, seed, *operands, distribution=distribution,
-                shape=shape, dtype=dtype)
-
-
-def streams_of(eqns: Any) -> list[Any]:
-    """The streams the ``random_draw`` equations among ``eqns`` take values from."""
-    return list(dict.fromkeys(e.params["stream"] for e in eqns if e.prim is random_draw_p))
-
-
-def stream_states(streams: list[Any]) -> list[tuple[np.random.Generator, Any]]:
-    """Where ``streams`` are now: ``rewind`` puts them back there."""
-    return [(g, g.bit_generator.state) for g in map(_generator_of, streams)]
-
-
-def rewind(states: list[tuple[np.random.Generator, Any]]) -> None:
-    for generator, stream_state in states:
-        generator.bit_generator.state = stream_state
-
-
 def _stateful(stream: Any) -> _Draw:
-    return functools.partial(_draw, stream)
+    return functools.partial(draw, stream)
 
 
 def _scaled(unit: Any, scale: Any, shift: Any) -> Tensor:
     """``unit * scale + shift``: with gradtape ops when a parameter is a tensor (TF's
     random ops are differentiable in mean and stddev) or the unit values are traced,
     else in NumPy. The same arithmetic either way: the same values."""
-    from .ops import add, multiply
+    from ..ops import add, multiply
 
     if isinstance(scale, Tensor) or isinstance(shift, Tensor):
         return add(multiply(unit if isinstance(unit, Tensor) else wrap(unit), scale), shift)
@@ -289,7 +97,7 @@ def _uniform(draw: _Draw, shape, minval, maxval, dtype) -> Tensor:
     if maxval is None:
         maxval = 1
     if isinstance(minval, Tensor) or isinstance(maxval, Tensor):
-        from .ops import subtract
+        from ..ops import subtract
 
         return _scaled(unit, subtract(maxval, minval), minval)
     low, high = _to_array(minval, dtype), _to_array(maxval, dtype)
@@ -340,7 +148,7 @@ def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Ten
     if len(values.shape) == 0:
         raise InvalidArgumentError("shuffle needs a tensor of rank >= 1, got a scalar.")
     shape, dtype = tuple(values.shape), np.dtype(values.dtype)
-    return _as_tensor(_draw(_op_seed(seed), "shuffle", shape, dtype, values))
+    return _as_tensor(draw(_op_seed(seed), "shuffle", shape, dtype, values))
 
 
 def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | None = None,
@@ -354,22 +162,19 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | No
                                    f"{tuple(scores.shape)}.")
     out_dtype = np.dtype(np.int64) if dtype is None else numpy_dtype(dtype)
     shape = (int(scores.shape[0]), int(num_samples))
-    return _as_tensor(_draw(_op_seed(seed), "categorical", shape, out_dtype, scores))
+    return _as_tensor(draw(_op_seed(seed), "categorical", shape, out_dtype, scores))
 
 
 # --- tf.random.Generator -------------------------------------------------------------------
 
-class Generator:
+class Generator(OwnStream):
     """TF's ``tf.random.Generator``: a random stream of its own, independent of
     ``set_seed``. ``Generator.from_seed(1)`` gives the same values on every run."""
-
-    def __init__(self, rng: np.random.Generator | None = None):
-        self._rng = np.random.default_rng() if rng is None else rng
 
     @classmethod
     def from_seed(cls, seed: int, alg: Any = None) -> Generator:
         del alg  # TF's algorithm choice (Philox, ThreeFry): NumPy's PCG64 here
-        return cls(np.random.default_rng(_entropy(seed)))
+        return cls(np.random.default_rng(entropy(seed)))
 
     @classmethod
     def from_non_deterministic_state(cls, alg: Any = None) -> Generator:
@@ -382,7 +187,7 @@ class Generator:
                 "Generator.reset_from_seed inside @gt.function would reset the generator "
                 "once, at trace time, where TF resets it on every call: call it outside "
                 "the function, before the calls that must start from the seed.")
-        self._rng = np.random.default_rng(_entropy(seed))
+        self._rng = np.random.default_rng(entropy(seed))
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                dtype: Any = np.float32, name: str | None = None) -> Tensor:
@@ -423,24 +228,13 @@ def set_global_generator(generator: Generator) -> None:
 
 # --- stateless functions: the values depend on (shape, seed) only --------------------------
 
-def _stateless_stream(seed: Any) -> np.random.Generator:
-    pair = np.asarray(concrete_value(seed) if isinstance(seed, Tensor) else seed)
-    _check_seed_pair(pair.shape, pair.dtype, seed)
-    return np.random.default_rng([_entropy(v) for v in pair])
-
-
-def _check_seed_pair(shape: Any, dtype: Any, seed: Any) -> None:
-    if tuple(shape) != (2,) or np.dtype(dtype).kind not in "iu":
-        raise InvalidArgumentError(f"seed must have shape [2] and an integer dtype, got "
-                                   f"{seed!r}: pass seed=[a, b].")
-
 
 def _stateless(seed: Any) -> _Draw:
     """Draws for a stateless op's ``seed`` (checked now: a traced seed by its shape and
     dtype, without reading its value)."""
     pair = seed if isinstance(seed, Tensor) else np.asarray(seed)
-    _check_seed_pair(pair.shape, pair.dtype, seed)
-    return functools.partial(_stateless_draw, pair)
+    check_seed_pair(pair.shape, pair.dtype, seed)
+    return functools.partial(stateless_draw, pair)
 
 
 def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,

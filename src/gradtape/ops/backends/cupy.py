@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.backends import ArrayKind, namespace_rule, to_numpy, unsupported
-from .index import _build_index, _has_arrays
+from ...core.backends import ArrayKind, to_numpy
+from ..index import _build_index, _has_arrays
+from .rules import namespace_rule, unsupported
 
 
 def _cupy_rule(name: str):
@@ -146,7 +147,7 @@ def _one_hot(kind: ArrayKind):
 def _class_labels(kind: ArrayKind):
     def class_labels(labels, depth):
         if labels.size and (bool(labels.min() < 0) or bool(labels.max() >= depth)):
-            from .nn import _class_labels_impl
+            from ..nn import _class_labels_impl
 
             _class_labels_impl(to_numpy(labels), depth)  # raises TF's error
         return labels

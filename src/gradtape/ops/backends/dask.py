@@ -1,6 +1,6 @@
 """How primitives run on Dask arrays where NumPy's protocols do not take them there.
 
-NumPy's functions dispatch to Dask on Dask arrays (``core/backends.py``), so most
+NumPy's functions dispatch to Dask on Dask arrays (``core/backends.py``, ``rules.py``), so most
 primitives need nothing here. These rules are for implementations that Dask does not
 route or that write into buffers: ufunc methods (``np.multiply.reduce``), ``np.asarray``
 calls, ``np.add.at`` and loops filling an output. Each builds a lazy Dask graph; none
@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.backends import ArrayKind, namespace_rule
-from .index import _build_index, _has_arrays
+from ...core.backends import ArrayKind
+from ..index import _build_index, _has_arrays
+from .rules import namespace_rule
 
 DASK = "dask.array"
 
@@ -30,7 +31,7 @@ def _dask_rule(primitive_name: str):
 def _sigmoid(kind: ArrayKind):
     # NumPy's implementation on each block: one task a chunk, and its errstate (no
     # overflow warning below -709) holds where the block is computed, on a worker.
-    from .elementwise import _sigmoid_impl
+    from ..elementwise import _sigmoid_impl
 
     return lambda x: x.map_blocks(_sigmoid_impl, dtype=x.dtype)
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .ad.forward_mode import ForwardAccumulator, _pair_leaves
-from .core import nest
-from .core.tensor import Tensor, convert_to_tensor, wrap
-from .core.unconnected import UnconnectedGradients
-from .tape.gradient_tape import GradientTape
+from ..ad.forward_mode import ForwardAccumulator, _pair_leaves
+from ..core import nest
+from ..core.tensor import Tensor, convert_to_tensor, wrap
+from ..core.unconnected import UnconnectedGradients
+from ..tape.gradient_tape import GradientTape
 
 __all__ = ["jvp", "vjp"]
 
@@ -31,7 +31,7 @@ __all__ = ["jvp", "vjp"]
 def _fresh_input(x: Any) -> Tensor:
     """``x`` as a new tensor of its own: a function input no other argument shares."""
     if isinstance(x, Tensor):
-        from .ops import identity
+        from ..ops import identity
 
         return identity(x)
     return convert_to_tensor(x)
@@ -121,7 +121,7 @@ def _as_cotangent(ct: Any, out: Tensor) -> Any:
     """A cotangent of ``out``'s dtype: tensors stay tensors (so outer tapes see them)."""
     if isinstance(ct, Tensor):
         if ct.dtype != out.dtype:
-            from .ops import cast
+            from ..ops import cast
 
             ct = cast(ct, out.dtype)
         return ct

@@ -35,7 +35,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from .errors import DataLossError, NotFoundError
+from ..core.errors import DataLossError, NotFoundError
 
 __all__ = ["DATA_SUFFIX", "INDEX_SUFFIX", "Entry", "read_arrays", "read_entries",
            "write_arrays", "write_atomically"]

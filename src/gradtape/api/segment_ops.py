@@ -15,13 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .core.tensor import Tensor, convert_to_tensor
-from .errors import InvalidArgumentError
-from .ir.nodes import Aval
-from .ops.batch_rules import batch_by_loop
-from .ops.index import scatter_add
-from .ops.registry import Primitive, bind, holds_tensor, operand, per_primitive
+from .. import ops
+from ..core.errors import InvalidArgumentError
+from ..core.tensor import Tensor, convert_to_tensor
+from ..ops.index import scatter_add
+from ..ops.positions import last_occurrence_p, segment_layout_p
+from ..ops.registry import bind, holds_tensor, operand
 
 __all__ = [
     "segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod",
@@ -30,52 +29,6 @@ __all__ = [
     "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
     "tensor_scatter_nd_sub", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
 ]
-
-
-# --- index primitives (integer outputs: never differentiated) ---------------------------
-
-def looped(prim: Primitive):
-    """The batching rule of an index primitive whose result depends on each member's
-    values (positions, counts): one call per batch member."""
-    return lambda size, args, batched, **params: batch_by_loop(prim, size, args, batched,
-                                                                **params)
-
-
-def _segment_layout_impl(ids, num_segments, width):
-    """``(num_segments, width)`` positions of the rows of each segment in order, ``-1``
-    where a segment has fewer rows; ids outside ``[0, num_segments)`` are left out."""
-    flat = np.asarray(ids).reshape(-1)
-    rows = np.flatnonzero((flat >= 0) & (flat < num_segments))
-    segment = flat[rows]
-    order = np.argsort(segment, kind="stable")
-    rows, segment = rows[order], segment[order]
-    counts = np.bincount(segment, minlength=num_segments)
-    starts = np.cumsum(counts) - counts
-    slot = np.arange(len(segment)) - starts[segment]
-    positions = np.full((num_segments, width), -1, np.intp)
-    positions[segment, slot] = rows
-    return positions
-
-
-segment_layout_p = Primitive(  # no vjp: positions are integers
-    "segment_layout", _segment_layout_impl, batch=per_primitive(looped),
-    shape_rule=lambda ids, num_segments, width: Aval((num_segments, width), np.dtype(np.intp)),
-)
-
-
-def _last_occurrence_impl(ids):
-    """True where an id does not occur again later (the write that wins an update)."""
-    flat = np.asarray(ids).reshape(-1)
-    _, first_of_reversed = np.unique(flat[::-1], return_index=True)
-    keep = np.zeros(flat.shape, bool)
-    keep[len(flat) - 1 - first_of_reversed] = True
-    return keep.reshape(np.shape(ids))
-
-
-last_occurrence_p = Primitive(
-    "last_occurrence", _last_occurrence_impl, batch=per_primitive(looped),
-    shape_rule=lambda ids: Aval(tuple(ids.shape), np.dtype(bool)),
-)
 
 
 def _any(condition: Tensor) -> Tensor:

@@ -13,15 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import ops
+from ..core.errors import InvalidArgumentError
+from ..core.namespaces import namespace as public_namespace
+from ..core.tensor import Tensor, _to_array, wrap
+from ..ops import nn
+from ..ops.registry import operand
 from . import array_ops as _array_ops
 from . import math_special as _math_special
-from . import ops
 from . import segment_ops as _segment_ops
-from .core.tensor import Tensor, _to_array, wrap
-from .errors import InvalidArgumentError
-from .namespaces import namespace as public_namespace
-from .ops import nn
-from .ops.registry import operand
 
 __all__ = ["add_n", "count_nonzero", "reduce_all", "reduce_any", "rsqrt", "squared_difference",
            "namespace"]

@@ -5,7 +5,8 @@ reads the ``dtype`` attribute: ``np.zeros(3, gt.float32)``, ``np.dtype(gt.int32)
 it compares equal to that dtype, its scalar type and its name, and hashes like the NumPy
 dtype. ``Tensor.dtype`` stays a plain NumPy dtype (see docs/porting.md).
 
-This module is ``gt.dtypes`` (TF's ``tf.dtypes``).
+``gt.dtypes`` (TF's ``tf.dtypes``) holds these names and ``cast``, an op (the package
+root adds it: this foundation imports nothing above ``core``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from .namespaces import public_dir
-from .ops.elementwise import cast  # tf.dtypes.cast
 
-__all__ = ["DType", "as_dtype", "cast", "float16", "half", "float32", "float64", "double", "int8",
+__all__ = ["DType", "as_dtype", "float16", "half", "float32", "float64", "double", "int8",
            "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
            "complex64", "complex128", "string"]
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from .core.tensor import Tensor
-from .errors import InvalidArgumentError
-from .namespaces import namespace as public_namespace
-from .ops import reduce as _reduce
-from .ops import special as _special
-from .ops.registry import operand
+from ..core.errors import InvalidArgumentError
+from ..core.namespaces import namespace as public_namespace
+from ..core.tensor import Tensor
+from ..ops import reduce as _reduce
+from ..ops import special as _special
+from ..ops.registry import operand
 
 __all__ = ["MATH_MEMBERS", "special_namespace", "lbeta"]
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .core.tensor import Tensor, concrete_value
-from .errors import InvalidArgumentError
-from .ops.linalg.products import diagonal_scatter_p
-from .ops.registry import bind, operand
+from .. import ops
+from ..core.errors import InvalidArgumentError
+from ..core.tensor import Tensor, concrete_value
+from ..ops.linalg.products import diagonal_scatter_p
+from ..ops.registry import bind, operand
 
 __all__ = ["diag", "set_diag"]
 

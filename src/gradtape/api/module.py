@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .core.variable import Variable
+from ..core.variable import Variable
 
 __all__ = ["Module", "name_scope"]
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .core.tensor import Tensor, _to_array, concrete_value, wrap
-from .dtypes import numpy_dtype
-from .errors import InvalidArgumentError
+from ..core.dtypes import numpy_dtype
+from ..core.errors import InvalidArgumentError
+from ..core.tensor import Tensor, _to_array, concrete_value, wrap
 
 __all__ = ["zeros", "ones", "fill", "range", "linspace", "eye", "shape", "size", "rank"]
 

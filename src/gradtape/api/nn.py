@@ -8,16 +8,16 @@ from typing import Any
 
 import numpy as np
 
+from ..core.namespaces import namespace as public_namespace
+from ..core.tensor import Tensor, concrete_value
+from ..ops import nn as _nn
+from ..ops.clipping import clip_by_norm
+from ..ops.elementwise import greater_equal, where
+from ..ops.index import gather
+from ..ops.registry import operand
+from ..ops.stacking import concat
 from . import random as _random
 from .array_ops import top_k
-from .core.tensor import Tensor, concrete_value
-from .namespaces import namespace as public_namespace
-from .ops import nn as _nn
-from .ops.clipping import clip_by_norm
-from .ops.elementwise import greater_equal, where
-from .ops.index import gather
-from .ops.registry import operand
-from .ops.stacking import concat
 
 __all__ = ["dropout", "embedding_lookup", "namespace"]
 

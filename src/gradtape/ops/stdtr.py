@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..ops.registry import Primitive, bind, operand
-from ..ops.scipy_linalg import require_scipy
-from ..ops.special import gammaln, no_gradient, refuse_tangent
+from . import elementwise as _ew
+from . import shape as _shape
+from .registry import Primitive, bind, operand
+from .scipy_linalg import require_scipy
+from .special import gammaln, no_gradient, refuse_tangent
 
 
 def _special():

@@ -17,18 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .ad.batching import batch_program
-from .core import nest
-from .core.state import state
-from .core.tensor import Tensor, convert_to_tensor
-from .custom import stop_gradient
-from .errors import InvalidArgumentError
-from .functions.spec import TensorSpec
-from .ir.builder import Builder
-from .ir.nodes import Aval, Literal, Var
-from .ir.walk import read_outputs, walk
-from .ops.registry import bind
+from .. import ops
+from ..ad.batching import batch_program
+from ..core import nest
+from ..core.errors import InvalidArgumentError
+from ..core.state import state
+from ..core.tensor import Tensor, convert_to_tensor
+from ..functions.spec import TensorSpec
+from ..ir.builder import Builder
+from ..ir.nodes import Aval, Literal, Var
+from ..ir.walk import read_outputs, walk
+from ..ops.registry import bind
+from ..ops.shape import stop_gradient
 from .tensor_array import TensorArray
 
 __all__ = ["cond", "case", "switch_case", "while_loop", "map_fn", "vectorized_map", "scan",

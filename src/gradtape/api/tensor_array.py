@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .core.state import state
-from .core.tensor import Tensor, concrete_value, constant, convert_to_tensor
-from .core.tensor_shape import TensorShape
-from .dtypes import DType, as_dtype
-from .errors import InvalidArgumentError, OutOfRangeError
+from ..core.dtypes import DType, as_dtype
+from ..core.errors import InvalidArgumentError, OutOfRangeError
+from ..core.state import state
+from ..core.tensor import Tensor, concrete_value, constant, convert_to_tensor
+from ..core.tensor_shape import TensorShape
 
 __all__ = ["TensorArray"]
 
@@ -149,7 +149,7 @@ class TensorArray:
 
     def unstack(self, value: Any, name: str | None = None) -> TensorArray:
         """Replace the elements by the slices of ``value`` along its first axis."""
-        from .ops import unstack
+        from ..ops import unstack
 
         del name
         value = self._convert(value)
@@ -166,7 +166,7 @@ class TensorArray:
 
     def scatter(self, indices: Any, value: Any, name: str | None = None) -> TensorArray:
         """Write the slices of ``value`` along its first axis at ``indices``."""
-        from .ops import unstack
+        from ..ops import unstack
 
         del name
         positions = _as_indices(indices)
@@ -182,7 +182,7 @@ class TensorArray:
     def split(self, value: Any, lengths: Any, name: str | None = None) -> TensorArray:
         """Replace the elements by consecutive pieces of ``value`` along its first axis,
         of the given ``lengths``."""
-        from .ops import split
+        from ..ops import split
 
         del name
         value = self._convert(value)
@@ -262,7 +262,7 @@ class TensorArray:
 
     def stack(self, name: str | None = None) -> Tensor:
         """All elements stacked along a new first axis (shape ``(size,) + element``)."""
-        from .ops import stack
+        from ..ops import stack
 
         del name
         if not self._elements:
@@ -271,7 +271,7 @@ class TensorArray:
 
     def gather(self, indices: Any, name: str | None = None) -> Tensor:
         """The elements at ``indices``, stacked along a new first axis."""
-        from .ops import stack
+        from ..ops import stack
 
         del name
         positions = _as_indices(indices)
@@ -284,7 +284,7 @@ class TensorArray:
 
     def concat(self, name: str | None = None) -> Tensor:
         """All elements joined along their first axis."""
-        from .ops import concatenate
+        from ..ops import concatenate
 
         del name
         tensors = self._all()
