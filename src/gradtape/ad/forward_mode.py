@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core import nest
+from ..core.dtypes import as_dtype
 from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
@@ -128,7 +129,7 @@ class ForwardAccumulator:
             if not _is_float(primal.dtype):
                 logger.warning(
                     "The dtype of the watched primal must be floating (e.g. float32), got %s",
-                    primal.dtype.name,
+                    as_dtype(primal.dtype).name,
                 )
             try:
                 tangent = convert_to_tensor(tangent, dtype=primal.dtype)

@@ -22,6 +22,7 @@ import numpy as np
 from ..compiler.cache import backward_cache
 from ..core import nest
 from ..core.backends import NUMPY_CLASSES, dtype_of
+from ..core.dtypes import as_dtype
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
@@ -211,7 +212,7 @@ class GradientTape:
                     "watch-dtype", 5,
                     "The dtype of the watched tensor must be floating (e.g. float32), got "
                     "%s: its gradient will be None. Cast it with gt.cast(x, 'float32') and "
-                    "watch the float tensor.", t.dtype.name,
+                    "watch the float tensor.", as_dtype(t.dtype).name,
                 )
             self._watch_id(t._id, t)
 
@@ -387,7 +388,7 @@ class GradientTape:
                         "The dtype of the source tensor must be floating (e.g. float32) "
                         "when calling GradientTape.gradient, got %s: its gradient is None. "
                         "Differentiate with respect to a float tensor instead.",
-                        s.dtype.name,
+                        as_dtype(s.dtype).name,
                     )
                 continue
             if s._watch_on_read and self._var_versions.get(s._id, s._version) != s._version:
