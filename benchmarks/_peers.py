@@ -368,5 +368,5 @@ def warm_up(with_peers: bool = True) -> None:
                 fn = make()
                 fn()
                 fn()
-            except Exception:  # noqa: BLE001 - each workload reports its own failures
+            except Exception:
                 pass

@@ -25,10 +25,10 @@ if __name__ == "__main__":  # before NumPy loads its thread pool
 
     _threads.limit_from_argv()
 
-import _peers as peers  # noqa: E402
-import gradient  # noqa: E402 - the workloads' models and hand-written gradients
-import numpy as np  # noqa: E402
-from _harness import command, compare, machine, parser, update_docs, versions  # noqa: E402
+import _peers as peers
+import gradient
+import numpy as np
+from _harness import command, compare, machine, parser, update_docs, versions
 
 OPS_PER_LOOP = 50
 

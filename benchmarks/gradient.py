@@ -23,9 +23,9 @@ if __name__ == "__main__":  # before NumPy and the peers load their thread pools
 
     _threads.limit_from_argv()
 
-import _peers as peers  # noqa: E402
-import numpy as np  # noqa: E402
-from _harness import (  # noqa: E402
+import _peers as peers
+import numpy as np
+from _harness import (
     GRADTAPE,
     HAND,
     Result,
@@ -89,7 +89,7 @@ def mlp_backward(p: list, x: np.ndarray, acts: tuple) -> list[np.ndarray]:
     return [x.T @ gz1, gz1.sum(0), h1.T @ gz2, gz2.sum(0), h2.T @ g, g.sum(0)]
 
 
-def mlp_tangent(w1, b1, w2, b2, w3, b3, x, y):  # noqa: ANN001, ANN201 - tangent reads it
+def mlp_tangent(w1, b1, w2, b2, w3, b3, x, y):
     h1 = np.tanh(np.dot(x, w1) + b1)
     h2 = np.tanh(np.dot(h1, w2) + b2)
     d = np.dot(h2, w3) + b3 - y
@@ -183,7 +183,7 @@ def chain_hand_math(x: float) -> list[float]:
     return [g]
 
 
-def chain_tangent(x):  # noqa: ANN001, ANN201 - tangent reads it
+def chain_tangent(x):
     y = x
     for _ in range(20):
         y = np.sin(y) * y + np.cos(y) * 0.5
@@ -216,7 +216,7 @@ def elementwise_hand(x: np.ndarray) -> list[np.ndarray]:
     return [(1 - t * t) * x + t - 2 * x * e]
 
 
-def elementwise_tangent(x):  # noqa: ANN001, ANN201 - tangent reads it
+def elementwise_tangent(x):
     return np.sum(np.tanh(x) * x + np.exp(-x * x))
 
 
@@ -261,7 +261,7 @@ def big_mlp_hand(p: list, x: np.ndarray, onehot: np.ndarray) -> list[np.ndarray]
     return [x.T @ g1, g1.sum(0), h1.T @ g2, g2.sum(0), h2.T @ g3, g3.sum(0)]
 
 
-def big_mlp_tangent(w1, b1, w2, b2, w3, b3, x, onehot):  # noqa: ANN001, ANN201
+def big_mlp_tangent(w1, b1, w2, b2, w3, b3, x, onehot):
     h1 = np.maximum(np.dot(x, w1) + b1, 0.0)
     h2 = np.maximum(np.dot(h1, w2) + b2, 0.0)
     z = np.dot(h2, w3) + b3

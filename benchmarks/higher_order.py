@@ -24,9 +24,9 @@ if __name__ == "__main__":  # before NumPy and the peers load their thread pools
 
     _threads.limit_from_argv()
 
-import _peers as peers  # noqa: E402
-import numpy as np  # noqa: E402
-from _harness import (  # noqa: E402
+import _peers as peers
+import numpy as np
+from _harness import (
     GRADTAPE,
     HAND,
     Result,

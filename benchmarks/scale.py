@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _threads  # noqa: E402 - before NumPy: one BLAS thread per process (and worker)
+import _threads
 
 _threads.limit_from_argv()
 
