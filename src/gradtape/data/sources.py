@@ -119,9 +119,9 @@ class Generator(Dataset):
 def _signature(types: Any, shapes: Any) -> Any:
     if shapes is None:
         return structure.map_nest(lambda t: TensorSpec(None, t), types)
-    pairs = structure.unflatten(types, list(zip(structure.flatten(types),
-                                                _shape_leaves(types, shapes))))
-    return structure.map_nest(lambda p: TensorSpec(p[1], p[0]), pairs)
+    specs = [TensorSpec(shape, dtype) for dtype, shape in
+             zip(structure.flatten(types), _shape_leaves(types, shapes))]
+    return structure.unflatten(types, specs)
 
 
 def _shape_leaves(types: Any, shapes: Any) -> list[Any]:

@@ -54,8 +54,12 @@ def as_arrays(element: Any) -> Any:
     return map_nest(as_array, element)
 
 
+def _is_dataset(leaf: Any) -> bool:
+    return hasattr(leaf, "_elements")  # a window's element: a dataset, kept as it is
+
+
 def as_tensors(element: Any) -> Any:
-    return map_nest(convert_to_tensor, element)
+    return map_nest(lambda a: a if _is_dataset(a) else convert_to_tensor(a), element)
 
 
 def as_numpy(element: Any) -> Any:
