@@ -44,8 +44,10 @@ class Dataset:
         return map(structure.as_tensors, self._elements())
 
     def as_numpy_iterator(self) -> Iterator[Any]:
-        """The elements as NumPy arrays (nests kept)."""
-        return iter(self._elements())
+        """The elements as NumPy arrays (nests kept), a scalar as a NumPy scalar, as
+        TF's ``.numpy()`` gives it."""
+        for element in self._elements():
+            yield structure.map_nest(_numpy_value, element)
 
     @property
     def element_spec(self) -> Any:
@@ -194,6 +196,10 @@ class Dataset:
         size = _positive(size, "size")
         return transforms.Window(self, size, _positive(shift or size, "shift"),
                                  _positive(stride, "stride"), drop_remainder)
+
+
+def _numpy_value(leaf: Any) -> Any:
+    return leaf[()] if isinstance(leaf, np.ndarray) and leaf.ndim == 0 else leaf
 
 
 def _positive(value: Any, what: str) -> int:
