@@ -73,8 +73,8 @@ from .core.namespaces import attribute_namespace, public_dir
 from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .core.tensor_shape import TensorShape
 from .core.unconnected import UnconnectedGradients
-from .data import dataset as _dataset
 from .core.variable import Variable
+from .data import dataset as _dataset
 from .functions.api import function
 from .functions.printing import tf_print as print  # TF's name
 from .functions.protocols import TraceType as _TraceType
