@@ -125,3 +125,20 @@ def test_scale_benchmark_gradients_agree():
     h = 1e-6
     numeric = [(loss(w + h * e) - loss(w - h * e)) / (2 * h) for e in np.eye(4)]
     np.testing.assert_allclose(X_np.T @ (p - y_np), numeric, rtol=1e-6)
+
+
+def test_programs_benchmark_runs_quick_and_its_floor_trains():
+    """benchmarks/programs.py at a tiny size: both workloads time, TF is skipped cleanly
+    when absent, and the NumPy floor's hand-written MLP step lowers the loss."""
+    programs = _load("programs")
+    results = programs.main(["--quick", "--no-peers"])
+    assert [set(r.times) for r in results] == [{programs.NUMPY, programs.GRADTAPE}] * 2
+    assert all(r.skipped == {programs.TF: "--no-peers"} for r in results)
+    x, y = programs.make_data(256, 8, 3)
+    assert programs.numpy_epoch(x, y, 64) == 4
+    import gradtape as gt
+    assert programs.dataset_epoch(gt.data, x, y, 50, 64)() == 4
+    y = (x[:, 0] > 0.5).astype(np.int64)  # a learnable label
+    epoch = programs.numpy_fit_epoch(x, y, 32, 16, 2)
+    losses = [epoch() for _ in range(300)]
+    assert np.mean(losses[-20:]) < np.mean(losses[:20]) - 0.1

@@ -74,6 +74,7 @@ from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .core.tensor_shape import TensorShape
 from .core.unconnected import UnconnectedGradients
 from .core.variable import Variable
+from .data import dataset as _dataset
 from .functions.api import function
 from .functions.printing import tf_print as print  # TF's name
 from .functions.protocols import TraceType as _TraceType
@@ -107,6 +108,15 @@ autograph = attribute_namespace({"to_code": _to_code})
 autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
 # TF's tf.train: object-based checkpoints of variables (api/checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
+# TF's tf.data (data/): Dataset, AUTOTUNE, the cardinality constants, experimental.
+data = attribute_namespace({
+    "Dataset": _dataset.Dataset, "AUTOTUNE": _dataset.AUTOTUNE,
+    "INFINITE_CARDINALITY": _dataset.INFINITE_CARDINALITY,
+    "UNKNOWN_CARDINALITY": _dataset.UNKNOWN_CARDINALITY,
+    "experimental": attribute_namespace({
+        "AUTOTUNE": _dataset.AUTOTUNE, "cardinality": _dataset.cardinality,
+        "INFINITE_CARDINALITY": _dataset.INFINITE_CARDINALITY,
+        "UNKNOWN_CARDINALITY": _dataset.UNKNOWN_CARDINALITY})})
 
 from .core.config import options as _options  # noqa: E402
 
@@ -147,6 +157,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "custom_gradient",
+    "data",
     "debugging",
     "device",
     "double",

@@ -6,7 +6,6 @@ over the samples since the epoch began (the loss tracker and the compiled metric
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -17,6 +16,7 @@ from .. import ops
 from ..api import random
 from ..core.tensor import Tensor, convert_to_tensor
 from ..tape.gradient_tape import GradientTape
+from . import data_adapter
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
@@ -258,13 +258,13 @@ class Trainer:
         finally:
             object.__setattr__(self, "_metrics_in_loop", outer)
 
-    def _run_epoch(self, step: Callable[[tuple], Any], x: Any, y: Any,
-                   sample_weight: Any, batches: list[Any]) -> dict[str, Any]:
-        """Resets the metrics, runs ``step`` on each batch; the epoch's logs."""
+    def _run_epoch(self, step: Callable[[tuple], Any], batches: Any) -> dict[str, Any]:
+        """Resets the metrics, runs ``step`` on each batch ``(x, y[, sample_weight])``;
+        the epoch's logs."""
         self.reset_metrics()
         logs = None
-        for index in batches:
-            logs = _step_logs(step, _batch(x, y, sample_weight, index))
+        for data in batches:
+            logs = _step_logs(step, data)
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -274,28 +274,32 @@ class Trainer:
             steps_per_epoch: Any = None, validation_steps: Any = None,
             validation_batch_size: Any = None, validation_freq: int = 1) -> History:
         """Trains for ``epochs`` passes over ``(x, y)`` in batches of ``batch_size``
-        (32), shuffled each epoch with ``gt.random`` (seedable); returns a ``History``."""
-        del callbacks, class_weight, steps_per_epoch, validation_steps, validation_freq
+        (32), shuffled each epoch with ``gt.random`` (seedable); or over a
+        ``gt.data.Dataset`` of such batches (``batch_size`` None). Returns a
+        ``History``."""
+        del callbacks, class_weight, validation_freq
         self._require_compiled("fit")
-        x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
-                               _as_batchable(sample_weight))
-        if validation_split and validation_data is None:
-            x, y, sample_weight, validation_data = _split(x, y, sample_weight,
-                                                          validation_split)
-        n = _num_samples(x)
-        batch_size = batch_size or 32
-        steps = math.ceil(n / batch_size)
-        history = History(self, {"verbose": verbose, "epochs": epochs, "steps": steps})
+        if data_adapter.is_dataset(x):
+            data_adapter.check_dataset_arguments(x, y, sample_weight, batch_size,
+                                                 validation_split)
+            source = data_adapter.EpochBatches(lambda: iter(x), steps_per_epoch,
+                                               data_adapter.dataset_steps(x))
+        else:
+            source, batch_size, validation_data = self._array_batches(
+                x, y, sample_weight, batch_size, shuffle, steps_per_epoch,
+                validation_split, validation_data)
+        history = History(self, {"verbose": verbose, "epochs": epochs,
+                                 "steps": source.steps})
         for epoch in range(initial_epoch, epochs):
-            batches = _batches(n, batch_size, _shuffled(n) if shuffle else None)
-            logs = dict(self._keeping_metrics(self.train_step, x, y, sample_weight, batches))
+            logs = dict(self._keeping_metrics(self.train_step, source.epoch()))
             if validation_data is not None:
-                val = self.evaluate(*validation_data, batch_size=validation_batch_size
-                                    or batch_size, verbose=0, return_dict=True)
-                logs.update({f"val_{k}": v for k, v in val.items()})
+                logs.update(self._validation_logs(validation_data, validation_batch_size
+                                                  or batch_size, validation_steps))
             history.record(epoch, logs)
             if verbose not in (0, False):
-                _print_epoch(epoch, epochs, steps, logs)
+                _print_epoch(epoch, epochs, source.steps, logs)
+            if source.stopped:
+                break
         object.__setattr__(self, "history", history)
         return history
 
@@ -304,12 +308,18 @@ class Trainer:
                  callbacks: Any = None, return_dict: bool = False) -> Any:
         """The loss (and metrics) over ``(x, y)``, in inference mode: a float, or
         ``[loss, metric, ...]`` with metrics, or a dict with ``return_dict``."""
-        del steps, callbacks
+        del callbacks
         self._require_compiled("evaluate")
-        x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
-                               _as_batchable(sample_weight))
-        batches = _batches(_num_samples(x), batch_size or 32, None)
-        logs = self._keeping_metrics(self.test_step, x, y, sample_weight, batches)
+        if data_adapter.is_dataset(x):
+            data_adapter.check_dataset_arguments(x, y, sample_weight, batch_size)
+            batches = data_adapter.limited(iter(x), steps)
+        else:
+            x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
+                                   _as_batchable(sample_weight))
+            batches = data_adapter.limited(
+                (_batch(x, y, sample_weight, index)
+                 for index in _batches(_num_samples(x), batch_size or 32, None)), steps)
+        logs = self._keeping_metrics(self.test_step, batches)
         if verbose not in (0, False):
             print(" - ".join(_formatted(k, v) for k, v in logs.items()))
         if return_dict:
@@ -318,13 +328,19 @@ class Trainer:
 
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
                 steps: Any = None, callbacks: Any = None) -> np.ndarray:
-        """The model's outputs on ``x`` (inference mode, by batches) as a NumPy array."""
-        del verbose, steps, callbacks
-        x = _as_batchable(x)
-        n = _num_samples(x)
-        outputs = [self(_take(x, index), training=False)
-                   for index in _batches(n, batch_size or 32, None)]
-        return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)
+        """The model's outputs on ``x`` (inference mode, by batches; a Dataset's
+        batches' ``x``) as a NumPy array."""
+        del verbose, callbacks
+        if data_adapter.is_dataset(x):
+            data_adapter.check_dataset_arguments(x, None, None, batch_size)
+            inputs = (data_adapter.first_input(b) for b in data_adapter.limited(iter(x),
+                                                                                 steps))
+        else:
+            x = _as_batchable(x)
+            inputs = data_adapter.limited(
+                (_take(x, index) for index in _batches(_num_samples(x), batch_size or 32,
+                                                       None)), steps)
+        return data_adapter.concatenated([self(b, training=False) for b in inputs])
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
@@ -344,6 +360,36 @@ class Trainer:
         logs = _step_logs(self.test_step, _batch(_as_batchable(x), _as_batchable(y),
                                                  _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
+
+    def _array_batches(self, x: Any, y: Any, sample_weight: Any, batch_size: Any,
+                       shuffle: bool, steps_per_epoch: Any, validation_split: float,
+                       validation_data: Any) -> tuple:
+        """Arrays as ``fit`` reads them: batches per epoch (reshuffled each pass), the
+        batch size, and the validation data (split off the end with
+        ``validation_split``)."""
+        x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
+                               _as_batchable(sample_weight))
+        if validation_split and validation_data is None:
+            x, y, sample_weight, validation_data = _split(x, y, sample_weight,
+                                                          validation_split)
+        n, batch_size = _num_samples(x), batch_size or 32
+
+        def new_pass() -> Iterator[tuple]:
+            for index in _batches(n, batch_size, _shuffled(n) if shuffle else None):
+                yield _batch(x, y, sample_weight, index)
+
+        source = data_adapter.EpochBatches(new_pass, steps_per_epoch,
+                                           data_adapter.array_steps(n, batch_size))
+        return source, batch_size, validation_data
+
+    def _validation_logs(self, validation_data: Any, batch_size: Any,
+                         steps: Any) -> dict[str, Any]:
+        if data_adapter.is_dataset(validation_data):
+            val = self.evaluate(validation_data, verbose=0, steps=steps, return_dict=True)
+        else:
+            val = self.evaluate(*validation_data, batch_size=batch_size, verbose=0,
+                                steps=steps, return_dict=True)
+        return {f"val_{k}": v for k, v in val.items()}
 
     def _flatten_metrics_in_order(self, logs: dict[str, Any]) -> Any:
         """Keras 3: the values of ``metrics``' names in their order, then the other keys

@@ -1,0 +1,189 @@
+"""Real-program workloads: a ``tf.data`` input pipeline and ``fit`` over it.
+
+- one epoch of ``Dataset.from_tensor_slices((x, y)).shuffle(10_000).batch(64)`` over
+  60,000 x 784 float32 (MNIST's size);
+- one epoch of ``fit`` of a 784-256-10 MLP (SGD, sparse categorical cross-entropy) over
+  that Dataset.
+
+gradtape and TensorFlow (when installed: it is skipped cleanly otherwise) run in the
+same process, beside the floor: a plain NumPy loop (an index permutation and slicing;
+for ``fit``, the hand-written forward and backward of the same MLP). Times are the best
+of a few epochs; docs/performance.md reports the ratios.
+
+usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+FULL = (60_000, 784, 10, 10_000, 64, 256)  # samples, features, classes, buffer, batch, hidden
+QUICK = (600, 16, 10, 100, 32, 8)
+NUMPY, GRADTAPE, TF = "NumPy loop (floor)", "gradtape", "TensorFlow"
+
+
+@dataclass
+class Result:
+    title: str
+    times: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def make_data(n: int, d: int, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.random((n, d), dtype=np.float32), rng.integers(0, classes, n).astype(np.int64)
+
+
+# --- one epoch of iteration ---------------------------------------------------------------
+def numpy_epoch(x: np.ndarray, y: np.ndarray, batch: int) -> int:
+    """The floor: a permutation, then slices of it."""
+    order = np.random.default_rng().permutation(len(x))
+    batches = 0
+    for start in range(0, len(x), batch):
+        index = order[start:start + batch]
+        x[index], y[index]
+        batches += 1
+    return batches
+
+
+def dataset_epoch(data_module: object, x: np.ndarray, y: np.ndarray, buffer: int,
+                  batch: int) -> Callable[[], int]:
+    """``from_tensor_slices((x, y)).shuffle(buffer).batch(batch)``, one pass (gradtape's
+    gt.data or TF's tf.data: the same program)."""
+    dataset = data_module.Dataset.from_tensor_slices((x, y)).shuffle(buffer).batch(batch)
+
+    def epoch() -> int:
+        return sum(1 for _ in dataset)
+    return epoch
+
+
+# --- one epoch of fit ---------------------------------------------------------------------
+def mlp(keras: object, d: int, hidden: int, classes: int) -> object:
+    model = keras.Sequential([keras.layers.Dense(hidden, activation="relu"),
+                              keras.layers.Dense(classes)])
+    model.build((None, d))
+    model.compile(optimizer=keras.optimizers.SGD(0.01),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def fit_epoch(tf_like: object, x: np.ndarray, y: np.ndarray, buffer: int, batch: int,
+              hidden: int, classes: int) -> Callable[[], object]:
+    model = mlp(tf_like.keras, x.shape[1], hidden, classes)
+    dataset = tf_like.data.Dataset.from_tensor_slices((x, y)).shuffle(buffer).batch(batch)
+    return lambda: model.fit(dataset, epochs=1, verbose=0)
+
+
+def numpy_fit_epoch(x: np.ndarray, y: np.ndarray, batch: int, hidden: int,
+                    classes: int) -> Callable[[], float]:
+    """The floor: the same MLP's forward, backward and SGD step written in NumPy."""
+    rng = np.random.default_rng(1)
+    w1 = rng.normal(0, 0.05, (x.shape[1], hidden)).astype(np.float32)
+    b1 = np.zeros(hidden, np.float32)
+    w2 = rng.normal(0, 0.05, (hidden, classes)).astype(np.float32)
+    b2 = np.zeros(classes, np.float32)
+
+    def epoch() -> float:
+        nonlocal w1, b1, w2, b2
+        order = rng.permutation(len(x))
+        loss = 0.0
+        for start in range(0, len(x), batch):
+            index = order[start:start + batch]
+            xb, yb = x[index], y[index]
+            h = np.maximum(xb @ w1 + b1, 0)
+            logits = h @ w2 + b2
+            p = np.exp(logits - logits.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            loss = -np.mean(np.log(p[np.arange(len(yb)), yb]))
+            g = p
+            g[np.arange(len(yb)), yb] -= 1
+            g /= len(yb)
+            gh = (g @ w2.T) * (h > 0)
+            w2 -= 0.01 * (h.T @ g)
+            b2 -= 0.01 * g.sum(0)
+            w1 -= 0.01 * (xb.T @ gh)
+            b1 -= 0.01 * gh.sum(0)
+        return float(loss)
+    return epoch
+
+
+# --- running ------------------------------------------------------------------------------
+def best_of(fn: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _tensorflow() -> object | None:
+    if importlib.util.find_spec("tensorflow") is None:
+        return None
+    import tensorflow as tf
+    return tf
+
+
+def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
+    import gradtape as gt
+
+    n, d, classes, buffer, batch, hidden = size
+    x, y = make_data(n, d, classes)
+    tf = _tensorflow() if peers else None
+    why = "not installed" if peers else "--no-peers"
+    iteration = Result(f"one epoch of from_tensor_slices((x, y)).shuffle({buffer})"
+                       f".batch({batch}) over {n} x {d} float32")
+    fitting = Result(f"one epoch of fit, a {d}-{hidden}-{classes} MLP over that Dataset")
+    iteration.times[NUMPY] = best_of(lambda: numpy_epoch(x, y, batch), repeats)
+    iteration.times[GRADTAPE] = best_of(dataset_epoch(gt.data, x, y, buffer, batch), repeats)
+    fitting.times[NUMPY] = best_of(numpy_fit_epoch(x, y, batch, hidden, classes), repeats)
+    fitting.times[GRADTAPE] = best_of(
+        fit_epoch(gt, x, y, buffer, batch, hidden, classes), repeats)
+    for result, make in ((iteration, lambda: dataset_epoch(tf.data, x, y, buffer, batch)),
+                         (fitting, lambda: fit_epoch(tf, x, y, buffer, batch, hidden,
+                                                     classes))):
+        if tf is None:
+            result.skipped[TF] = why
+        else:
+            result.times[TF] = best_of(make(), repeats)
+    return [iteration, fitting]
+
+
+def report(results: list[Result]) -> str:
+    lines = []
+    for result in results:
+        floor = result.times[NUMPY]
+        lines += [f"### {result.title}", "", "| implementation | seconds | × NumPy floor "
+                  "| × TensorFlow |", "|---|---|---|---|"]
+        tf_time = result.times.get(TF)
+        for name, seconds in result.times.items():
+            versus_tf = f"{seconds / tf_time:.2f}" if tf_time else "—"
+            lines.append(f"| {name} | {seconds:.3f} | {seconds / floor:.2f} | {versus_tf} |")
+        lines += [f"| {name} | skipped: {why} | | |" for name, why in result.skipped.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> list[Result]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tiny size (smoke test)")
+    parser.add_argument("--no-peers", action="store_true", help="skip TensorFlow")
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (1 if args.quick else 3)
+    results = run(QUICK if args.quick else FULL, repeats, not args.no_peers)
+    print(report(results))
+    return results
+
+
+if __name__ == "__main__":
+    main()
