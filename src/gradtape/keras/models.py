@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.module import camel_to_snake
+from ..core.tensor import Tensor, convert_to_tensor
 from .functional import (
     Input,
     InputLayer,
@@ -156,6 +157,14 @@ class Functional(Model):
         return self._outputs_struct
 
     @property
+    def output_names(self) -> list[str]:
+        """Each output's name, as ``compile``'s loss dicts and the logs use it: the
+        outputs dict's keys, else the layer (or op) that made each output."""
+        if isinstance(self._outputs_struct, dict):
+            return list(self._outputs_struct)
+        return [t._keras_history[0].name for t in self.outputs]
+
+    @property
     def input_shape(self) -> Any:
         """One input's shape (batch ``None``), or a list (dict) of them."""
         return _shapes(self._inputs_struct)
@@ -168,8 +177,17 @@ class Functional(Model):
         values = self._input_values(inputs)
         return run_nodes(self._nodes, self._flat_inputs, values, self._outputs_struct)
 
+    def _convert_inputs(self, value: Any) -> Any:
+        return value  # Keras 3: a functional model does not cast its inputs (see below)
+
     def _input_values(self, inputs: Any) -> list[Any]:
-        """One value per input: a dict is matched by key (or by the inputs' names)."""
+        """One value per input (a dict matched by key, or by the inputs' names); arrays
+        become tensors of their input's dtype, as Keras 3's functional models do."""
+        values = self._matched_inputs(inputs)
+        return [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=t.dtype)
+                for v, t in zip(values, self._flat_inputs)]
+
+    def _matched_inputs(self, inputs: Any) -> list[Any]:
         if isinstance(inputs, dict):
             keys = (list(self._inputs_struct) if isinstance(self._inputs_struct, dict)
                     else [t.name for t in self._flat_inputs])

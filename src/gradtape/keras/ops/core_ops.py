@@ -12,6 +12,7 @@ import numpy as np
 from ... import ops as g
 from ...api import control_flow
 from ...api import math as tf_math
+from ...api.math_special import MATH_MEMBERS
 from ...core.tensor import Tensor
 from ...core.tensor import convert_to_tensor as _convert
 from ...ops.shape import stop_gradient as _stop_gradient
@@ -74,12 +75,12 @@ def slice(inputs: Any, start_indices: Any, shape: Any) -> Tensor:
 
 @keras_op
 def erf(x: Any) -> Tensor:
-    return tf_math.erf(_t(x))
+    return MATH_MEMBERS["erf"](_t(x))
 
 
 @keras_op
 def erfinv(x: Any) -> Tensor:
-    return tf_math.erfinv(_t(x))
+    return MATH_MEMBERS["erfinv"](_t(x))
 
 
 @keras_op

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ... import ops as g
-from ...api import nn as tf_nn
+from ...api.array_ops import top_k as _top_k
+from ...ops import nn as tf_nn
 from ...core.tensor import Tensor, convert_to_tensor
 from .symbolic import keras_op
 
@@ -198,7 +199,7 @@ def normalize(x: Any, axis: int = -1, order: int = 2, epsilon: float | None = No
 @keras_op
 def top_k(x: Any, k: int, sorted: bool = True) -> tuple[Tensor, Tensor]:
     """The ``k`` largest entries of the last axis and their (int32) indices."""
-    found = tf_nn.top_k(_t(x), k=k, sorted=sorted)
+    found = _top_k(_t(x), k=k, sorted=sorted)
     return found.values, g.cast(found.indices, "int32")
 
 
