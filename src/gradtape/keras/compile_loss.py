@@ -16,9 +16,12 @@ from . import metrics as _metrics
 __all__ = ["CompiledLoss", "wants_compiled_loss"]
 
 
-def wants_compiled_loss(loss: Any, loss_weights: Any) -> bool:
-    """Whether ``compile``'s loss needs the per-output form (not one plain loss)."""
-    return isinstance(loss, (list, tuple, dict)) or loss_weights is not None
+def wants_compiled_loss(loss: Any, loss_weights: Any, outputs: Any) -> bool:
+    """Whether ``compile``'s loss needs the per-output form: a list or dict of losses,
+    ``loss_weights``, or a model of several outputs (one loss then applies to each)."""
+    several = isinstance(outputs, (list, tuple, dict)) and len(outputs) > 1
+    return isinstance(loss, (list, tuple, dict)) or loss_weights is not None or \
+        (several and loss is not None)
 
 
 class _Term:

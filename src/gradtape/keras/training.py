@@ -139,9 +139,10 @@ class Trainer:
         del weighted_metrics, run_eagerly, steps_per_execution, jit_compile
         del auto_scale_loss
         object.__setattr__(self, "optimizer", get_optimizer(optimizer))
-        if wants_compiled_loss(loss, loss_weights):
+        outputs = getattr(self, "_outputs_struct", None)  # a functional model's
+        if wants_compiled_loss(loss, loss_weights, outputs):
             loss = CompiledLoss(loss, loss_weights, getattr(self, "output_names", None),
-                                get_loss, getattr(self, "_outputs_struct", None))
+                                get_loss, outputs)
         object.__setattr__(self, "loss", get_loss(loss))
         object.__setattr__(self, "_compiled_metrics",
                            [_metrics.compiled_metric(m, loss) for m in (metrics or [])])
