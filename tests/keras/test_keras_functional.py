@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 import gradtape as tf
+from gradient_checks import assert_vjp_matches_differences
 from gradtape import keras
 from gradtape.keras import ops
-
-from gradient_checks import assert_vjp_matches_differences
 
 RNG = np.random.default_rng(3)
 

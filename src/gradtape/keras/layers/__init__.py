@@ -16,5 +16,5 @@ from .core import (
 from .normalization import BatchNormalization
 
 __all__ = ["Activation", "ActivityRegularization", "Add", "BatchNormalization",
-           "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer", "Lambda",
-           "Layer"]
+           "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
+           "Lambda", "Layer"]

@@ -9,8 +9,8 @@ import numpy as np
 
 from ... import ops as g
 from ...api.array_ops import top_k as _top_k
-from ...ops import nn as tf_nn
 from ...core.tensor import Tensor, convert_to_tensor
+from ...ops import nn as tf_nn
 from .symbolic import keras_op
 
 _EPSILON = 1e-7  # Keras's backend epsilon: probabilities are clipped to [eps, 1 - eps]
