@@ -36,8 +36,8 @@ def _unary(name: str, fn: Any) -> Any:
     return keras_op(op)
 
 
-abs = _unary("abs", g.abs)
 absolute = _unary("absolute", g.abs)
+abs = absolute  # Keras's alias: recorded as "absolute", as Keras 3 does
 arccos = _unary("arccos", g.arccos)
 arccosh = _unary("arccosh", g.arccosh)
 arcsin = _unary("arcsin", g.arcsin)
