@@ -282,3 +282,21 @@ def test_outputs_not_connected_to_the_inputs_say_which_input_is_missing():
     a, b = keras.Input(shape=(2,), name="a"), keras.Input(shape=(2,), name="b")
     with pytest.raises(ValueError, match="not connected"):
         keras.Model(a, keras.layers.Add()([a, b]))
+
+
+def test_a_layer_called_with_keras_tensors_as_keywords_is_recorded():
+    class Attend(keras.layers.Layer):
+        def call(self, query, value):
+            weights = ops.softmax(ops.matmul(query, ops.transpose(value, (0, 2, 1))))
+            return ops.matmul(weights, value)
+
+    q, v = keras.Input(shape=(2, 3)), keras.Input(shape=(4, 3))
+    out = Attend()(query=q, value=v)
+    assert out.shape == (None, 2, 3)
+    model = keras.Model([q, v], out)
+    xq = RNG.standard_normal((2, 2, 3)).astype(np.float32)
+    xv = RNG.standard_normal((2, 4, 3)).astype(np.float32)
+    scores = xq @ xv.transpose(0, 2, 1)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    np.testing.assert_allclose(model([xq, xv]).numpy(), weights @ xv, rtol=1e-5)

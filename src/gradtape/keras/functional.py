@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .keras_tensor import KerasTensor, Node, flat, infer_outputs, map_structure, stand_in
+from .keras_tensor import (
+    KerasTensor,
+    Node,
+    any_symbolic,
+    flat,
+    infer_outputs,
+    map_structure,
+    stand_in,
+)
 from .layers.base import Layer, _context
 from .naming import uniquify
 
@@ -19,13 +27,25 @@ _flat, _map = flat, map_structure
 
 
 def is_symbolic(args: tuple, kwargs: dict) -> bool:
-    """Whether a layer's inputs are KerasTensors (checks the first input only)."""
-    first = args[0] if args else kwargs.get("inputs")
+    """Whether a layer's arguments hold KerasTensors (the first one looked into, the
+    others at one level: ``layer(query=q, value=v)`` too)."""
+    first = args[0] if args else None
     if isinstance(first, KerasTensor):
         return True
-    if isinstance(first, (list, tuple, dict)):
-        return any(isinstance(t, KerasTensor) for t in flat(first))
-    return False
+    if isinstance(first, (list, tuple, dict)) and \
+            any(isinstance(t, KerasTensor) for t in flat(first)):
+        return True
+    return any_symbolic(args[1:], kwargs) if (len(args) > 1 or kwargs) else False
+
+
+def _first_input(args: tuple, kwargs: dict) -> Any:
+    """What ``build`` gets the shape of: the first argument (``inputs=``, or the first
+    keyword holding a KerasTensor, for a layer called with keywords only)."""
+    if args:
+        return args[0]
+    if "inputs" in kwargs:
+        return kwargs["inputs"]
+    return next((v for v in kwargs.values() if isinstance(v, KerasTensor)), None)
 
 
 class InputLayer(Layer):
@@ -89,7 +109,7 @@ def symbolic_call(layer: Layer, args: tuple, kwargs: dict) -> Any:
     """Calls ``layer`` on KerasTensors: builds it for their shapes (unknown sizes
     ``None``), runs it in inference mode on zeros to find the output shapes, and records
     the call."""
-    layer.build_for(map_structure(_symbolic_shape, args[0] if args else kwargs.get("inputs")))
+    layer.build_for(map_structure(_symbolic_shape, _first_input(args, kwargs)))
     concrete_kwargs = dict(kwargs)
     concrete_kwargs.pop("training", None)
     leaves = [t for t in flat((args, kwargs)) if isinstance(t, KerasTensor)]
