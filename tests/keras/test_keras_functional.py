@@ -300,3 +300,18 @@ def test_a_layer_called_with_keras_tensors_as_keywords_is_recorded():
     weights = np.exp(scores - scores.max(-1, keepdims=True))
     weights /= weights.sum(-1, keepdims=True)
     np.testing.assert_allclose(model([xq, xv]).numpy(), weights @ xv, rtol=1e-5)
+
+
+def test_logical_operators_record_ops_and_equality_stays_identity():
+    a = keras.Input(shape=(3,), dtype="float64")
+    mask = ((a > 0.0) & ~(a > 1.0)) | (a != a)
+    model = keras.Model(a, [mask, round(a * 10.0, 1)])
+    data = np.array([[-1.0, 0.5, 2.0]])
+    got_mask, got_round = model(data)
+    np.testing.assert_array_equal(got_mask.numpy(), [[False, True, False]])
+    np.testing.assert_allclose(got_round.numpy(), np.round(data * 10.0, 1))
+    assert (a == a) is True and a.reshape((-1, 3, 1)).shape == (None, 3, 1)
+    with pytest.raises(TypeError, match="boolean"):
+        bool(a > 0)
+    with pytest.raises(NotImplementedError, match="Iterating"):
+        list(a)

@@ -43,7 +43,9 @@ class KerasTensor:
     ``name``, and the call that made it. It has no value."""
 
     def __init__(self, shape: Any, dtype: Any = "float32", sparse: bool = False,
-                 name: str | None = None, node: Node | None = None):
+                 ragged: bool = False, record_history: bool = True, name: str | None = None,
+                 node: Node | None = None):
+        del ragged, record_history
         self.shape = tuple(None if d is None else int(d) for d in shape)
         self.dtype = numpy_dtype(dtype)
         self.sparse = bool(sparse)
@@ -71,17 +73,27 @@ class KerasTensor:
         raise ValueError(_TF_FUNCTION_MESSAGE)
 
     def __bool__(self) -> bool:
-        raise TypeError("A symbolic KerasTensor has no truth value: use keras.ops.cond or "
-                        "keras.ops.where on it, or test values inside a layer's call.")
+        raise TypeError("A symbolic KerasTensor cannot be used as a boolean: use "
+                        "keras.ops.where or keras.ops.cond on it, or test values inside "
+                        "a layer's call.")
 
-    def __len__(self) -> int:
-        if not self.shape or self.shape[0] is None:
-            raise TypeError(f"len() of a KerasTensor of unknown length, shape {self.shape}.")
-        return self.shape[0]
+    def __int__(self) -> int:
+        raise ValueError("A KerasTensor is symbolic: it has no value to convert to an "
+                         "int.")
+
+    def __float__(self) -> float:
+        raise ValueError("A KerasTensor is symbolic: it has no value to convert to a "
+                         "float.")
 
     def __iter__(self) -> Iterator[Any]:
-        raise TypeError("A KerasTensor cannot be iterated; use keras.ops.unstack or "
-                        "slicing (x[:, 0]).")
+        raise NotImplementedError("Iterating over a symbolic KerasTensor is not "
+                                  "supported; use keras.ops.unstack or slicing (x[:, 0]).")
+
+    def reshape(self, newshape: Any) -> KerasTensor:
+        return symbolic_apply("reshape", _ops.reshape, (self, newshape), {})
+
+    def squeeze(self, axis: Any = None) -> KerasTensor:
+        return symbolic_apply("squeeze", _ops.squeeze, (self,), {"axis": axis})
 
     # Keras 3: the operators are keras.ops calls, recorded under the op's name.
     def __add__(self, other: Any) -> KerasTensor:
@@ -117,6 +129,9 @@ class KerasTensor:
     def __mod__(self, other: Any) -> KerasTensor:
         return symbolic_apply("mod", _ops.mod, (self, other), {})
 
+    def __rmod__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("mod", _ops.mod, (other, self), {})
+
     def __pow__(self, other: Any) -> KerasTensor:
         return symbolic_apply("power", _ops.power, (self, other), {})
 
@@ -149,6 +164,35 @@ class KerasTensor:
 
     def __ge__(self, other: Any) -> KerasTensor:
         return symbolic_apply("greater_equal", _ops.greater_equal, (self, other), {})
+
+    def __ne__(self, other: Any) -> KerasTensor:  # type: ignore[override]
+        # Keras 3 records `!=` but leaves `==` the identity test (graphs key on it).
+        return symbolic_apply("not_equal", _ops.not_equal, (self, other), {})
+
+    def __and__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("logical_and", _ops.logical_and, (self, other), {})
+
+    def __rand__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("logical_and", _ops.logical_and, (other, self), {})
+
+    def __or__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("logical_or", _ops.logical_or, (self, other), {})
+
+    def __ror__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("logical_or", _ops.logical_or, (other, self), {})
+
+    def __xor__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("logical_xor", _ops.logical_xor, (self, other), {})
+
+    def __rxor__(self, other: Any) -> KerasTensor:
+        return symbolic_apply("logical_xor", _ops.logical_xor, (other, self), {})
+
+    def __invert__(self) -> KerasTensor:
+        return symbolic_apply("logical_not", _ops.logical_not, (self,), {})
+
+    def __round__(self, ndigits: int | None = None) -> KerasTensor:
+        scale = 10.0 ** (ndigits or 0)
+        return symbolic_apply("round", lambda x: _ops.round(x * scale) / scale, (self,), {})
 
     def __getitem__(self, key: Any) -> KerasTensor:
         return symbolic_apply("get_item", _ops.getitem, (self, key), {})
