@@ -13,7 +13,9 @@ from . import (
     layers,
     losses,
     metrics,
+    ops,
     optimizers,
+    random,
     regularizers,
     utils,
 )
@@ -29,5 +31,5 @@ models = attribute_namespace({"Model": Model, "Sequential": Sequential})
 
 __all__ = ["History", "Input", "KerasTensor", "Model", "Sequential", "Variable",
            "activations", "backend", "initializers", "layers", "losses", "metrics",
-           "models", "optimizers", "regularizers", "utils"]
+           "models", "ops", "optimizers", "random", "regularizers", "utils"]
 __dir__ = public_dir(globals())

@@ -9,8 +9,6 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
 from ..data.dataset import Dataset
 
 
@@ -105,7 +103,3 @@ def array_steps(n: int, batch_size: int) -> int:
 def first_input(batch: Any) -> Any:
     """``x`` of a dataset batch (``predict`` ignores ``y`` and ``sample_weight``)."""
     return batch[0] if type(batch) is tuple else batch
-
-
-def concatenated(outputs: list[Any]) -> np.ndarray:
-    return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)

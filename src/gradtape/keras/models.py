@@ -6,7 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .functional import Input, InputLayer, KerasTensor, _flat, nodes_between, run_nodes
+from ..api.module import camel_to_snake
+from ..core.tensor import Tensor, convert_to_tensor
+from .functional import (
+    Input,
+    InputLayer,
+    KerasTensor,
+    _flat,
+    _map,
+    nodes_between,
+    run_nodes,
+)
 from .layers.base import Layer, unique_by_identity
 from .naming import layer_scope, uniquify
 from .summary import print_summary
@@ -21,9 +31,11 @@ class Model(Trainer, Layer):
     ``keras.Model(inputs=..., outputs=...)`` on ``keras.Input`` tensors."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Model:
-        if cls is Model and (args or "inputs" in kwargs):
-            return object.__new__(Functional)
-        return object.__new__(cls)
+        if issubclass(cls, Functional) or not _functional_arguments(cls, args, kwargs):
+            return object.__new__(cls)
+        # Keras 3: `Model(inputs, outputs)`, and a subclass called that way (the
+        # "customizing fit" guide's `CustomModel(inputs, outputs)`), are functional.
+        return object.__new__(Functional if cls is Model else _functional_subclass(cls))
 
     def __init__(self, *args: Any, **kwargs: Any):
         if args or "inputs" in kwargs or "outputs" in kwargs:
@@ -64,27 +76,68 @@ class Model(Trainer, Layer):
         return self.layers
 
 
+def _functional_arguments(cls: type, args: tuple, kwargs: dict) -> bool:
+    """Keras 3's test for functional construction: ``(inputs, outputs)`` given, the
+    inputs KerasTensors (so a subclass's own positional arguments are not taken)."""
+    if cls is Model:
+        return bool(args) or "inputs" in kwargs
+    given = len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or \
+        ("inputs" in kwargs and "outputs" in kwargs)
+    inputs = args[0] if args else kwargs.get("inputs")
+    return given and any(isinstance(t, KerasTensor) for t in _flat(inputs))
+
+
+_functional_subclasses: dict[type, type] = {}
+
+
+def _functional_subclass(cls: type) -> type:
+    """``cls`` with ``Functional`` under it (its own methods, such as ``train_step``,
+    first); named as ``cls``, so the model's default name is ``custom_model``."""
+    found = _functional_subclasses.get(cls)
+    if found is None:
+        found = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
+                                                       "__qualname__": cls.__qualname__})
+        _functional_subclasses[cls] = found
+    return found
+
+
 class Functional(Model):
-    """A model from ``keras.Input`` tensors to outputs of layers called on them."""
+    """A model from ``keras.Input`` tensors to outputs of layers (and ``keras.ops``)
+    called on them; inputs and outputs may be one tensor, lists or dicts of them."""
 
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None,
                  trainable: bool = True, **kwargs: Any):
-        Layer.__init__(self, name=name or uniquify("functional"), trainable=trainable,
-                       **kwargs)
+        if name is None:
+            name = uniquify("functional" if type(self) is Functional
+                            else camel_to_snake(type(self).__name__))
+        Layer.__init__(self, name=name, trainable=trainable, **kwargs)
         Trainer.__init__(self)
-        object.__setattr__(self, "_inputs_struct", inputs)
-        object.__setattr__(self, "_outputs_struct", outputs)
-        flat_inputs = [t for t in _flat(inputs)]
-        if not all(isinstance(t, KerasTensor) for t in flat_inputs):
-            raise TypeError("keras.Model(inputs=...) takes keras.Input tensors, got "
-                            f"{inputs!r}.")
-        nodes = nodes_between(flat_inputs, list(_flat(outputs)))
-        object.__setattr__(self, "_nodes", nodes)
-        object.__setattr__(self, "_flat_inputs", flat_inputs)
-        input_layers = [t.node.layer if t.node else None for t in flat_inputs]
-        self._functional_layers = [layer for layer in input_layers if layer is not None] + \
-            unique_by_identity(node.layer for node in nodes)
+        flat_inputs = list(_flat(inputs))
+        if not flat_inputs or not all(isinstance(t, KerasTensor) for t in flat_inputs):
+            raise TypeError("keras.Model(inputs=...) takes keras.Input tensors (one, a "
+                            f"list or a dict of them), got {inputs!r}.")
+        flat_outputs = list(_flat(outputs))
+        if not all(isinstance(t, KerasTensor) for t in flat_outputs):
+            raise TypeError("keras.Model(outputs=...) takes the KerasTensors that layers "
+                            f"called on the inputs returned, got {outputs!r}.")
+        nodes = nodes_between(flat_inputs, flat_outputs)
+        for name_, value in (("_inputs_struct", inputs), ("_outputs_struct", outputs),
+                             ("_nodes", nodes), ("_flat_inputs", flat_inputs)):
+            object.__setattr__(self, name_, value)
+        self._functional_layers = [op for op in self._operations if isinstance(op, Layer)]
         self.built = True
+
+    @property
+    def _operations(self) -> list[Any]:
+        """The input layers, then each layer and ``keras.ops`` operation of the graph
+        once, in call order (a property: checkpoints walk the attributes)."""
+        inputs = [t.node.operation for t in self._flat_inputs if t.node is not None]
+        return unique_by_identity([*inputs, *(n.operation for n in self._nodes)])
+
+    @property
+    def layers(self) -> list[Layer]:
+        """The layers of the graph, inputs first, each once (not ``keras.ops``)."""
+        return list(self._functional_layers)
 
     @property
     def inputs(self) -> list[KerasTensor]:
@@ -94,12 +147,78 @@ class Functional(Model):
     def outputs(self) -> list[KerasTensor]:
         return list(_flat(self._outputs_struct))
 
-    def call(self, inputs: Any, training: bool | None = None) -> Any:
-        values = list(_flat(inputs)) if isinstance(inputs, (list, tuple, dict)) else [inputs]
+    @property
+    def input(self) -> Any:
+        """The inputs as given to ``Model(inputs, ...)`` (one tensor, a list, a dict)."""
+        return self._inputs_struct
+
+    @property
+    def output(self) -> Any:
+        return self._outputs_struct
+
+    @property
+    def output_names(self) -> list[str]:
+        """Each output's name, as ``compile``'s loss dicts and the logs use it: the
+        outputs dict's keys, else the layer (or op) that made each output."""
+        if isinstance(self._outputs_struct, dict):
+            return list(self._outputs_struct)
+        return [t._keras_history[0].name for t in self.outputs]
+
+    @property
+    def input_shape(self) -> Any:
+        """One input's shape (batch ``None``), or a list (dict) of them."""
+        return _shapes(self._inputs_struct)
+
+    @property
+    def output_shape(self) -> Any:
+        return _shapes(self._outputs_struct)
+
+    def call(self, inputs: Any, training: bool | None = None, mask: Any = None) -> Any:
+        values = self._input_values(inputs)
+        return run_nodes(self._nodes, self._flat_inputs, values, self._outputs_struct)
+
+    def _convert_inputs(self, value: Any) -> Any:
+        return value  # Keras 3: a functional model does not cast its inputs (see below)
+
+    def _input_values(self, inputs: Any) -> list[Any]:
+        """One value per input (a dict matched by key, or by the inputs' names); arrays
+        become tensors of their input's dtype, as Keras 3's functional models do."""
+        values = self._matched_inputs(inputs)
+        return [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=t.dtype)
+                for v, t in zip(values, self._flat_inputs)]
+
+    def _matched_inputs(self, inputs: Any) -> list[Any]:
+        if isinstance(inputs, dict):
+            keys = (list(self._inputs_struct) if isinstance(self._inputs_struct, dict)
+                    else [t.name for t in self._flat_inputs])
+            missing = [k for k in keys if k not in inputs]
+            if missing:
+                raise ValueError(f"Model {self.name!r} expects inputs {keys}; missing "
+                                 f"{missing} in the dict passed (keys {list(inputs)}).")
+            return [inputs[k] for k in keys]
+        values = list(_flat(inputs)) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(values) != len(self._flat_inputs):
             raise ValueError(f"Model {self.name!r} expects {len(self._flat_inputs)} "
                              f"input(s), but it received {len(values)} input tensors.")
-        return run_nodes(self._nodes, self._flat_inputs, values, self._outputs_struct)
+        return values
+
+    def summary(self, line_length: int | None = None, positions: Any = None,
+                print_fn: Callable[..., Any] | None = None, expand_nested: bool = False,
+                show_trainable: bool = False, layer_range: Any = None) -> None:
+        """Keras 3's table; a graph that is not a chain adds the "Connected to"
+        column (``dense[0][0]``: the layer, which of its calls, which output)."""
+        del line_length, positions, expand_nested, show_trainable, layer_range
+        print_summary(self, self._operations, print_fn, graph=self)
+
+    def _summary_layers(self) -> list[Any]:
+        return list(self._operations)
+
+
+def _shapes(struct: Any) -> Any:
+    shapes = _map(lambda t: t.shape, struct)
+    if isinstance(shapes, (list, tuple)) and len(shapes) == 1:
+        return shapes[0]
+    return shapes
 
 
 class Sequential(Model):

@@ -20,6 +20,7 @@ from . import data_adapter
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from .compile_loss import CompiledLoss, wants_compiled_loss
 from .layers.base import unique_by_identity
 
 __all__ = ["History", "Trainer"]
@@ -132,11 +133,16 @@ class Trainer:
                 run_eagerly: bool = False, steps_per_execution: int = 1,
                 jit_compile: Any = "auto", auto_scale_loss: bool = True) -> None:
         """Sets the optimizer (an object or ``"sgd"``, ``"adam"``, ``"rmsprop"``,
-        ``"adagrad"``), the loss (a ``keras.losses`` object or function, or a name) and
-        the metrics (``"accuracy"``, ``"mae"``, ``"mse"`` or functions)."""
-        del loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile
+        ``"adagrad"``), the loss (a ``keras.losses`` object or function, or a name; for
+        several outputs a list or dict of them, with ``loss_weights``) and the metrics
+        (``"accuracy"``, ``"mae"``, ``"mse"`` or functions)."""
+        del weighted_metrics, run_eagerly, steps_per_execution, jit_compile
         del auto_scale_loss
         object.__setattr__(self, "optimizer", get_optimizer(optimizer))
+        outputs = getattr(self, "_outputs_struct", None)  # a functional model's
+        if wants_compiled_loss(loss, loss_weights, outputs):
+            loss = CompiledLoss(loss, loss_weights, getattr(self, "output_names", None),
+                                get_loss, outputs)
         object.__setattr__(self, "loss", get_loss(loss))
         object.__setattr__(self, "_compiled_metrics",
                            [_metrics.compiled_metric(m, loss) for m in (metrics or [])])
@@ -153,7 +159,8 @@ class Trainer:
     def metrics(self) -> list[_metrics.Metric]:
         """Keras 3's order: the loss tracker and the compiled metrics (once compiled),
         then the metric objects assigned as attributes of the model and its layers."""
-        found = [self._loss_tracker, *self._compiled_metrics] if self.compiled else []
+        found = [self._loss_tracker, *self._compiled_metrics,
+                 *getattr(self.loss, "metrics", [])] if self.compiled else []
         for owner in [self, *self._flattened_sublayers()]:
             if owner is self or not isinstance(owner, Trainer):
                 found.extend(_attribute_metrics(owner))
@@ -340,7 +347,7 @@ class Trainer:
             inputs = data_adapter.limited(
                 (_take(x, index) for index in _batches(_num_samples(x), batch_size or 32,
                                                        None)), steps)
-        return data_adapter.concatenated([self(b, training=False) for b in inputs])
+        return _concatenated([self(b, training=False) for b in inputs])
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
@@ -401,6 +408,16 @@ class Trainer:
 
     def predict_on_batch(self, x: Any) -> np.ndarray:
         return np.asarray(self(_take(_as_batchable(x), slice(None)), training=False).numpy())
+
+
+def _concatenated(outputs: list[Any]) -> Any:
+    """The batches' outputs joined, in the outputs' structure (a list, a dict)."""
+    first = outputs[0]
+    if isinstance(first, (list, tuple)):
+        return [_concatenated([o[i] for o in outputs]) for i in range(len(first))]
+    if isinstance(first, dict):
+        return {k: _concatenated([o[k] for o in outputs]) for k in first}
+    return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)
 
 
 def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> tuple:

@@ -1,6 +1,6 @@
 """``keras.layers``: the base ``Layer`` and the layers TF's guides build models from."""
 
-from ..functional import InputLayer
+from ..functional import Input, InputLayer
 from .base import Layer
 from .core import (
     Activation,
@@ -16,5 +16,5 @@ from .core import (
 from .normalization import BatchNormalization
 
 __all__ = ["Activation", "ActivityRegularization", "Add", "BatchNormalization",
-           "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "InputLayer", "Lambda",
-           "Layer"]
+           "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
+           "Lambda", "Layer"]
