@@ -4,7 +4,9 @@ A layer creates its weights in ``build(input_shape)``, which its first ``__call_
 with the shape of the first input; ``call`` computes. Sublayers and variables assigned
 as attributes (also in lists and dicts) are tracked in the order they were assigned, and
 ``weights`` lists a layer's own variables (those of ``add_weight`` first, in creation
-order; trainable before non-trainable) and then each sublayer's, as Keras 3 does.
+order; trainable before non-trainable) and then each sublayer's, as Keras 3 does. A plain
+``gt.Variable`` (TF's ``tf.Variable``) assigned as an attribute is not a weight, as in
+Keras 3: use ``add_weight`` or ``keras.Variable``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from ...api.module import (
 )
 from ...core.dtypes import numpy_dtype
 from ...core.tensor import Tensor, convert_to_tensor
-from ...core.variable import Variable as _GtVariable
 from .. import initializers, regularizers
 from ..naming import layer_scope, uniquify
 from ..variables import Variable
@@ -197,7 +198,9 @@ class Layer(Module):
         return unique_by_identity(v for v in self._attribute_leaves() if isinstance(v, Layer))
 
     def _own_variables(self) -> list[Any]:
-        attributes = (v for v in self._attribute_leaves() if isinstance(v, _GtVariable))
+        # Keras 3 tracks keras.Variable attributes only: a plain gt.Variable (TF's
+        # tf.Variable) assigned to a layer is in no weight list (checkpoints still save it).
+        attributes = (v for v in self._attribute_leaves() if isinstance(v, Variable))
         return unique_by_identity(list(self._added_weights) + list(attributes))
 
     @property
