@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import warnings
 import weakref
 from collections import deque
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ from ...api.module import (
 )
 from ...core.dtypes import numpy_dtype
 from ...core.tensor import Tensor, convert_to_tensor
+from ...core.variable import Variable as _GtVariable
 from .. import initializers, regularizers
 from ..naming import layer_scope, uniquify
 from ..variables import Variable
@@ -144,6 +146,11 @@ class Layer(Module):
         object.__setattr__(self, "_output_shape", None)
         object.__setattr__(self, "_activity_regularizer", regularizers.get(activity_regularizer))
         self.built = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, _GtVariable) and not isinstance(value, Variable):
+            _warn_untracked_variable(self, name)
+        super().__setattr__(name, value)
 
     def __getattr__(self, attr: str) -> Any:
         # A subclass whose __init__ forgot super().__init__(): Keras raises too.
@@ -432,6 +439,16 @@ class Layer(Module):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _warn_untracked_variable(layer: Layer, attribute: str) -> None:
+    """Keras 3 leaves a plain ``tf.Variable`` attribute out of the weights, so ``fit``
+    and ``trainable_variables`` skip it: said at the user's assignment."""
+    warnings.warn(
+        f"{type(layer).__name__}.{attribute} is a gt.Variable (TF's tf.Variable): Keras 3 "
+        "does not track it, so it is not in the layer's weights or trainable_variables, "
+        "and fit() does not train it. Create it with self.add_weight(...) or "
+        "keras.Variable(...).", UserWarning, stacklevel=3)
 
 
 def _input_shape_kwarg(kwargs: dict, layer: str) -> tuple | None:
