@@ -11,13 +11,11 @@ from typing import Any
 
 from ... import ops
 from ...core.tensor import Tensor, convert_to_tensor
+from ..losses import l2_normalize
 from .core import Add, Concatenate, _Merge
 
 __all__ = ["Average", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "add",
            "average", "concatenate", "dot", "maximum", "minimum", "multiply", "subtract"]
-
-_EPSILON = 1e-7  # Keras's backend epsilon: the smallest norm `normalize` divides by
-
 
 class _Elementwise(_Merge):
     """Combines a list of same-shape (or broadcastable) tensors entry by entry."""
@@ -73,13 +71,6 @@ class Minimum(_Elementwise):
         return ops.minimum(a, b)
 
 
-def _l2_normalize(x: Tensor, axis: int) -> Tensor:
-    """Keras 3's ``normalize(x, axis)``: ``x * min(rsqrt(sum(x²)), 1 / epsilon)``."""
-    square_sum = ops.reduce_sum(ops.square(x), axis=axis, keepdims=True)
-    inverse_norm = ops.minimum(1.0 / ops.sqrt(square_sum), 1.0 / _EPSILON)
-    return x * inverse_norm
-
-
 class Dot(_Merge):
     """The dot product of two batches of tensors along ``axes`` (an int, or one axis per
     input; the batch axis is 0 and is kept): Keras's ``batch_dot``. ``(batch, n)`` with
@@ -111,7 +102,7 @@ class Dot(_Merge):
                              f"{tuple(x1.shape)} and axis {axis2} of {tuple(x2.shape)} "
                              "differ.")
         if self.normalize:
-            x1, x2 = _l2_normalize(x1, axis1), _l2_normalize(x2, axis2)
+            x1, x2 = l2_normalize(x1, axis1), l2_normalize(x2, axis2)
         return _batch_dot(x1, x2, axis1, axis2)
 
 
