@@ -4,9 +4,9 @@ gradients against finite differences in float64, and their names in compile().""
 
 import numpy as np
 import pytest
-from gradient_checks import assert_vjp_matches_differences
 
 import gradtape as gt
+from gradient_checks import assert_vjp_matches_differences
 from gradtape import keras
 
 K = keras.losses
