@@ -27,6 +27,14 @@ from .api.debugging import debugging, nest
 from .api.diag_ops import diag as _linalg_diag
 from .api.diag_ops import set_diag as _linalg_set_diag
 from .api.eager import executing_eagerly, get_static_value
+from .api.initializers import (
+    constant_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    zeros_initializer,
+)
 from .api.math import add_n
 from .api.math import namespace as math
 from .api.module import Module, name_scope
@@ -107,6 +115,10 @@ autograph = attribute_namespace({"to_code": _to_code})
 autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
 # TF's tf.train: object-based checkpoints of variables (api/checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
+
+# TF's tf.metrics is Keras's metrics; tf.newaxis is None (NumPy's np.newaxis).
+metrics = keras.metrics
+newaxis = None
 
 from .core.config import options as _options  # noqa: E402
 
@@ -220,6 +232,10 @@ __all__ = [
     "zeros",
     *_ops.__all__,
 ]
+# Issue 21's TF names (apart from the list above, so parallel branches merge cleanly).
+__all__ += ["constant_initializer", "glorot_uniform_initializer", "metrics", "newaxis",
+            "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+            "zeros_initializer"]
 
 # dir(gt) lists the public API only: the modules behind it stay reachable, unlisted.
 __dir__ = public_dir(globals())
