@@ -116,8 +116,9 @@ autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
 # TF's tf.train: object-based checkpoints of variables (api/checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 
-# TF's tf.metrics is Keras's metrics; tf.newaxis is None (NumPy's np.newaxis).
-metrics = keras.metrics
+# TF's tf.metrics: Keras's metrics (the same objects); tf.newaxis is None (np.newaxis).
+metrics = attribute_namespace({name: getattr(keras.metrics, name)
+                               for name in keras.metrics.__all__})
 newaxis = None
 
 from .core.config import options as _options  # noqa: E402
