@@ -2,6 +2,7 @@
 
 from ..functional import InputLayer
 from .activations import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from .attention import MultiHeadAttention
 from .base import Layer
 from .core import (
     Activation,
@@ -53,7 +54,8 @@ __all__ = ["Activation", "ActivityRegularization", "Add", "BatchNormalization",
 # Issue 21's layers (kept apart from the line above so parallel branches merge cleanly).
 __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
             "GaussianDropout", "GaussianNoise", "GroupNormalization", "LayerNormalization",
-            "LeakyReLU", "Maximum", "Minimum", "Multiply", "PReLU", "Permute", "ReLU",
+            "LeakyReLU", "Maximum", "Minimum", "MultiHeadAttention", "Multiply", "PReLU",
+            "Permute", "ReLU",
             "RepeatVector", "Reshape", "Softmax", "Subtract", "UpSampling1D",
             "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
             "ZeroPadding3D", "add", "average", "concatenate", "dot", "maximum", "minimum",
