@@ -290,4 +290,6 @@ def test_embedding_mask_zero_and_regularizer():
     np.testing.assert_array_equal(layer.compute_mask(ids).numpy(), [[False, True, True]])
     penalty = 0.1 * np.sum(layer.embeddings.numpy() ** 2)
     np.testing.assert_allclose(float(layer.losses[0]), penalty, rtol=1e-6)
-
+    with pytest.warns(UserWarning, match="input_length"):
+        legacy = keras.layers.Embedding(5, 2, input_length=3)
+    assert legacy(np.array([[1, 2, 3]])).shape == (1, 3, 2)

@@ -71,7 +71,9 @@ class _Scaled(keras.layers.Layer):
 
 
 def test_a_plain_variable_assigned_to_a_layer_is_not_a_weight_as_in_keras_3():
-    layer = _Scaled()
+    with pytest.warns(UserWarning, match=r"_Scaled.plain is a gt.Variable") as caught:
+        layer = _Scaled()
+    assert caught[0].filename == __file__  # the user's assignment
     layer(np.ones((1, 2), np.float32))
     assert [v.name for v in layer.trainable_weights] == ["tracked", "kernel", "bias"]
     assert [v.name for v in layer.weights] == ["tracked", "kernel", "bias"]
@@ -92,6 +94,7 @@ def test_a_plain_variable_in_a_gt_module_is_still_tracked():
     assert len(module.trainable_variables) == 3
 
 
+@pytest.mark.filterwarnings("ignore:.*Keras 3 does not track:UserWarning")
 def test_a_plain_variable_on_a_layer_is_still_checkpointed(tmp_path):
     layer = _Scaled()
     layer(np.ones((1, 2), np.float32))
