@@ -293,3 +293,17 @@ def test_embedding_mask_zero_and_regularizer():
     with pytest.warns(UserWarning, match="input_length"):
         legacy = keras.layers.Embedding(5, 2, input_length=3)
     assert legacy(np.array([[1, 2, 3]])).shape == (1, 3, 2)
+
+
+def test_the_new_layers_build_a_functional_model():
+    inputs = keras.Input(shape=(4, 6))
+    attended = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3)(inputs, inputs)
+    x = keras.layers.add([inputs, attended])
+    x = keras.layers.LayerNormalization()(x)
+    x = keras.layers.Reshape((-1,))(x)
+    outputs = keras.layers.Dense(1)(keras.layers.LeakyReLU()(x))
+    model = keras.Model(inputs, outputs)
+    assert outputs.shape == (None, 1)
+    data = RNG.standard_normal((3, 4, 6)).astype(np.float32)
+    assert model(data).shape == (3, 1)
+    assert len(model.trainable_weights) == 8 + 2 + 2
