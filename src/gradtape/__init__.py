@@ -27,6 +27,14 @@ from .api.debugging import debugging, nest
 from .api.diag_ops import diag as _linalg_diag
 from .api.diag_ops import set_diag as _linalg_set_diag
 from .api.eager import executing_eagerly, get_static_value
+from .api.initializers import (
+    constant_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    zeros_initializer,
+)
 from .api.math import add_n
 from .api.math import namespace as math
 from .api.module import Module, name_scope
@@ -117,6 +125,11 @@ data = attribute_namespace({
         "AUTOTUNE": _dataset.AUTOTUNE, "cardinality": _dataset.cardinality,
         "INFINITE_CARDINALITY": _dataset.INFINITE_CARDINALITY,
         "UNKNOWN_CARDINALITY": _dataset.UNKNOWN_CARDINALITY})})
+
+# TF's tf.metrics: Keras's metrics (the same objects); tf.newaxis is None (np.newaxis).
+metrics = attribute_namespace({name: getattr(keras.metrics, name)
+                               for name in keras.metrics.__all__})
+newaxis = None
 
 from .core.config import options as _options  # noqa: E402
 
@@ -231,6 +244,10 @@ __all__ = [
     "zeros",
     *_ops.__all__,
 ]
+# Issue 21's TF names (apart from the list above, so parallel branches merge cleanly).
+__all__ += ["constant_initializer", "glorot_uniform_initializer", "metrics", "newaxis",
+            "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+            "zeros_initializer"]
 
 # dir(gt) lists the public API only: the modules behind it stay reachable, unlisted.
 __dir__ = public_dir(globals())

@@ -84,7 +84,7 @@ def test_subclassed_model_tracks_layers_and_variables_in_assignment_order():
     class Block(keras.Model):
         def __init__(self):
             super().__init__()
-            self.scale = gt.Variable(2.0, name="scale")
+            self.scale = keras.Variable(2.0, name="scale")
             self.hidden = [keras.layers.Dense(3), keras.layers.Dense(2)]
             self.out = keras.layers.Dense(1)
 

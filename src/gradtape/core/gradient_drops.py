@@ -75,7 +75,7 @@ class DropReport(NamedTuple):
         return action != "ignore" and (self.scipy or action == "raise")
 
 
-def report_conversion(tensor: Any) -> None:
+def report_conversion(tensor: Any, numpy_function: str | None = None) -> None:
     """``tensor`` is leaving the tape as a NumPy array: warn, raise or stay silent.
 
     While a ``@gt.function`` traces, the tracer keeps the report: the function's call,
@@ -85,7 +85,7 @@ def report_conversion(tensor: Any) -> None:
     watched = is_watched(tensor)  # while tracing: by the function's own tapes only
     if tracer is None and (not watched or options.on_gradient_drop == "ignore"):
         return
-    report = drop_report(sys._getframe(1).f_back)  # the frame above __array__
+    report = drop_report(sys._getframe(1).f_back, numpy_function)  # above __array__
     if tracer is not None:
         tracer.on_conversion(tensor, report, watched)
         if not (watched and report.raises()):
@@ -93,15 +93,16 @@ def report_conversion(tensor: Any) -> None:
     tell(report)
 
 
-def drop_report(caller: Any) -> DropReport:
+def drop_report(caller: Any, numpy_function: str | None = None) -> DropReport:
     """The report of a conversion made by ``caller``'s code (NumPy's, SciPy's or the
-    user's frame)."""
+    user's frame); ``numpy_function`` names the NumPy function that converted, when no
+    Python frame of it is on the stack (one dispatched by ``__array_function__``)."""
     scipy_function = _scipy_function(caller)
     if scipy_function is not None:
         frame = _user_frame(caller)[0]
         return _report(_scipy_message(scipy_function), True, frame)
-    frame, numpy_function = _user_frame(caller)
-    return _report(_message(frame, numpy_function), False, frame)
+    frame, from_frames = _user_frame(caller)
+    return _report(_message(frame, from_frames or numpy_function), False, frame)
 
 
 def _report(message: str, scipy: bool, frame: Any) -> DropReport:

@@ -67,6 +67,17 @@ class Tensor(NdarrayMethods, OperatorMixin, DaskCollection):
         """Same as :attr:`shape` (TF's ``Tensor.get_shape()``)."""
         return self.shape
 
+    def set_shape(self, shape: Any) -> None:
+        """TF's ``Tensor.set_shape`` on an eager tensor: a check only (its shape is known),
+        raising TF's ``ValueError`` when ``shape`` (``None`` entries: any size) does not
+        fit it. ``None`` (an unknown rank) fits every shape."""
+        if shape is None:
+            return
+        supplied = TensorShape(shape)
+        if not self.shape.is_compatible_with(supplied):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied "
+                             f"shape {supplied}.")
+
     @property
     def dtype(self) -> np.dtype:
         value = self._value

@@ -23,6 +23,7 @@ order works; the price is that ``func`` runs again for each derivative.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -345,20 +346,59 @@ def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,
     return results[0] if single else results
 
 
-def py_function(func: Callable[..., Any], inp: Any, Tout: Any,  # TF's name
-                name: str | None = None) -> Any:
+def _decorator_or_none(script_op: Callable[..., Any], op_name: str, func: Any, inp: Any,
+                       Tout: Any, **kwargs: Any) -> Callable[..., Any] | None:
+    """TF's argument check: with ``func=None`` (``@gt.numpy_function(Tout=...)``), a
+    decorator whose function calls ``script_op`` on its positional arguments; ``None``
+    when called directly with ``func`` and ``inp``."""
+    if Tout is None:
+        raise TypeError(f"Missing required argument: 'Tout'\n  If using {op_name} as a "
+                        f"decorator, set `Tout`\n  **by name** above the function:\n  "
+                        f"`@{op_name}(Tout=tout)`")
+    if func is None:
+        if inp is not None:
+            raise TypeError(f"Don't set the `inp` argument when using {op_name} as a "
+                            "decorator (`func=None`).")
+
+        def decorator(fun: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(fun)
+            def wrapper(*args: Any) -> Any:
+                return script_op(fun, inp=args, Tout=Tout, **kwargs)
+
+            return wrapper
+
+        return decorator
+    if inp is None:
+        raise TypeError(f"Missing argument `inp`:\n  You must set the `inp` argument (the "
+                        f"list of arguments to the\n  function), unless you use `{op_name}` "
+                        "as a decorator(`func=None`).")
+    return None
+
+
+def py_function(func: Callable[..., Any] | None = None, inp: Any = None,
+                Tout: Any = None, name: str | None = None) -> Any:
     """Call ``func`` on the tensors ``inp`` (``tf.py_function``); its results are
     converted to ``Tout`` (a dtype: one tensor; a list of dtypes: a list). Gradients flow
-    through the ops ``func`` runs. Inside ``@gt.function`` it runs on every call."""
+    through the ops ``func`` runs. Inside ``@gt.function`` it runs on every call. With
+    ``func`` left out, ``@gt.py_function(Tout=...)`` decorates a function, as in TF."""
+    decorator = _decorator_or_none(py_function, "tf.py_function", func, inp, Tout, name=name)
+    if decorator is not None:
+        return decorator
     label = f"py_function {name or getattr(func, '__name__', 'func')}"
     return _call(py_function_p, func, inp, Tout, label, on_arrays=False)
 
 
-def numpy_function(func: Callable[..., Any], inp: Any, Tout: Any,
-                   stateful: bool = True, name: str | None = None) -> Any:
+def numpy_function(func: Callable[..., Any] | None = None, inp: Any = None,
+                   Tout: Any = None, stateful: bool = True,
+                   name: str | None = None) -> Any:
     """Call ``func`` on the NumPy values of ``inp`` (``tf.numpy_function``); its results
     become tensors of ``Tout``. No gradient flows through it (as in TF): its results
-    are constants. Inside ``@gt.function`` it runs on every call."""
+    are constants. Inside ``@gt.function`` it runs on every call. With ``func`` left out,
+    ``@gt.numpy_function(Tout=...)`` decorates a function, as in TF."""
+    decorator = _decorator_or_none(numpy_function, "tf.numpy_function", func, inp, Tout,
+                                   stateful=stateful, name=name)
+    if decorator is not None:
+        return decorator
     del stateful  # it always runs on every call
     label = f"numpy_function {name or getattr(func, '__name__', 'func')}"
     return _call(numpy_function_p, func, inp, Tout, label, on_arrays=True)

@@ -20,7 +20,8 @@ from ..core.tensor import Tensor, constant
 
 __all__ = [
     "Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Identity",
-    "Initializer", "LecunNormal", "LecunUniform", "Ones", "RandomNormal", "RandomUniform",
+    "Initializer", "LecunNormal", "LecunUniform", "Ones", "Orthogonal", "RandomNormal",
+    "RandomUniform",
     "TruncatedNormal", "VarianceScaling", "Zeros", "deserialize", "get", "serialize",
 ]
 
@@ -227,6 +228,33 @@ HeUniform = _variance_scaling_kind("HeUniform", 2.0, "fan_in", "uniform")
 LecunNormal = _variance_scaling_kind("LecunNormal", 1.0, "fan_in", "truncated_normal")
 LecunUniform = _variance_scaling_kind("LecunUniform", 1.0, "fan_in", "uniform")
 
+class Orthogonal(_RandomInitializer):
+    """A random orthogonal matrix times ``gain``: the Q of a normal matrix's QR
+    decomposition, its columns' signs fixed by R's diagonal (Keras 3's algorithm). A
+    shape of more than 2 axes is orthogonal over ``(prod(shape[:-1]), shape[-1])``."""
+
+    def __init__(self, gain: float = 1.0, seed: int | None = None):
+        super().__init__(seed)
+        self.gain = gain
+
+    def __call__(self, shape: Any, dtype: Any = None) -> Tensor:
+        shape, dtype = tuple(int(d) for d in shape), _float_dtype(dtype)
+        if len(shape) < 2:
+            raise ValueError(f"The tensor to initialize must be at least two-dimensional. "
+                             f"Received: shape={shape} of rank {len(shape)}.")
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        flat = (max(rows, cols), min(rows, cols))
+        draw = self._normal(flat, 1.0, 0.0, np.dtype(np.float64)).numpy()
+        q, r = np.linalg.qr(draw)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return constant((self.gain * q.reshape(shape)).astype(dtype))
+
+    def get_config(self) -> dict:
+        return {"gain": self.gain, "seed": self.seed}
+
+
 _BY_NAME: dict[str, type] = {
     "zeros": Zeros, "ones": Ones, "constant": Constant, "identity": Identity,
     "random_normal": RandomNormal, "random_uniform": RandomUniform,
@@ -234,7 +262,8 @@ _BY_NAME: dict[str, type] = {
     "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
     "he_normal": HeNormal, "he_uniform": HeUniform,
     "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
-    "uniform": RandomUniform, "normal": RandomNormal,
+    "uniform": RandomUniform, "normal": RandomNormal, "orthogonal": Orthogonal,
+    "OrthogonalInitializer": Orthogonal,
 }
 _BY_NAME.update({cls.__name__: cls for cls in set(_BY_NAME.values())})
 

@@ -9,10 +9,12 @@ as Keras does, so a confident wrong prediction gives a large finite loss, not ``
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import ops
 from ..api.creation import size
+from ..api.math import reduce_all
 from ..core.tensor import Tensor, convert_to_tensor
 from ..ops import nn
 
@@ -21,6 +23,14 @@ __all__ = [
     "MeanSquaredError", "SparseCategoricalCrossentropy", "MAE", "MSE", "mae", "mse",
     "binary_crossentropy", "categorical_crossentropy", "mean_absolute_error",
     "mean_squared_error", "sparse_categorical_crossentropy",
+]
+__all__ += [
+    "CategoricalHinge", "CosineSimilarity", "Hinge", "Huber", "KLDivergence", "LogCosh",
+    "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "Poisson",
+    "SquaredHinge", "categorical_hinge", "cosine_similarity", "hinge", "huber",
+    "kl_divergence", "log_cosh", "mean_absolute_percentage_error",
+    "mean_squared_logarithmic_error", "poisson", "squared_hinge",
+    "KLD", "MAPE", "MSLE", "kld", "mape", "msle",
 ]
 
 EPSILON = 1e-7  # Keras's backend epsilon
@@ -208,3 +218,174 @@ class SparseCategoricalCrossentropy(Loss):
 # Keras's short names.
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+
+
+# --- Keras 3's regression, probabilistic and hinge losses (keras/src/losses/losses.py) ---
+
+
+def l2_normalize(x: Tensor, axis: int = -1) -> Tensor:
+    """Keras 3's ``normalize(x, axis)``: ``x * min(rsqrt(sum(x²)), 1 / epsilon)``,
+    written as ``x / sqrt(max(sum(x²), epsilon²))`` (the same; no division by 0)."""
+    square_sum = ops.reduce_sum(ops.square(x), axis=axis, keepdims=True)
+    return x / ops.sqrt(ops.maximum(square_sum, EPSILON ** 2))
+
+
+def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Tensor:
+    """``0.5 e²`` where ``|e| <= delta``, ``delta |e| - 0.5 delta²`` beyond; mean over the
+    last axis (``e = y_pred - y_true``)."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    error = y_pred - y_true
+    abs_error = ops.abs(error)
+    quadratic = 0.5 * ops.square(error)
+    linear = delta * abs_error - 0.5 * delta ** 2
+    return ops.reduce_mean(ops.where(abs_error <= delta, quadratic, linear), axis=-1)
+
+
+def log_cosh(y_true: Any, y_pred: Any) -> Tensor:
+    """``mean(log(cosh(y_pred - y_true)))``, as ``x + softplus(-2x) - log 2`` (no
+    overflow for large errors)."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    x = y_pred - y_true
+    return ops.reduce_mean(x + ops.softplus(-2.0 * x) - math.log(2.0), axis=-1)
+
+
+def kl_divergence(y_true: Any, y_pred: Any) -> Tensor:
+    """``sum(y_true * log(y_true / y_pred))`` over the last axis, both clipped to
+    ``[1e-7, 1]``."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    y_true = ops.clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = ops.clip_by_value(y_pred, EPSILON, 1.0)
+    return ops.reduce_sum(y_true * ops.log(y_true / y_pred), axis=-1)
+
+
+def poisson(y_true: Any, y_pred: Any) -> Tensor:
+    """``mean(y_pred - y_true * log(y_pred + 1e-7))`` over the last axis."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    return ops.reduce_mean(y_pred - y_true * ops.log(y_pred + EPSILON), axis=-1)
+
+
+def cosine_similarity(y_true: Any, y_pred: Any, axis: int = -1) -> Tensor:
+    """The negative cosine similarity along ``axis``: -1 for the same direction, so
+    minimizing it aligns the predictions with the labels."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    return -ops.reduce_sum(l2_normalize(y_true, axis) * l2_normalize(y_pred, axis),
+                           axis=axis)
+
+
+def categorical_hinge(y_true: Any, y_pred: Any) -> Tensor:
+    """``max(neg - pos + 1, 0)``: ``pos = sum(y_true * y_pred)``, ``neg =
+    max((1 - y_true) * y_pred)`` over the last axis (one-hot labels)."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    positive = ops.reduce_sum(y_true * y_pred, axis=-1)
+    negative = ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    return ops.maximum(negative - positive + 1.0, ops.zeros_like(positive))
+
+
+def _hinge_labels(y_true: Tensor) -> Tensor:
+    """Keras's rule: labels that are all 0 or 1 become -1 and 1; others are kept."""
+    binary = reduce_all(ops.logical_or(ops.equal(y_true, 0.0), ops.equal(y_true, 1.0)))
+    return ops.where(binary, 2.0 * y_true - 1.0, y_true)
+
+
+def _margin(y_true: Any, y_pred: Any) -> Tensor:
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    product = _hinge_labels(y_true) * y_pred
+    return ops.maximum(1.0 - product, ops.zeros_like(product))
+
+
+def hinge(y_true: Any, y_pred: Any) -> Tensor:
+    """``mean(max(1 - y_true * y_pred, 0))``; labels -1/1 (0/1 are converted)."""
+    return ops.reduce_mean(_margin(y_true, y_pred), axis=-1)
+
+
+def squared_hinge(y_true: Any, y_pred: Any) -> Tensor:
+    """``mean(max(1 - y_true * y_pred, 0)²)``; labels -1/1 (0/1 are converted)."""
+    return ops.reduce_mean(ops.square(_margin(y_true, y_pred)), axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true: Any, y_pred: Any) -> Tensor:
+    """``mean((log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1))²)``."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    first = ops.log(ops.maximum(y_pred, EPSILON) + 1.0)
+    second = ops.log(ops.maximum(y_true, EPSILON) + 1.0)
+    return ops.reduce_mean(ops.square(first - second), axis=-1)
+
+
+def mean_absolute_percentage_error(y_true: Any, y_pred: Any) -> Tensor:
+    """``100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7))``."""
+    y_true, y_pred = _matched_pair(y_true, y_pred)
+    ratio = ops.abs((y_true - y_pred) / ops.maximum(ops.abs(y_true), EPSILON))
+    return 100.0 * ops.reduce_mean(ratio, axis=-1)
+
+
+class Huber(Loss):
+    def __init__(self, delta: float = 1.0, reduction: str | None = "sum_over_batch_size",
+                 name: str = "huber_loss"):
+        super().__init__(huber, reduction, name, delta=delta)
+
+
+class LogCosh(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size", name: str = "log_cosh"):
+        super().__init__(log_cosh, reduction, name)
+
+
+class KLDivergence(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size", name: str = "kl_divergence"):
+        super().__init__(kl_divergence, reduction, name)
+
+
+class Poisson(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size", name: str = "poisson"):
+        super().__init__(poisson, reduction, name)
+
+
+class CosineSimilarity(Loss):
+    def __init__(self, axis: int = -1, reduction: str | None = "sum_over_batch_size",
+                 name: str = "cosine_similarity"):
+        super().__init__(cosine_similarity, reduction, name, axis=axis)
+
+
+class CategoricalHinge(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size",
+                 name: str = "categorical_hinge"):
+        super().__init__(categorical_hinge, reduction, name)
+
+
+class Hinge(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size", name: str = "hinge"):
+        super().__init__(hinge, reduction, name)
+
+
+class SquaredHinge(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size", name: str = "squared_hinge"):
+        super().__init__(squared_hinge, reduction, name)
+
+
+class MeanSquaredLogarithmicError(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size",
+                 name: str = "mean_squared_logarithmic_error"):
+        super().__init__(mean_squared_logarithmic_error, reduction, name)
+
+
+class MeanAbsolutePercentageError(Loss):
+    def __init__(self, reduction: str | None = "sum_over_batch_size",
+                 name: str = "mean_absolute_percentage_error"):
+        super().__init__(mean_absolute_percentage_error, reduction, name)
+
+
+# The string names compile() takes beside the cross-entropies' (Keras 3's names and
+# short names).
+# (the attribute aliases, as Keras 2's tf.keras.losses had them, follow)
+MORE_BY_NAME = {
+    "huber": huber, "huber_loss": huber, "log_cosh": log_cosh, "logcosh": log_cosh,
+    "kl_divergence": kl_divergence, "kld": kl_divergence, "KLD": kl_divergence,
+    "poisson": poisson, "cosine_similarity": cosine_similarity,
+    "categorical_hinge": categorical_hinge, "hinge": hinge, "squared_hinge": squared_hinge,
+    "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
+    "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
+    "mean_absolute_percentage_error": mean_absolute_percentage_error,
+    "mape": mean_absolute_percentage_error, "MAPE": mean_absolute_percentage_error,
+}
+kld = KLD = kl_divergence
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error

@@ -24,6 +24,7 @@ __all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanAbs
            "MeanMetricWrapper", "MeanSquaredError", "Metric", "SparseCategoricalAccuracy",
            "binary_accuracy", "categorical_accuracy", "get", "mean_absolute_error",
            "mean_squared_error", "sparse_categorical_accuracy"]
+__all__ += ["AUC", "Precision", "Recall", "RootMeanSquaredError", "Sum"]
 
 
 def _float_pair(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
@@ -134,6 +135,45 @@ class Mean(Metric):
                          ops.zeros_like(self.total))
 
 
+class Sum(Metric):
+    """The (weighted) sum of the values passed to ``update_state``."""
+
+    def __init__(self, name: str = "sum", dtype: Any = None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable((), name="total")
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        values = ops.cast(convert_to_tensor(values), self.dtype)
+        if sample_weight is not None:
+            values = values * ops.broadcast_to(
+                ops.cast(convert_to_tensor(sample_weight), self.dtype), values.shape)
+        self.total.assign_add(ops.reduce_sum(values))
+
+    def result(self) -> Tensor:
+        return ops.identity(self.total)
+
+
+class RootMeanSquaredError(Mean):
+    """``sqrt(mean((y_pred - y_true)²))`` over every entry seen (weighted)."""
+
+    def __init__(self, name: str = "root_mean_squared_error", dtype: Any = None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y_true, y_pred = _float_pair(y_true, y_pred)
+        errors = ops.square(y_pred - y_true)
+        if sample_weight is not None:  # one weight per sample, as Keras matches ranks
+            weight = ops.cast(convert_to_tensor(sample_weight), errors.dtype)
+            errors, weight = losses.squeeze_or_expand_to_same_rank(errors, weight)
+            while weight.ndim < errors.ndim:
+                weight = ops.expand_dims(weight, -1)
+            sample_weight = ops.broadcast_to(weight, errors.shape)
+        super().update_state(errors, sample_weight)
+
+    def result(self) -> Tensor:
+        return ops.sqrt(super().result())
+
+
 class MeanMetricWrapper(Mean):
     """The mean over samples of ``fn(y_true, y_pred)``."""
 
@@ -211,17 +251,22 @@ def _per_sample(identifier: Any, loss: Any) -> tuple[str, Callable[..., Any]]:
 
 
 def compiled_metric(identifier: Any, loss: Any = None) -> Metric:
-    """What ``compile(metrics=[identifier])`` tracks: a metric object as given, a name
-    or function as the running mean of its per-sample values, summed in float64 (``fit``
-    resets them at each epoch)."""
+    """What ``compile(metrics=[identifier])`` tracks: a metric object as given, a
+    metric class's name (``"auc"``, ``"Precision"``) as a new one, a name or function as
+    the running mean of its per-sample values, summed in float64 (``fit`` resets them at
+    each epoch)."""
     if isinstance(identifier, Metric):
         return identifier
+    if isinstance(identifier, str) and identifier in _CLASSES:
+        return _CLASSES[identifier]()
     name, per_sample = _per_sample(identifier, loss)
     return MeanMetricWrapper(per_sample, name=name, dtype="float64")
 
 
 def get(identifier: Any, loss: Any = None) -> tuple[str, Callable[..., float]]:
     """``(name, fn)``: ``fn(y_true, y_pred)`` is the metric's mean over the batch."""
+    if isinstance(identifier, str) and identifier in _CLASSES:
+        identifier = _CLASSES[identifier]()
     if isinstance(identifier, Metric):
         return identifier.name, _metric_object_batch_mean(identifier)
     name, per_sample = _per_sample(identifier, loss)
@@ -241,3 +286,14 @@ def _metric_object_batch_mean(metric: Metric) -> Callable[..., float]:
         return float(metric.result())
 
     return batch_mean
+
+
+# The confusion-matrix metrics build on Metric above (so they are imported after it).
+from .confusion_metrics import AUC, Precision, Recall  # noqa: E402
+
+# Metric classes compile() takes by name: Keras 3's class and snake-case names.
+_CLASSES: dict[str, type] = {
+    "auc": AUC, "AUC": AUC, "precision": Precision, "Precision": Precision,
+    "recall": Recall, "Recall": Recall, "root_mean_squared_error": RootMeanSquaredError,
+    "RootMeanSquaredError": RootMeanSquaredError,
+}

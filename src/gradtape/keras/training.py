@@ -33,6 +33,7 @@ _LOSSES = {
     "binary_crossentropy": _losses.binary_crossentropy,
     "categorical_crossentropy": _losses.categorical_crossentropy,
     "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
+    **_losses.MORE_BY_NAME,
 }
 
 

@@ -28,7 +28,8 @@ class Variable(_Variable):
             if shape is None:
                 raise ValueError(f"Variable {name!r}: an initializer that is a callable "
                                  "needs `shape=`; pass the shape or an initial value.")
-            initializer = initializer(tuple(shape), numpy_dtype(dtype or "float32"))
+            # Keras passes dtype by keyword: tf.random.normal(shape, mean, ...) works too.
+            initializer = initializer(tuple(shape), dtype=numpy_dtype(dtype or "float32"))
         super().__init__(initializer, trainable=trainable, name=name,
                          dtype=None if dtype is None else numpy_dtype(dtype))
         self._path = variable_path(name)

@@ -1,7 +1,8 @@
 """Routes NumPy calls on tensors (``np.sin(t)``, ``np.sum(t)``) to gradtape ops.
 
-Each op module registers the NumPy functions it implements. Anything unregistered
-raises ``TypeError`` naming the function: a gradient is never silently dropped.
+Each op module registers the NumPy functions it implements. An unregistered ufunc
+raises ``TypeError`` naming it; an unregistered NumPy function runs on the arrays (as
+NumPy would), and a watched tensor's drop is told: a gradient is never silently dropped.
 """
 
 from __future__ import annotations
@@ -104,12 +105,30 @@ def dispatch_function(func, args, kwargs):
         return func(*_unwrap(args, static),
                     **{k: _unwrap(v, static) for k, v in kwargs.items()})
     if op is None:
-        raise TypeError(
-            f"numpy.{getattr(func, '__name__', func)} has no differentiable gradtape rule. "
-            "Use a gradtape op, or convert the tensor with .numpy() if no gradient "
-            "should flow through it."
-        )
+        return _run_on_arrays(func, args, kwargs)
     return op(*args, **kwargs)
+
+
+def _run_on_arrays(func, args, kwargs):
+    """A NumPy function gradtape has no rule for runs on the tensors' arrays and returns
+    NumPy's result, as it would on arrays (TF's tensors convert so); a watched tensor's
+    gradient stops here, and the drop warning names the function and the user's line."""
+    name = f"np.{getattr(func, '__name__', func)}"
+    return func(*_as_arrays(args, name), **{k: _as_arrays(v, name) for k, v in kwargs.items()})
+
+
+def _as_arrays(x, function_name: str):
+    from ..core.gradient_drops import report_conversion
+    from ..core.state import state
+    from ..core.tensor import Tensor, concrete_value
+
+    if isinstance(x, Tensor):
+        if state.recording or state.accumulators or state.tracer is not None:
+            report_conversion(x, numpy_function=function_name)
+        return concrete_value(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_as_arrays(i, function_name) for i in x)
+    return x
 
 
 # Tensors route NumPy's protocols through this module.

@@ -15,14 +15,16 @@ from typing import Any
 import numpy as np
 
 from ..core.tensor import Tensor, constant
-from ..ops import cast, cos, floor, minimum, where
+from ..ops import cast, ceil, cos, equal, floor, log, minimum, where
 
 __all__ = [
     "CosineDecay",
+    "CosineDecayRestarts",
     "ExponentialDecay",
     "InverseTimeDecay",
     "LearningRateSchedule",
     "PiecewiseConstantDecay",
+    "PolynomialDecay",
 ]
 
 _F32 = np.float32
@@ -140,3 +142,67 @@ class CosineDecay(LearningRateSchedule):
         ramp = (_F32(self.warmup_target) - initial) * (step / max(warmup, _F32(1))) + initial
         decay = self._decayed(step - warmup, self.warmup_target)
         return where(step < warmup, ramp, decay)
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """``(initial - end) * (1 - step / decay_steps) ** power + end``, the step capped at
+    ``decay_steps``; with ``cycle``, ``decay_steps`` grows to the first multiple of it
+    above the step (Keras's formula)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int,
+                 end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
+                 name: str = "PolynomialDecay"):
+        _check_decay_steps("decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.end_learning_rate = end_learning_rate
+        self.power = power
+        self.cycle = cycle
+        self.name = name
+
+    def __call__(self, step: Any) -> Tensor:
+        step = _step(step)
+        decay_steps = constant(_F32(self.decay_steps))
+        if self.cycle:
+            multiplier = where(equal(step, _F32(0)), _F32(1), ceil(step / decay_steps))
+            decay_steps = decay_steps * multiplier
+        else:
+            step = minimum(step, decay_steps)
+        remaining = _F32(1) - step / decay_steps
+        span = _F32(self.initial_learning_rate) - _F32(self.end_learning_rate)
+        return span * remaining ** _F32(self.power) + _F32(self.end_learning_rate)
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """SGDR: cosine decay over ``first_decay_steps``, then restarts, each period
+    ``t_mul`` times longer and each restart's peak ``m_mul`` times lower, decaying to
+    ``alpha`` times the peak (Keras's formula)."""
+
+    def __init__(self, initial_learning_rate: float, first_decay_steps: int,
+                 t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0,
+                 name: str = "SGDRDecay"):
+        _check_decay_steps("first_decay_steps", first_decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def _restart(self, fraction: Tensor) -> tuple[Tensor, Tensor]:
+        """The restart index and the fraction done of the current period."""
+        t_mul = _F32(self._t_mul)
+        if self._t_mul == 1.0:
+            restart = floor(fraction)
+            return restart, fraction - restart
+        restart = floor(log(_F32(1) - fraction * (_F32(1) - t_mul)) / log(constant(t_mul)))
+        done = (_F32(1) - constant(t_mul) ** restart) / (_F32(1) - t_mul)
+        return restart, (fraction - done) / constant(t_mul) ** restart
+
+    def __call__(self, step: Any) -> Tensor:
+        fraction = _step(step) / _F32(self.first_decay_steps)
+        restart, fraction = self._restart(fraction)
+        peak = constant(_F32(self._m_mul)) ** restart
+        cosine = _F32(0.5) * peak * (_F32(1) + cos(_F32(math.pi) * fraction))
+        decayed = (_F32(1) - _F32(self.alpha)) * cosine + _F32(self.alpha)
+        return _F32(self.initial_learning_rate) * decayed

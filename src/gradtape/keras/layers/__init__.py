@@ -1,6 +1,8 @@
 """``keras.layers``: the base ``Layer`` and the layers TF's guides build models from."""
 
 from ..functional import Input, InputLayer
+from .activations import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from .attention import MultiHeadAttention
 from .base import Layer
 from .core import (
     Activation,
@@ -13,8 +15,48 @@ from .core import (
     Flatten,
     Lambda,
 )
-from .normalization import BatchNormalization
+from .merging import (
+    Average,
+    Dot,
+    Maximum,
+    Minimum,
+    Multiply,
+    Subtract,
+    add,
+    average,
+    concatenate,
+    dot,
+    maximum,
+    minimum,
+    multiply,
+    subtract,
+)
+from .normalization import BatchNormalization, GroupNormalization, LayerNormalization
+from .regularization import GaussianDropout, GaussianNoise
+from .shape import (
+    Cropping1D,
+    Cropping2D,
+    Cropping3D,
+    Permute,
+    RepeatVector,
+    Reshape,
+    UpSampling1D,
+    UpSampling2D,
+    UpSampling3D,
+    ZeroPadding1D,
+    ZeroPadding2D,
+    ZeroPadding3D,
+)
 
 __all__ = ["Activation", "ActivityRegularization", "Add", "BatchNormalization",
            "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "Lambda", "Layer"]
+# Issue 21's layers (kept apart from the line above so parallel branches merge cleanly).
+__all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
+            "GaussianDropout", "GaussianNoise", "GroupNormalization", "LayerNormalization",
+            "LeakyReLU", "Maximum", "Minimum", "MultiHeadAttention", "Multiply", "PReLU",
+            "Permute", "ReLU",
+            "RepeatVector", "Reshape", "Softmax", "Subtract", "UpSampling1D",
+            "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
+            "ZeroPadding3D", "add", "average", "concatenate", "dot", "maximum", "minimum",
+            "multiply", "subtract"]

@@ -4,13 +4,16 @@ A layer creates its weights in ``build(input_shape)``, which its first ``__call_
 with the shape of the first input; ``call`` computes. Sublayers and variables assigned
 as attributes (also in lists and dicts) are tracked in the order they were assigned, and
 ``weights`` lists a layer's own variables (those of ``add_weight`` first, in creation
-order; trainable before non-trainable) and then each sublayer's, as Keras 3 does.
+order; trainable before non-trainable) and then each sublayer's, as Keras 3 does. A plain
+``gt.Variable`` (TF's ``tf.Variable``) assigned as an attribute is not a weight, as in
+Keras 3: use ``add_weight`` or ``keras.Variable``.
 """
 
 from __future__ import annotations
 
 import inspect
 import threading
+import warnings
 import weakref
 from collections import deque
 from collections.abc import Iterator
@@ -144,6 +147,11 @@ class Layer(Module):
         object.__setattr__(self, "_activity_regularizer", regularizers.get(activity_regularizer))
         self.built = False
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, _GtVariable) and not isinstance(value, Variable):
+            _warn_untracked_variable(self, name)
+        super().__setattr__(name, value)
+
     def __getattr__(self, attr: str) -> Any:
         # A subclass whose __init__ forgot super().__init__(): Keras raises too.
         if attr in _INTERNAL or attr == "built":
@@ -197,7 +205,9 @@ class Layer(Module):
         return unique_by_identity(v for v in self._attribute_leaves() if isinstance(v, Layer))
 
     def _own_variables(self) -> list[Any]:
-        attributes = (v for v in self._attribute_leaves() if isinstance(v, _GtVariable))
+        # Keras 3 tracks keras.Variable attributes only: a plain gt.Variable (TF's
+        # tf.Variable) assigned to a layer is in no weight list (checkpoints still save it).
+        attributes = (v for v in self._attribute_leaves() if isinstance(v, Variable))
         return unique_by_identity(list(self._added_weights) + list(attributes))
 
     @property
@@ -429,6 +439,16 @@ class Layer(Module):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _warn_untracked_variable(layer: Layer, attribute: str) -> None:
+    """Keras 3 leaves a plain ``tf.Variable`` attribute out of the weights, so ``fit``
+    and ``trainable_variables`` skip it: said at the user's assignment."""
+    warnings.warn(
+        f"{type(layer).__name__}.{attribute} is a gt.Variable (TF's tf.Variable): Keras 3 "
+        "does not track it, so it is not in the layer's weights or trainable_variables, "
+        "and fit() does not train it. Create it with self.add_weight(...) or "
+        "keras.Variable(...).", UserWarning, stacklevel=3)
 
 
 def _input_shape_kwarg(kwargs: dict, layer: str) -> tuple | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -147,7 +148,9 @@ class Embedding(Layer):
                  embeddings_initializer: Any = "uniform", embeddings_regularizer: Any = None,
                  embeddings_constraint: Any = None, mask_zero: bool = False,
                  weights: Any = None, lora_rank: int | None = None, **kwargs: Any):
-        kwargs.pop("input_length", None)  # Keras 2's argument, ignored as Keras 3 does
+        if kwargs.pop("input_length", None) is not None:  # Keras 2's; Keras 3 warns
+            warnings.warn("Argument `input_length` is deprecated. Just remove it.",
+                          stacklevel=2)
         super().__init__(**kwargs)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)

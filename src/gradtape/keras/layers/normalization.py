@@ -1,4 +1,4 @@
-"""Keras 3's ``BatchNormalization``."""
+"""Keras 3's ``BatchNormalization``, ``LayerNormalization`` and ``GroupNormalization``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...ops.shape import stop_gradient
 from .. import initializers, regularizers
 from .base import Layer
 
-__all__ = ["BatchNormalization"]
+__all__ = ["BatchNormalization", "GroupNormalization", "LayerNormalization"]
 
 
 class BatchNormalization(Layer):
@@ -97,3 +97,135 @@ class BatchNormalization(Layer):
         self.moving_mean.assign(self.moving_mean * keep + stop_gradient(mean) * (1 - keep))
         self.moving_variance.assign(
             self.moving_variance * keep + stop_gradient(variance) * (1 - keep))
+
+
+class LayerNormalization(Layer):
+    """Normalizes each sample over ``axis`` (the last, by default) by its own mean and
+    (biased) variance: ``(x - mean) / sqrt(variance + epsilon) * gamma + beta``, with
+    ``gamma``/``beta`` of the shape of the normalized axes. ``rms_scaling`` divides by
+    the root mean square instead (no centering, no ``beta``), as Keras 3."""
+
+    def __init__(self, axis: int | list[int] = -1, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, rms_scaling: bool = False,
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None,
+                 beta_constraint: Any = None, gamma_constraint: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
+        self.epsilon, self.center, self.scale = float(epsilon), center, scale
+        self.rms_scaling = rms_scaling
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+
+    def build(self, input_shape: Any) -> None:
+        rank = len(input_shape)
+        axes = self.axis if isinstance(self.axis, list) else [self.axis]
+        if any(not -rank <= a < rank for a in axes):
+            raise ValueError(f"Invalid axis {self.axis} for input of rank {rank}; pass "
+                             f"axes in [-{rank}, {rank}).")
+        self._axes = sorted(a % rank for a in axes)
+        shape = tuple(input_shape[a] for a in self._axes)
+        # gamma/beta broadcast against the inputs: their axes, 1 elsewhere.
+        self._broadcast_shape = [input_shape[a] if a in self._axes else 1
+                                 for a in range(rank)]
+        self.gamma = self.beta = None
+        if self.scale or self.rms_scaling:
+            self.gamma = self.add_weight(shape=shape, name="gamma",
+                                         initializer=self.gamma_initializer,
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center and not self.rms_scaling:
+            self.beta = self.add_weight(shape=shape, name="beta",
+                                        initializer=self.beta_initializer,
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self.built = True
+
+    def call(self, inputs: Any) -> Tensor:
+        if self.rms_scaling:
+            mean_square = ops.reduce_mean(ops.square(inputs), axis=self._axes, keepdims=True)
+            scaled = inputs / ops.sqrt(mean_square + self.epsilon)
+            return scaled * ops.reshape(self.gamma, self._broadcast_shape)
+        mean, variance = nn.moments(inputs, axes=self._axes, keepdims=True)
+        outputs = (inputs - mean) / ops.sqrt(variance + self.epsilon)
+        if self.gamma is not None:
+            outputs = outputs * ops.reshape(self.gamma, self._broadcast_shape)
+        if self.beta is not None:
+            outputs = outputs + ops.reshape(self.beta, self._broadcast_shape)
+        return outputs
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+
+class GroupNormalization(Layer):
+    """Splits the channels (``axis``) into ``groups`` and normalizes each sample's group
+    over the group's channels and every other non-batch axis, then
+    ``* gamma + beta`` per channel (Keras 3's)."""
+
+    def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
+                 gamma_initializer: Any = "ones", beta_regularizer: Any = None,
+                 gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.groups, self.axis, self.epsilon = int(groups), int(axis), float(epsilon)
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+
+    def build(self, input_shape: Any) -> None:
+        channels = input_shape[self.axis]
+        if channels is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined "
+                             f"dimension but the layer received an input with shape "
+                             f"{tuple(input_shape)}.")
+        if self.groups == -1:
+            self.groups = channels
+        if channels < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the "
+                             f"number of channels ({channels}).")
+        if channels % self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the "
+                             f"number of channels ({channels}).")
+        self.gamma = self.beta = None
+        if self.scale:
+            self.gamma = self.add_weight(shape=(channels,), name="gamma",
+                                         initializer=self.gamma_initializer,
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center:
+            self.beta = self.add_weight(shape=(channels,), name="beta",
+                                        initializer=self.beta_initializer,
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self.built = True
+
+    def _group_shape(self, shape: list[int]) -> list[int]:
+        """``shape`` with the channel axis split into (groups, channels per group)."""
+        axis = self.axis % len(shape)
+        return shape[:axis] + [self.groups, shape[axis] // self.groups] + shape[axis + 1:]
+
+    def call(self, inputs: Any) -> Tensor:
+        shape = list(inputs.shape)
+        axis = self.axis % len(shape)
+        grouped = ops.reshape(inputs, [-1, *self._group_shape(shape)[1:]])
+        reduction = [a for a in range(1, len(shape) + 1) if a != axis]
+        mean, variance = nn.moments(grouped, axes=reduction, keepdims=True)
+        normalized = (grouped - mean) / ops.sqrt(variance + self.epsilon)
+        broadcast = self._group_shape([1] * axis + [shape[axis]] + [1] * (len(shape)
+                                                                           - axis - 1))
+        if self.gamma is not None:
+            normalized = normalized * ops.reshape(self.gamma, broadcast)
+        if self.beta is not None:
+            normalized = normalized + ops.reshape(self.beta, broadcast)
+        return ops.reshape(normalized, [-1, *shape[1:]])
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
