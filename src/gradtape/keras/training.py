@@ -20,7 +20,9 @@ from ..tape.gradient_tape import GradientTape
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from .callbacks import CallbackList, History
 from .layers.base import unique_by_identity
+from .saving import WeightsSaving
 
 __all__ = ["History", "Trainer"]
 
@@ -33,21 +35,6 @@ _LOSSES = {
     "categorical_crossentropy": _losses.categorical_crossentropy,
     "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
 }
-
-
-class History:
-    """What ``fit`` returns: ``history`` maps ``"loss"`` (and each metric, and
-    ``"val_..."``) to one value per epoch."""
-
-    def __init__(self, model: Any, params: dict):
-        self.model, self.params = model, params
-        self.history: dict[str, list[float]] = {}
-        self.epoch: list[int] = []
-
-    def record(self, epoch: int, logs: dict[str, float]) -> None:
-        self.epoch.append(epoch)
-        for key, value in logs.items():
-            self.history.setdefault(key, []).append(value)
 
 
 def get_optimizer(identifier: Any) -> Any:
@@ -116,7 +103,7 @@ def _batches(n: int, batch_size: int, order: np.ndarray | None) -> list[Any]:
     return [order[s:s + batch_size] for s in starts]
 
 
-class Trainer:
+class Trainer(WeightsSaving):
     """The training methods of ``keras.Model``."""
 
     def __init__(self) -> None:
@@ -126,6 +113,7 @@ class Trainer:
         object.__setattr__(self, "_loss_tracker", None)
         object.__setattr__(self, "_metrics_in_loop", None)  # `metrics`, kept during fit
         object.__setattr__(self, "compiled", False)
+        object.__setattr__(self, "stop_training", False)  # a callback's stop (fit)
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None,
                 metrics: list[Any] | None = None, weighted_metrics: Any = None,
@@ -259,12 +247,20 @@ class Trainer:
             object.__setattr__(self, "_metrics_in_loop", outer)
 
     def _run_epoch(self, step: Callable[[tuple], Any], x: Any, y: Any,
-                   sample_weight: Any, batches: list[Any]) -> dict[str, Any]:
-        """Resets the metrics, runs ``step`` on each batch; the epoch's logs."""
+                   sample_weight: Any, batches: list[Any], callbacks: CallbackList,
+                   mode: str) -> dict[str, Any]:
+        """Resets the metrics, runs ``step`` on each batch between the callbacks'
+        ``on_{mode}_batch_begin/end`` (until ``stop_training``); the epoch's logs."""
         self.reset_metrics()
         logs = None
-        for index in batches:
+        begin = getattr(callbacks, f"on_{mode}_batch_begin")
+        end = getattr(callbacks, f"on_{mode}_batch_end")
+        for i, index in enumerate(batches):
+            begin(i)
             logs = _step_logs(step, _batch(x, y, sample_weight, index))
+            end(i, logs=logs)
+            if mode == "train" and self.stop_training:
+                break
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -274,8 +270,9 @@ class Trainer:
             steps_per_epoch: Any = None, validation_steps: Any = None,
             validation_batch_size: Any = None, validation_freq: int = 1) -> History:
         """Trains for ``epochs`` passes over ``(x, y)`` in batches of ``batch_size``
-        (32), shuffled each epoch with ``gt.random`` (seedable); returns a ``History``."""
-        del callbacks, class_weight, steps_per_epoch, validation_steps, validation_freq
+        (32), shuffled each epoch with ``gt.random`` (seedable), calling ``callbacks``
+        and printing Keras's progress bar (``verbose``); returns the ``History``."""
+        del class_weight, steps_per_epoch, validation_steps
         self._require_compiled("fit")
         x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
                                _as_batchable(sample_weight))
@@ -285,33 +282,41 @@ class Trainer:
         n = _num_samples(x)
         batch_size = batch_size or 32
         steps = math.ceil(n / batch_size)
-        history = History(self, {"verbose": verbose, "epochs": epochs, "steps": steps})
+        callbacks = _callback_list(callbacks, self, verbose, epochs, steps, history=True)
+        object.__setattr__(self, "stop_training", False)
+        callbacks.on_train_begin()
+        logs = None
         for epoch in range(initial_epoch, epochs):
+            callbacks.on_epoch_begin(epoch)
             batches = _batches(n, batch_size, _shuffled(n) if shuffle else None)
-            logs = dict(self._keeping_metrics(self.train_step, x, y, sample_weight, batches))
-            if validation_data is not None:
+            logs = dict(self._keeping_metrics(self.train_step, x, y, sample_weight, batches,
+                                              callbacks, "train"))
+            if validation_data is not None and _validates(epoch, validation_freq):
                 val = self.evaluate(*validation_data, batch_size=validation_batch_size
-                                    or batch_size, verbose=0, return_dict=True)
+                                    or batch_size, verbose=0, callbacks=callbacks,
+                                    return_dict=True)
                 logs.update({f"val_{k}": v for k, v in val.items()})
-            history.record(epoch, logs)
-            if verbose not in (0, False):
-                _print_epoch(epoch, epochs, steps, logs)
-        object.__setattr__(self, "history", history)
-        return history
+            callbacks.on_epoch_end(epoch, logs=logs)
+            if self.stop_training:
+                break
+        callbacks.on_train_end(logs=logs)
+        return callbacks._history
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: Any = "auto", sample_weight: Any = None, steps: Any = None,
                  callbacks: Any = None, return_dict: bool = False) -> Any:
         """The loss (and metrics) over ``(x, y)``, in inference mode: a float, or
         ``[loss, metric, ...]`` with metrics, or a dict with ``return_dict``."""
-        del steps, callbacks
+        del steps
         self._require_compiled("evaluate")
         x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
                                _as_batchable(sample_weight))
         batches = _batches(_num_samples(x), batch_size or 32, None)
-        logs = self._keeping_metrics(self.test_step, x, y, sample_weight, batches)
-        if verbose not in (0, False):
-            print(" - ".join(_formatted(k, v) for k, v in logs.items()))
+        callbacks = _callback_list(callbacks, self, verbose, 1, len(batches))
+        callbacks.on_test_begin()
+        logs = self._keeping_metrics(self.test_step, x, y, sample_weight, batches,
+                                     callbacks, "test")
+        callbacks.on_test_end(logs=logs)
         if return_dict:
             return logs
         return self._flatten_metrics_in_order(logs)
@@ -319,12 +324,18 @@ class Trainer:
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
                 steps: Any = None, callbacks: Any = None) -> np.ndarray:
         """The model's outputs on ``x`` (inference mode, by batches) as a NumPy array."""
-        del verbose, steps, callbacks
+        del steps
         x = _as_batchable(x)
-        n = _num_samples(x)
-        outputs = [self(_take(x, index), training=False)
-                   for index in _batches(n, batch_size or 32, None)]
-        return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)
+        batches = _batches(_num_samples(x), batch_size or 32, None)
+        callbacks = _callback_list(callbacks, self, verbose, 1, len(batches))
+        callbacks.on_predict_begin()
+        outputs = []
+        for i, index in enumerate(batches):
+            callbacks.on_predict_batch_begin(i)
+            outputs.append(np.asarray(self(_take(x, index), training=False).numpy()))
+            callbacks.on_predict_batch_end(i, logs={"outputs": outputs[-1]})
+        callbacks.on_predict_end()
+        return np.concatenate(outputs, axis=0)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
@@ -409,10 +420,6 @@ def _pythonify(logs: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _formatted(key: str, value: Any) -> str:
-    return f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}"
-
-
 def _batch_size(x: Any) -> int:
     """The first dimension of the batch's first input (the loss tracker's weight)."""
     while isinstance(x, (list, tuple, dict)):
@@ -458,6 +465,18 @@ def _split(x: Any, y: Any, sample_weight: Any, fraction: float) -> tuple:
         (part(x, val), part(y, val))
 
 
-def _print_epoch(epoch: int, epochs: int, steps: int, logs: dict[str, float]) -> None:
-    values = " - ".join(_formatted(k, v) for k, v in logs.items())
-    print(f"Epoch {epoch + 1}/{epochs}\n{steps}/{steps} - {values}")
+def _callback_list(callbacks: Any, model: Any, verbose: Any, epochs: int, steps: int,
+                   history: bool = False) -> CallbackList:
+    """``callbacks`` as Keras 3's ``CallbackList`` (with a ``History`` for ``fit`` and
+    the progress bar unless ``verbose`` is 0); a ``CallbackList`` is used as it is."""
+    if isinstance(callbacks, CallbackList):
+        return callbacks
+    return CallbackList(callbacks, add_history=history, add_progbar=verbose != 0,
+                        model=model, verbose=verbose, epochs=epochs, steps=steps)
+
+
+def _validates(epoch: int, validation_freq: Any) -> bool:
+    """Keras's ``validation_freq``: every n-th epoch, or the epochs (from 1) listed."""
+    if isinstance(validation_freq, int):
+        return (epoch + 1) % validation_freq == 0
+    return epoch + 1 in validation_freq
