@@ -8,6 +8,7 @@ from . import optimizers as optimizers
 from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .api import checkpoint as _checkpoint
+from .api import missing_names as _missing_names
 from .api import random as random
 from .api.array_ops import band_part as _band_part
 from .api.array_ops import bincount, meshgrid, searchsorted, unique, unique_with_counts
@@ -112,6 +113,14 @@ from .core.config import options as _options  # noqa: E402
 
 # SciPy drop messages name gt's differentiable route, looked up in the package itself.
 _install_public_namespace(_sys.modules[__name__])
+
+# A TF or Keras name gradtape lacks says so and names its substitute (api/missing_names.py).
+_missing_names.install({
+    "tf": _sys.modules[__name__], "tf.keras": keras, "tf.keras.layers": keras.layers,
+    "tf.keras.losses": keras.losses, "tf.keras.metrics": keras.metrics,
+    "tf.keras.optimizers": keras.optimizers, "tf.keras.callbacks": keras.callbacks,
+    "tf.keras.utils": keras.utils, "tf.keras.models": keras.models, "tf.nn": nn, "tf.math": math, "tf.linalg": linalg,
+    "tf.random": random})
 
 if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
     from .core.memory import hold_freed_memory as _hold_freed_memory

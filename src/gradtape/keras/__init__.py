@@ -27,7 +27,8 @@ from .variables import Variable
 
 # keras.backend: only the session reset. keras.models: the model classes.
 backend = attribute_namespace({"clear_session": clear_session})
-models = attribute_namespace({"Model": Model, "Sequential": Sequential})
+models = namespace("gradtape.keras.models", "Keras's model classes.",
+                   {"Model": Model, "Sequential": Sequential})
 # keras.callbacks: fit's hooks (callbacks.py) and the metric-watching ones.
 callbacks = namespace("gradtape.keras.callbacks", "Keras 3's callbacks.", {
     name: getattr(module, name) for module in (_callbacks, _callbacks_monitor)
