@@ -5,6 +5,7 @@ ordinary message, and dir()/hasattr are unchanged."""
 import pytest
 
 import gradtape as tf
+
 GUIDE = "porting guide (docs/porting.md)"
 
 

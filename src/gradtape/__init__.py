@@ -119,8 +119,8 @@ _missing_names.install({
     "tf": _sys.modules[__name__], "tf.keras": keras, "tf.keras.layers": keras.layers,
     "tf.keras.losses": keras.losses, "tf.keras.metrics": keras.metrics,
     "tf.keras.optimizers": keras.optimizers, "tf.keras.callbacks": keras.callbacks,
-    "tf.keras.utils": keras.utils, "tf.keras.models": keras.models, "tf.nn": nn, "tf.math": math, "tf.linalg": linalg,
-    "tf.random": random})
+    "tf.keras.utils": keras.utils, "tf.keras.models": keras.models, "tf.nn": nn,
+    "tf.math": math, "tf.linalg": linalg, "tf.random": random})
 
 if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
     from .core.memory import hold_freed_memory as _hold_freed_memory

@@ -170,7 +170,8 @@ _SUBMODULES: dict[str, str] = {
             "unsorted_segment_prod unsorted_segment_sqrt_n unsorted_segment_sum xdivy xlog1py "
             "xlogy zero_fraction zeta",
     "linalg": "LinearOperator LinearOperatorDiag LinearOperatorFullMatrix "
-              "LinearOperatorIdentity LinearOperatorLowerTriangular adjoint banded_triangular_solve "
+              "LinearOperatorIdentity LinearOperatorLowerTriangular adjoint "
+              "banded_triangular_solve "
               "cholesky_solve cross eig eigvals expm global_norm logm lstsq lu lu_matrix_inverse "
               "lu_reconstruct lu_solve matrix_rank normalize pinv qr sqrtm tensor_diag "
               "tensor_diag_part tensordot tridiagonal_matmul tridiagonal_solve",

@@ -20,8 +20,8 @@ import numpy as np
 
 from ... import ops
 from ...api.array_ops import divide_no_nan
-from ...api.missing_names import missing_attribute
 from ...api.creation import shape as dynamic_shape
+from ...api.missing_names import missing_attribute
 from ...api.module import (
     ADDED_WEIGHTS,
     Module,
