@@ -24,6 +24,8 @@ def _message(get):
     (lambda: tf.keras.utils.to_categorical, "tf.keras.utils.to_categorical", "one_hot"),
     (lambda: tf.random.poisson, "tf.random.poisson", "default_rng"),
     (lambda: tf.keras.callbacks.TensorBoard, "tf.keras.callbacks.TensorBoard", "logging"),
+    (lambda: tf.train.CheckpointManager, "tf.train.CheckpointManager", "latest_checkpoint"),
+    (lambda: tf.dtypes.bfloat16, "tf.dtypes.bfloat16", "float32"),
 ])
 def test_a_missing_tf_name_names_its_substitute(get, name, substitute):
     message = _message(get)
@@ -55,6 +57,7 @@ def test_model_save_says_what_to_do():
                                      "'Dense2'"),
     (lambda: tf.keras.Sequential().no_such_method, "'Sequential' object has no attribute "
                                                    "'no_such_method'"),
+    (lambda: tf.train.no_such_thing, "namespace 'gt.train' has no attribute 'no_such_thing'"),
 ])
 def test_a_name_that_is_not_tfs_is_an_ordinary_attribute_error(get, text):
     assert _message(get) == text

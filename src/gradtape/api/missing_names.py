@@ -10,9 +10,10 @@ gradtape gains later simply stops being looked up here.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from typing import Any
+
+from ..core.namespaces import AttributeNamespace
 
 __all__ = ["install", "missing_attribute", "missing_name_error"]
 
@@ -137,6 +138,9 @@ _KERAS_MODULES: dict[str, str] = {
              "text_dataset_from_directory timeseries_dataset_from_array to_categorical "
              "model_to_dot",
     "models": "clone_model load_model model_from_json save_model",
+    "backend": "backend epsilon floatx image_data_format is_float_dtype is_int_dtype "
+               "is_keras_tensor result_type set_epsilon set_floatx "
+               "set_image_data_format standardize_dtype",
 }
 _KERAS_HINTS: dict[str, str] = {
     "layers.Input": "use keras.Input(shape=...)",
@@ -175,6 +179,15 @@ _SUBMODULES: dict[str, str] = {
               "cholesky_solve cross eig eigvals expm global_norm logm lstsq lu lu_matrix_inverse "
               "lu_reconstruct lu_solve matrix_rank normalize pinv qr sqrtm tensor_diag "
               "tensor_diag_part tensordot tridiagonal_matmul tridiagonal_solve",
+    "train": "BytesList CheckpointManager CheckpointOptions ClusterDef ClusterSpec "
+             "Coordinator Example ExponentialMovingAverage Feature FeatureList FeatureLists "
+             "Features FloatList Int64List JobDef SequenceExample ServerDef TrackableView "
+             "checkpoints_iterator get_checkpoint_state experimental",
+    "dtypes": "bfloat16 qint8 quint8 qint16 quint16 qint32 resource variant "
+              "experimental saturate_cast",
+    "debugging": "assert_all_finite assert_shapes assert_type check_numerics "
+                 "disable_check_numerics enable_check_numerics experimental "
+                 "get_log_device_placement is_numeric_tensor set_log_device_placement",
     "random": "Algorithm Generator all_candidate_sampler create_rng_state "
               "experimental fixed_unigram_candidate_sampler fold_in gamma "
               "get_global_generator learned_unigram_candidate_sampler "
@@ -189,6 +202,11 @@ _SUBMODULE_HINTS: dict[str, str] = {
     "random.gamma": "use np.random.default_rng(seed).gamma(...) wrapped in gt.constant "
                     "(no gradient)",
     "random.Generator": "use gt.random.set_seed and gt.random's functions",
+    "train.CheckpointManager": "use gt.train.Checkpoint(...).save(prefix) (numbered saves "
+                               "and the `checkpoint` state file) with "
+                               "gt.train.latest_checkpoint(directory), and delete old "
+                               "saves yourself",
+    "dtypes.bfloat16": "use float32 (NumPy has no bfloat16)",
 }
 
 # Attributes of Keras layers and models that gradtape's lack.
@@ -246,8 +264,24 @@ def _module_getattr(module_name: str, tf_path: str) -> Callable[[str], Any]:
     return __getattr__
 
 
-def install(namespaces: dict[str, types.ModuleType]) -> None:
+_ATTRIBUTE_NAMESPACES: dict[int, str] = {}  # id of a gt.train-like namespace -> TF path
+
+
+def _explain_attribute_namespace(namespace: Any, name: str) -> AttributeError:
+    tf_path = _ATTRIBUTE_NAMESPACES.get(id(namespace))
+    if tf_path is None:
+        return AttributeError(f"'namespace' object has no attribute {name!r}")
+    return missing_name_error(f"namespace {tf_path.replace('tf.', 'gt.', 1)!r}", tf_path,
+                              name)
+
+
+def install(namespaces: dict[str, Any]) -> None:
     """Give each namespace (by its TF path: ``"tf"``, ``"tf.keras.layers"``...) the
-    ``__getattr__`` that explains a missing TF name."""
-    for tf_path, module in namespaces.items():
-        module.__getattr__ = _module_getattr(module.__name__, tf_path)
+    ``__getattr__`` that explains a missing TF name: a module's own, or the one
+    ``AttributeNamespace``s share (``gt.train``, ``gt.dtypes``...)."""
+    for tf_path, space in namespaces.items():
+        if isinstance(space, AttributeNamespace):
+            _ATTRIBUTE_NAMESPACES[id(space)] = tf_path
+        else:
+            space.__getattr__ = _module_getattr(space.__name__, tf_path)
+    AttributeNamespace._explain_missing = _explain_attribute_namespace
