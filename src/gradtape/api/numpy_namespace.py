@@ -125,7 +125,9 @@ class _RClass:
 
 
 def _public_numpy_names(module: types.ModuleType) -> dict[str, Any]:
-    return {name: getattr(module, name) for name in dir(module) if not name.startswith("_")}
+    """The public names ``module`` holds now: ``vars``, not ``getattr``, so that NumPy's
+    lazily loaded submodules (``numpy.testing``, ``numpy.f2py``...) stay unloaded."""
+    return {name: value for name, value in vars(module).items() if not name.startswith("_")}
 
 
 def _rules_for(module: types.ModuleType) -> dict[str, Callable[..., Any]]:
