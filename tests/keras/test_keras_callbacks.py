@@ -310,3 +310,15 @@ def test_csv_logger(tmp_path):
                                              "1,5.0,5.0"]
     model.fit(x, y, epochs=1, verbose=0, callbacks=[cb.CSVLogger(str(path), append=True)])
     assert path.read_text().splitlines()[-1] == "0,5.0"
+
+
+@pytest.mark.parametrize("freq, validated", [(2, [2, 4]), ([1, 4], [1, 4])])
+def test_validation_freq(freq, validated):
+    model, x, y = _model()
+    epochs_seen = []
+    record = cb.LambdaCallback(on_epoch_end=lambda epoch, logs: epochs_seen.append(
+        (epoch + 1, "val_loss" in logs)))
+    history = model.fit(x, y, epochs=4, verbose=0, validation_data=(x, y),
+                        validation_freq=freq, callbacks=[record])
+    assert [e for e, has_val in epochs_seen if has_val] == validated
+    assert history.history["val_loss"] == [5.0, 5.0]
