@@ -13,7 +13,8 @@ API_DOC = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
 # The first cell of a table row: `name`, `ns.name`, or several of them joined by commas.
 DOCUMENTED = {name for cell in re.findall(r"^\| (`[^|]*`) \|", API_DOC, re.M)
               for name in re.findall(r"`([A-Za-z_][A-Za-z_0-9.]*)`", cell)}
-NAMESPACES = ["nn", "linalg", "math", "random", "errors", "optimizers", "keras", "scipy"]
+NAMESPACES = ["nn", "linalg", "math", "random", "errors", "optimizers", "keras", "scipy",
+              "experimental"]
 
 
 def _public(obj):

@@ -8,6 +8,8 @@ from . import optimizers as optimizers
 from . import scipy as scipy
 from .ad.forward_mode import ForwardAccumulator
 from .api import checkpoint as _checkpoint
+from .api import missing_names as _missing_names
+from .api import numpy_namespace as _numpy_namespace
 from .api import random as random
 from .api.array_ops import band_part as _band_part
 from .api.array_ops import bincount, meshgrid, searchsorted, unique, unique_with_counts
@@ -78,6 +80,7 @@ from .core.dtypes import (
 from .core.gradient_drops import GradientDroppedError, GradientDroppedWarning
 from .core.gradient_drops import install_public_namespace as _install_public_namespace
 from .core.namespaces import attribute_namespace, public_dir
+from .core.namespaces import namespace as _namespace
 from .core.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from .core.tensor_shape import TensorShape
 from .core.unconnected import UnconnectedGradients
@@ -114,6 +117,12 @@ types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _
 autograph = attribute_namespace({"to_code": _to_code})
 # TF's tf.autodiff: the forward-mode accumulator (also top level).
 autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
+# TF's tf.experimental.numpy, also importable as gradtape.numpy (api/numpy_namespace.py).
+experimental = _namespace("gradtape.experimental", "TF's tf.experimental: numpy.",
+                          {"numpy": _numpy_namespace.build()})
+_sys.modules.update({"gradtape.experimental": experimental,
+                     "gradtape.experimental.numpy": experimental.numpy,
+                     "gradtape.numpy": experimental.numpy})
 # TF's tf.train: object-based checkpoints of variables (api/checkpoint.py).
 train = attribute_namespace({name: getattr(_checkpoint, name) for name in _checkpoint.__all__})
 # TF's tf.data (data/): Dataset, AUTOTUNE, the cardinality constants, experimental.
@@ -135,6 +144,15 @@ from .core.config import options as _options  # noqa: E402
 
 # SciPy drop messages name gt's differentiable route, looked up in the package itself.
 _install_public_namespace(_sys.modules[__name__])
+
+# A TF or Keras name gradtape lacks says so and names its substitute (api/missing_names.py).
+_missing_names.install({
+    "tf": _sys.modules[__name__], "tf.keras": keras, "tf.keras.layers": keras.layers,
+    "tf.keras.losses": keras.losses, "tf.keras.metrics": keras.metrics,
+    "tf.keras.optimizers": keras.optimizers, "tf.keras.callbacks": keras.callbacks,
+    "tf.keras.utils": keras.utils, "tf.keras.models": keras.models, "tf.nn": nn,
+    "tf.math": math, "tf.linalg": linalg, "tf.random": random, "tf.train": train,
+    "tf.dtypes": dtypes, "tf.debugging": debugging, "tf.keras.backend": keras.backend})
 
 if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
     from .core.memory import hold_freed_memory as _hold_freed_memory
@@ -177,6 +195,7 @@ __all__ = [
     "dtypes",
     "errors",
     "executing_eagerly",
+    "experimental",
     "eye",
     "fill",
     "float16",

@@ -19,6 +19,10 @@ Options:
                    ``gt.GradientDroppedError``) or "ignore".
     max_traces     how many traces each ``@gt.function`` keeps (least recently used
                    goes first), unless it was given its own ``max_traces``.
+    dtype_promotion  "numpy" (the default: float32 with float64 is float64, NumPy's
+                   promotion) or "tf": two tensors of different float dtypes raise TF's
+                   ``InvalidArgumentError`` and a NumPy array beside a tensor takes the
+                   tensor's dtype, as in TF (``ops/promotion.py``).
     hold_freed_memory  opt in to keeping freed array memory in the process heap (glibc
                    only; see ``core/memory.py``): ``True`` raises glibc's thresholds for the
                    whole process; ``False`` afterwards sets them back to glibc's initial
@@ -42,6 +46,7 @@ _DEFAULTS: dict[str, Any] = {
     "on_gradient_drop": "warn",
     "max_traces": 128,
     "hold_freed_memory": False,
+    "dtype_promotion": "numpy",
 }
 
 _GRADIENT_DROP_ACTIONS = ("warn", "raise", "ignore")
@@ -75,7 +80,13 @@ on_change: dict[str, list[Callable[[Any], None]]] = {
 }
 
 
+# option name -> its check, for options whose owner (a module above core) knows the values.
+validators: dict[str, Callable[[Any], Any]] = {}
+
+
 def _check(name: str, value: Any) -> Any:
+    if name in validators:
+        return validators[name](value)
     if name not in _DEFAULTS:
         raise TypeError(
             f"gt.config got an unknown option {name!r}; known options: {', '.join(_DEFAULTS)}."

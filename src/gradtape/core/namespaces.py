@@ -25,7 +25,24 @@ def public_dir(module_globals: dict) -> Callable[[], list[str]]:
     return lambda: list(names)
 
 
+class AttributeNamespace(types.SimpleNamespace):
+    """A ``SimpleNamespace`` whose missing attributes ask ``_explain_missing`` (a
+    ``(namespace, name) -> AttributeError`` that ``api/missing_names.py`` installs) for
+    their error, as modules' ``__getattr__``; it shows and prints as SimpleNamespace."""
+
+    _explain_missing = None
+
+    def __getattr__(self, name: str) -> Any:
+        explain = AttributeNamespace._explain_missing
+        if explain is not None and not name.startswith("__"):
+            raise explain(self, name)
+        raise AttributeError(f"'namespace' object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return "namespace(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+
+
 def attribute_namespace(members: Mapping[str, Any]) -> types.SimpleNamespace:
     """A plain object holding ``members``, for a namespace that is not a module in TF's
     sense either (``gt.dtypes``: the dtype objects and ``as_dtype``)."""
-    return types.SimpleNamespace(**members)
+    return AttributeNamespace(**members)

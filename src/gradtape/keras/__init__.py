@@ -6,7 +6,7 @@ initializers, regularizers, losses and optimizers — on gt ops, so tapes,
 Imports: ``core``, ``ops``, ``tape``, ``api``, ``optimizers``.
 """
 
-from ..core.namespaces import attribute_namespace, public_dir
+from ..core.namespaces import attribute_namespace, namespace, public_dir
 from . import (
     activations,
     initializers,
@@ -19,17 +19,24 @@ from . import (
     regularizers,
     utils,
 )
+from . import callbacks as _callbacks
+from . import callbacks_monitor as _callbacks_monitor
+from .callbacks import History
 from .functional import Input, KerasTensor
 from .models import Model, Sequential
 from .naming import clear_session
-from .training import History
 from .variables import Variable
 
 # keras.backend: only the session reset. keras.models: the model classes.
 backend = attribute_namespace({"clear_session": clear_session})
-models = attribute_namespace({"Model": Model, "Sequential": Sequential})
+models = namespace("gradtape.keras.models", "Keras's model classes.",
+                   {"Model": Model, "Sequential": Sequential})
+# keras.callbacks: fit's hooks (callbacks.py) and the metric-watching ones.
+callbacks = namespace("gradtape.keras.callbacks", "Keras 3's callbacks.", {
+    name: getattr(module, name) for module in (_callbacks, _callbacks_monitor)
+    for name in module.__all__})
 
 __all__ = ["History", "Input", "KerasTensor", "Model", "Sequential", "Variable",
-           "activations", "backend", "initializers", "layers", "losses", "metrics",
-           "models", "ops", "optimizers", "random", "regularizers", "utils"]
+           "activations", "backend", "callbacks", "initializers", "layers", "losses",
+           "metrics", "models", "ops", "optimizers", "random", "regularizers", "utils"]
 __dir__ = public_dir(globals())

@@ -20,8 +20,10 @@ from . import data_adapter
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from .callbacks import CallbackList, History
 from .compile_loss import CompiledLoss, wants_compiled_loss
 from .layers.base import unique_by_identity
+from .saving import WeightsSaving
 
 __all__ = ["History", "Trainer"]
 
@@ -35,21 +37,6 @@ _LOSSES = {
     "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
     **_losses.MORE_BY_NAME,
 }
-
-
-class History:
-    """What ``fit`` returns: ``history`` maps ``"loss"`` (and each metric, and
-    ``"val_..."``) to one value per epoch."""
-
-    def __init__(self, model: Any, params: dict):
-        self.model, self.params = model, params
-        self.history: dict[str, list[float]] = {}
-        self.epoch: list[int] = []
-
-    def record(self, epoch: int, logs: dict[str, float]) -> None:
-        self.epoch.append(epoch)
-        for key, value in logs.items():
-            self.history.setdefault(key, []).append(value)
 
 
 def get_optimizer(identifier: Any) -> Any:
@@ -118,7 +105,7 @@ def _batches(n: int, batch_size: int, order: np.ndarray | None) -> list[Any]:
     return [order[s:s + batch_size] for s in starts]
 
 
-class Trainer:
+class Trainer(WeightsSaving):
     """The training methods of ``keras.Model``."""
 
     def __init__(self) -> None:
@@ -128,6 +115,7 @@ class Trainer:
         object.__setattr__(self, "_loss_tracker", None)
         object.__setattr__(self, "_metrics_in_loop", None)  # `metrics`, kept during fit
         object.__setattr__(self, "compiled", False)
+        object.__setattr__(self, "stop_training", False)  # a callback's stop (fit)
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None,
                 metrics: list[Any] | None = None, weighted_metrics: Any = None,
@@ -266,13 +254,21 @@ class Trainer:
         finally:
             object.__setattr__(self, "_metrics_in_loop", outer)
 
-    def _run_epoch(self, step: Callable[[tuple], Any], batches: Any) -> dict[str, Any]:
-        """Resets the metrics, runs ``step`` on each batch ``(x, y[, sample_weight])``;
+    def _run_epoch(self, step: Callable[[tuple], Any], batches: Any, callbacks: CallbackList,
+                   mode: str) -> dict[str, Any]:
+        """Resets the metrics, runs ``step`` on each batch ``(x, y[, sample_weight])``
+        between the callbacks' ``on_{mode}_batch_begin/end`` (until ``stop_training``);
         the epoch's logs."""
         self.reset_metrics()
         logs = None
-        for data in batches:
+        begin = getattr(callbacks, f"on_{mode}_batch_begin")
+        end = getattr(callbacks, f"on_{mode}_batch_end")
+        for i, data in enumerate(batches):
+            begin(i)
             logs = _step_logs(step, data)
+            end(i, logs=logs)
+            if mode == "train" and self.stop_training:
+                break
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -283,9 +279,9 @@ class Trainer:
             validation_batch_size: Any = None, validation_freq: int = 1) -> History:
         """Trains for ``epochs`` passes over ``(x, y)`` in batches of ``batch_size``
         (32), shuffled each epoch with ``gt.random`` (seedable); or over a
-        ``gt.data.Dataset`` of such batches (``batch_size`` None). Returns a
-        ``History``."""
-        del callbacks, class_weight, validation_freq
+        ``gt.data.Dataset`` of such batches (``batch_size`` None). Calls ``callbacks``
+        and prints Keras's progress bar (``verbose``); returns the ``History``."""
+        del class_weight
         self._require_compiled("fit")
         if data_adapter.is_dataset(x):
             data_adapter.check_dataset_arguments(x, y, sample_weight, batch_size,
@@ -296,40 +292,46 @@ class Trainer:
             source, batch_size, validation_data = self._array_batches(
                 x, y, sample_weight, batch_size, shuffle, steps_per_epoch,
                 validation_split, validation_data)
-        history = History(self, {"verbose": verbose, "epochs": epochs,
-                                 "steps": source.steps})
+        callbacks = _callback_list(callbacks, self, verbose, epochs, source.steps,
+                                   history=True)
+        object.__setattr__(self, "stop_training", False)
+        callbacks.on_train_begin()
+        logs = None
         for epoch in range(initial_epoch, epochs):
-            logs = dict(self._keeping_metrics(self.train_step, source.epoch()))
-            if validation_data is not None:
+            callbacks.on_epoch_begin(epoch)
+            logs = dict(self._keeping_metrics(self.train_step, source.epoch(), callbacks,
+                                              "train"))
+            if validation_data is not None and _validates(epoch, validation_freq):
                 logs.update(self._validation_logs(validation_data, validation_batch_size
-                                                  or batch_size, validation_steps))
-            history.record(epoch, logs)
-            if verbose not in (0, False):
-                _print_epoch(epoch, epochs, source.steps, logs)
-            if source.stopped:
+                                                  or batch_size, validation_steps,
+                                                  callbacks))
+            callbacks.on_epoch_end(epoch, logs=logs)
+            if self.stop_training or source.stopped:
                 break
-        object.__setattr__(self, "history", history)
-        return history
+        callbacks.on_train_end(logs=logs)
+        return callbacks._history
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: Any = "auto", sample_weight: Any = None, steps: Any = None,
                  callbacks: Any = None, return_dict: bool = False) -> Any:
         """The loss (and metrics) over ``(x, y)``, in inference mode: a float, or
         ``[loss, metric, ...]`` with metrics, or a dict with ``return_dict``."""
-        del callbacks
         self._require_compiled("evaluate")
         if data_adapter.is_dataset(x):
             data_adapter.check_dataset_arguments(x, y, sample_weight, batch_size)
             batches = data_adapter.limited(iter(x), steps)
+            count = steps or data_adapter.dataset_steps(x)
         else:
             x, y, sample_weight = (_as_batchable(x), _as_batchable(y),
                                    _as_batchable(sample_weight))
+            indexes = _batches(_num_samples(x), batch_size or 32, None)
+            count = len(indexes) if steps is None else min(steps, len(indexes))
             batches = data_adapter.limited(
-                (_batch(x, y, sample_weight, index)
-                 for index in _batches(_num_samples(x), batch_size or 32, None)), steps)
-        logs = self._keeping_metrics(self.test_step, batches)
-        if verbose not in (0, False):
-            print(" - ".join(_formatted(k, v) for k, v in logs.items()))
+                (_batch(x, y, sample_weight, index) for index in indexes), steps)
+        callbacks = _callback_list(callbacks, self, verbose, 1, count)
+        callbacks.on_test_begin()
+        logs = self._keeping_metrics(self.test_step, batches, callbacks, "test")
+        callbacks.on_test_end(logs=logs)
         if return_dict:
             return logs
         return self._flatten_metrics_in_order(logs)
@@ -337,18 +339,26 @@ class Trainer:
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
                 steps: Any = None, callbacks: Any = None) -> np.ndarray:
         """The model's outputs on ``x`` (inference mode, by batches; a Dataset's
-        batches' ``x``) as a NumPy array."""
-        del verbose, callbacks
+        batches' ``x``) as a NumPy array (a list or dict of them for several outputs)."""
         if data_adapter.is_dataset(x):
             data_adapter.check_dataset_arguments(x, None, None, batch_size)
             inputs = (data_adapter.first_input(b) for b in data_adapter.limited(iter(x),
                                                                                  steps))
+            count = steps or data_adapter.dataset_steps(x)
         else:
             x = _as_batchable(x)
-            inputs = data_adapter.limited(
-                (_take(x, index) for index in _batches(_num_samples(x), batch_size or 32,
-                                                       None)), steps)
-        return _concatenated([self(b, training=False) for b in inputs])
+            indexes = _batches(_num_samples(x), batch_size or 32, None)
+            count = len(indexes) if steps is None else min(steps, len(indexes))
+            inputs = data_adapter.limited((_take(x, index) for index in indexes), steps)
+        callbacks = _callback_list(callbacks, self, verbose, 1, count)
+        callbacks.on_predict_begin()
+        outputs = []
+        for i, batch in enumerate(inputs):
+            callbacks.on_predict_batch_begin(i)
+            outputs.append(self(batch, training=False))
+            callbacks.on_predict_batch_end(i, logs={"outputs": outputs[-1]})
+        callbacks.on_predict_end()
+        return _concatenated(outputs)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
@@ -390,13 +400,15 @@ class Trainer:
                                            data_adapter.array_steps(n, batch_size))
         return source, batch_size, validation_data
 
-    def _validation_logs(self, validation_data: Any, batch_size: Any,
-                         steps: Any) -> dict[str, Any]:
+    def _validation_logs(self, validation_data: Any, batch_size: Any, steps: Any,
+                         callbacks: CallbackList) -> dict[str, Any]:
+        """``evaluate`` on the validation data, with ``fit``'s callbacks (Keras 3)."""
         if data_adapter.is_dataset(validation_data):
-            val = self.evaluate(validation_data, verbose=0, steps=steps, return_dict=True)
+            val = self.evaluate(validation_data, verbose=0, steps=steps, callbacks=callbacks,
+                                return_dict=True)
         else:
             val = self.evaluate(*validation_data, batch_size=batch_size, verbose=0,
-                                steps=steps, return_dict=True)
+                                steps=steps, callbacks=callbacks, return_dict=True)
         return {f"val_{k}": v for k, v in val.items()}
 
     def _flatten_metrics_in_order(self, logs: dict[str, Any]) -> Any:
@@ -473,10 +485,6 @@ def _pythonify(logs: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _formatted(key: str, value: Any) -> str:
-    return f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}"
-
-
 def _batch_size(x: Any) -> int:
     """The first dimension of the batch's first input (the loss tracker's weight)."""
     while isinstance(x, (list, tuple, dict)):
@@ -522,6 +530,18 @@ def _split(x: Any, y: Any, sample_weight: Any, fraction: float) -> tuple:
         (part(x, val), part(y, val))
 
 
-def _print_epoch(epoch: int, epochs: int, steps: int, logs: dict[str, float]) -> None:
-    values = " - ".join(_formatted(k, v) for k, v in logs.items())
-    print(f"Epoch {epoch + 1}/{epochs}\n{steps}/{steps} - {values}")
+def _callback_list(callbacks: Any, model: Any, verbose: Any, epochs: int, steps: int,
+                   history: bool = False) -> CallbackList:
+    """``callbacks`` as Keras 3's ``CallbackList`` (with a ``History`` for ``fit`` and
+    the progress bar unless ``verbose`` is 0); a ``CallbackList`` is used as it is."""
+    if isinstance(callbacks, CallbackList):
+        return callbacks
+    return CallbackList(callbacks, add_history=history, add_progbar=verbose != 0,
+                        model=model, verbose=verbose, epochs=epochs, steps=steps)
+
+
+def _validates(epoch: int, validation_freq: Any) -> bool:
+    """Keras's ``validation_freq``: every n-th epoch, or the epochs (from 1) listed."""
+    if isinstance(validation_freq, int):
+        return (epoch + 1) % validation_freq == 0
+    return epoch + 1 in validation_freq

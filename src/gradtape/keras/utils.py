@@ -1,4 +1,4 @@
-"""``keras.utils``: seeding and the session reset."""
+"""``keras.utils``: seeding, the session reset and the progress bar."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 
 from ..api import random
 from .naming import clear_session
+from .progbar import Progbar
 
-__all__ = ["clear_session", "set_random_seed"]
+__all__ = ["Progbar", "clear_session", "set_random_seed"]
 
 
 def set_random_seed(seed: int) -> None:

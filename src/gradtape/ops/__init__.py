@@ -22,6 +22,7 @@ from . import (
     numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
     numpy_stats,  # noqa: F401  (likewise)
     positions,  # noqa: F401 - index primitives (their TF functions are in api/)
+    promotion,  # noqa: F401 - gt.config(dtype_promotion=...)'s rule for binary ops
     random,  # noqa: F401 - the random primitives and their streams
     reduce,
     scan,

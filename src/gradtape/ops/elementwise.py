@@ -269,6 +269,11 @@ __all__.append("cast")
 
 # --- binary ops ----------------------------------------------------------------------
 
+# What binary ops do to their operands before binding, or None (the default under NumPy
+# 2): NumPy 1's weak scalars, or TF's dtype rule (ops/promotion.py installs it).
+_prepare = (lambda prim, x, y: weak_scalars(x, y)) if _NUMPY1 else None
+
+
 def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
                      template=template)
@@ -281,8 +286,8 @@ def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=
                 x = _checked_operand(x)
         elif y.__class__ not in _PLAIN_OPERANDS:
             y = _checked_operand(y)
-        if _NUMPY1:
-            x, y = weak_scalars(x, y)
+        if _prepare:  # NumPy 1's weak scalars, or gt.config(dtype_promotion="tf")
+            x, y = _prepare(prim, x, y)
         return bind(prim, x, y)
 
     op.__name__ = op.__qualname__ = name
@@ -555,8 +560,8 @@ def _constant_op(name, impl, arity, ufunc=None, check_operands=True, public=True
             return bind(prim, x)
     elif not check_operands:
         def op(x, y):
-            if _NUMPY1:
-                x, y = weak_scalars(x, y)
+            if _prepare:
+                x, y = _prepare(prim, x, y)
             return bind(prim, x, y)
     else:
         def op(x, y):
@@ -564,8 +569,8 @@ def _constant_op(name, impl, arity, ufunc=None, check_operands=True, public=True
                 x = _checked_operand(x)
             if y.__class__ not in _PLAIN_OPERANDS:
                 y = _checked_operand(y)
-            if _NUMPY1:
-                x, y = weak_scalars(x, y)
+            if _prepare:
+                x, y = _prepare(prim, x, y)
             return bind(prim, x, y)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} (not differentiable: no gradient flows through it)."

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..core.backends import NUMPY_CLASSES, dtype_of
+from ..core.promotion_warning import FLOAT32
+from ..core.promotion_warning import check as check_promotion
 from ..core.state import _is_internal, location_from
 from ..core.tensor import Tensor, _next_id
 from ..ir.lower import IN_IDS, IN_VALUES
@@ -100,6 +102,8 @@ def note_variable_reads(tape, args) -> None:
     versions = tape._var_versions
     for a in args:
         if isinstance(a, Tensor) and a._watch_on_read:
+            if a._value.dtype is FLOAT32:  # promoted by a float64 array? (warned once)
+                check_promotion(a, args)
             seen = versions.get(a._id)
             if seen is None:
                 if tape._watch_accessed_variables and a.trainable:

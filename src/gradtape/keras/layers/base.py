@@ -24,6 +24,7 @@ import numpy as np
 from ... import ops
 from ...api.array_ops import divide_no_nan
 from ...api.creation import shape as dynamic_shape
+from ...api.missing_names import missing_attribute
 from ...api.module import (
     ADDED_WEIGHTS,
     Module,
@@ -159,7 +160,7 @@ class Layer(Module):
                 f"It looks like the subclass {type(self).__name__!r} of keras.layers.Layer "
                 "did not call `super().__init__(**kwargs)` in its constructor; call it "
                 "first.")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+        raise missing_attribute(type(self).__name__, attr)  # Keras's names say so
 
     # --- properties -------------------------------------------------------------------------
     @property

@@ -28,6 +28,10 @@ _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 LinAlgError = np.linalg.LinAlgError
 
 
+# gt.config(dtype_promotion="tf")'s check of matmul's operands (ops/promotion.py).
+_prepare = None
+
+
 def _operands(a, b):
     """Both arguments as tensors; with no tensor at all, both get TF's dtypes."""
     return operand(a), operand(b)
@@ -250,6 +254,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     """Matrix product with NumPy's semantics (1-d operands, broadcast batch dims) and
     TF's ``transpose_*``/``adjoint_*`` flags."""
     del a_is_sparse, b_is_sparse, name
+    if _prepare:  # gt.config(dtype_promotion="tf"): tf.matmul's dtype rule
+        a, b = _prepare(matmul_p, a, b)
     a, b = _operands(a, b)
     rank_a, rank_b = len(a.shape), len(b.shape)
     flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
