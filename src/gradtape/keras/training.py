@@ -1,13 +1,15 @@
-"""``model.compile`` / ``fit`` / ``evaluate`` / ``predict``: plain Python loops over
-batches of NumPy arrays (or tensors), a ``gt.GradientTape`` per training step and the
-compiled optimizer. As in Keras 3, the logs are what the last ``train_step`` (or
-``test_step``) returned; the default steps return the model's metrics, running means
-over the samples since the epoch began (the loss tracker and the compiled metrics)."""
+"""``model.compile`` / ``fit`` / ``evaluate`` / ``predict``: Python loops over batches
+of NumPy arrays (or tensors, or a Dataset's), each step (a ``gt.GradientTape`` and the
+compiled optimizer) run by ``model.train_function``, compiled with ``@gt.function``
+unless ``run_eagerly`` (``step_functions.py``). As in Keras 3, the logs are what the
+last ``train_step`` (or ``test_step``) returned; the default steps return the model's
+metrics, running means over the samples since the epoch began (the loss tracker and the
+compiled metrics)."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from .layers.base import unique_by_identity
+from .step_functions import StepFunctions, pythonify
 
 __all__ = ["History", "Trainer"]
 
@@ -116,10 +119,11 @@ def _batches(n: int, batch_size: int, order: np.ndarray | None) -> list[Any]:
     return [order[s:s + batch_size] for s in starts]
 
 
-class Trainer:
+class Trainer(StepFunctions):
     """The training methods of ``keras.Model``."""
 
     def __init__(self) -> None:
+        self._configure_steps(run_eagerly=False, jit_compile="auto", steps_per_execution=1)
         object.__setattr__(self, "optimizer", None)
         object.__setattr__(self, "loss", None)
         object.__setattr__(self, "_compiled_metrics", [])
@@ -133,9 +137,11 @@ class Trainer:
                 jit_compile: Any = "auto", auto_scale_loss: bool = True) -> None:
         """Sets the optimizer (an object or ``"sgd"``, ``"adam"``, ``"rmsprop"``,
         ``"adagrad"``), the loss (a ``keras.losses`` object or function, or a name) and
-        the metrics (``"accuracy"``, ``"mae"``, ``"mse"`` or functions)."""
-        del loss_weights, weighted_metrics, run_eagerly, steps_per_execution, jit_compile
-        del auto_scale_loss
+        the metrics (``"accuracy"``, ``"mae"``, ``"mse"`` or functions); and how the
+        steps run (``run_eagerly``, ``jit_compile``, ``steps_per_execution``: Keras 3's
+        meanings)."""
+        del loss_weights, weighted_metrics, auto_scale_loss
+        self._configure_steps(run_eagerly, jit_compile, steps_per_execution)
         object.__setattr__(self, "optimizer", get_optimizer(optimizer))
         object.__setattr__(self, "loss", get_loss(loss))
         object.__setattr__(self, "_compiled_metrics",
@@ -178,7 +184,7 @@ class Trainer:
                 results.update(result)
             else:
                 results[metric.name] = result
-        return _pythonify(results)
+        return pythonify(results)
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any,
                         sample_weight: Any = None) -> dict[str, Any]:
@@ -258,13 +264,14 @@ class Trainer:
         finally:
             object.__setattr__(self, "_metrics_in_loop", outer)
 
-    def _run_epoch(self, step: Callable[[tuple], Any], batches: Any) -> dict[str, Any]:
-        """Resets the metrics, runs ``step`` on each batch ``(x, y[, sample_weight])``;
-        the epoch's logs."""
+    def _run_epoch(self, step_function: Callable[[Iterator], Any],
+                   batches: Any) -> dict[str, Any]:
+        """Resets the metrics, runs ``step_function`` (``train_function``...) over the
+        batches ``(x, y[, sample_weight])``; the epoch's logs."""
         self.reset_metrics()
-        logs = None
-        for data in batches:
-            logs = _step_logs(step, data)
+        logs, iterator = None, iter(batches)
+        while (last := step_function(iterator)) is not None:
+            logs = last
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -291,7 +298,7 @@ class Trainer:
         history = History(self, {"verbose": verbose, "epochs": epochs,
                                  "steps": source.steps})
         for epoch in range(initial_epoch, epochs):
-            logs = dict(self._keeping_metrics(self.train_step, source.epoch()))
+            logs = dict(self._keeping_metrics(self.make_train_function(), source.epoch()))
             if validation_data is not None:
                 logs.update(self._validation_logs(validation_data, validation_batch_size
                                                   or batch_size, validation_steps))
@@ -319,7 +326,7 @@ class Trainer:
             batches = data_adapter.limited(
                 (_batch(x, y, sample_weight, index)
                  for index in _batches(_num_samples(x), batch_size or 32, None)), steps)
-        logs = self._keeping_metrics(self.test_step, batches)
+        logs = self._keeping_metrics(self.make_test_function(), batches)
         if verbose not in (0, False):
             print(" - ".join(_formatted(k, v) for k, v in logs.items()))
         if return_dict:
@@ -340,7 +347,10 @@ class Trainer:
             inputs = data_adapter.limited(
                 (_take(x, index) for index in _batches(_num_samples(x), batch_size or 32,
                                                        None)), steps)
-        return data_adapter.concatenated([self(b, training=False) for b in inputs])
+        predict_function, outputs = self.make_predict_function(), []
+        while (last := predict_function(inputs)) is not None:
+            outputs.append(last)
+        return data_adapter.concatenated(outputs)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        return_dict: bool = False) -> Any:
@@ -348,7 +358,7 @@ class Trainer:
         are not reset: the default step's values are means since the last
         ``reset_metrics()`` (or ``fit``/``evaluate``)."""
         self._require_compiled("train_on_batch")
-        logs = _step_logs(self.train_step, _batch(_as_batchable(x), _as_batchable(y),
+        logs = _step_logs(self.make_train_function(), _batch(_as_batchable(x), _as_batchable(y),
                                                   _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
@@ -357,7 +367,7 @@ class Trainer:
         """One ``test_step`` on the batch; what it returned (metrics not reset, as
         ``train_on_batch``)."""
         self._require_compiled("test_on_batch")
-        logs = _step_logs(self.test_step, _batch(_as_batchable(x), _as_batchable(y),
+        logs = _step_logs(self.make_test_function(), _batch(_as_batchable(x), _as_batchable(y),
                                                  _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
@@ -417,42 +427,10 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     return (tuple(data) + (None, None))[:3]
 
 
-def _step_logs(step: Callable[[tuple], Any], data: tuple) -> dict[str, Any]:
-    """What ``step`` (``train_step`` or ``test_step``) returned for ``data``, as logs.
-    Keras 3 reads them with ``.items()`` and crashes on anything else (``None``, a list,
-    a bare tensor) with an ``AttributeError``; this says what to return instead."""
-    logs = step(data)
-    if not isinstance(logs, Mapping):
-        name = getattr(step, "__name__", "the step")
-        raise TypeError(
-            f"`{name}` returned {_described(logs)}; it must return a dict of metric "
-            f"values, such as `{{\"loss\": loss}}` or `self.compute_metrics(x, y, "
-            f"y_pred, sample_weight)` (fit and evaluate log them by name).")
-    return _pythonify(logs)
-
-
-def _described(value: Any) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, Tensor):
-        return f"a bare tensor ({value.dtype.name}, shape {tuple(value.shape)})"
-    return f"a {type(value).__name__}"
-
-
-def _pythonify(logs: Mapping[str, Any]) -> dict[str, Any]:
-    """Keras 3's logs: sorted by key, nested dicts merged, values as Python floats
-    (those that convert)."""
-    result: dict[str, Any] = {}
-    for key, value in sorted(logs.items()):
-        if isinstance(value, dict):
-            result.update(_pythonify(value))
-            continue
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            pass
-        result[key] = value
-    return result
+def _step_logs(step_function: Callable[[Iterator], Any], data: tuple) -> dict[str, Any]:
+    """What ``step_function`` (``train_function`` or ``test_function``) returned for
+    the one batch ``data``."""
+    return step_function(iter((data,)))
 
 
 def _formatted(key: str, value: Any) -> str:
