@@ -18,11 +18,12 @@ warning naming the attribute, as does a step ``@gt.function`` cannot trace.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..core.state import state
+from ..core.state import location_from, state
 from ..core.tensor import Tensor
 from ..functions.api import function
 
@@ -122,7 +123,7 @@ class StepRunner:
         self.__name__ = step
         self.compiled = None
         if compiled:
-            def one_step(data: Any, _state: tuple) -> Any:
+            def one_step(data: Any, _state: int) -> Any:
                 # Looked up as it traces: the user's override of the step is what runs.
                 outputs = getattr(model, step)(data)
                 if isinstance(outputs, Mapping) and not isinstance(outputs, dict):
@@ -136,7 +137,9 @@ class StepRunner:
         # (it would trace twice, a Python side effect showing twice, or fail).
         self._ran_key: Any = None
         self._iterator: Any = None
-        self._key: Any = None
+        self._key: int | None = None  # the number of the state now (see _read_key)
+        self._states: dict[tuple, int] = {}
+        self._numbers = 0
         self._mutating_runs = 0
 
     def __call__(self, iterator: Iterator[Any]) -> Any:
@@ -156,7 +159,7 @@ class StepRunner:
         if compiled is None:
             outputs = getattr(self.model, self.step)(data)
         else:
-            key = self._key or self._read_key()
+            key = self._read_key() if self._key is None else self._key
             if key != self._ran_key:
                 outputs = getattr(self.model, self.step)(data)
                 self._check_state(key)
@@ -169,11 +172,20 @@ class StepRunner:
                     self._give_up(compiled._eager_reason)
         return step_logs(self.step, outputs) if self.logs else outputs
 
-    def _read_key(self) -> tuple:
-        self._key = state_key(self.model)
-        return self._key
+    def _read_key(self) -> int:
+        """The state's number: the compiled step takes it as a Python argument (its
+        signature), a small int rather than the long tuple walked at every call."""
+        state, states = state_key(self.model), self._states
+        number = states.get(state)
+        if number is None:
+            if len(states) >= _STATES_KEPT:  # bounded; numbers are never reused
+                states.clear()
+            number = states[state] = self._numbers
+            self._numbers += 1
+        self._key = number
+        return number
 
-    def _check_state(self, key: tuple) -> None:
+    def _check_state(self, key: int) -> None:
         """The step's Python ran (eagerly or tracing): if it changed the state the key
         holds, the next call reads the new state; a step that does so every time runs
         eagerly (compiled, it would change it only when traced)."""
@@ -183,7 +195,9 @@ class StepRunner:
             return
         self._mutating_runs += 1
         if self._mutating_runs >= _MUTATING_RUNS_TO_GIVE_UP:
-            changed = ", ".join(changed_attributes(key, after)) or "its Python state"
+            by_number = {number: state for state, number in self._states.items()}
+            changed = ", ".join(changed_attributes(by_number.get(key, ((),)),
+                                                   by_number[after])) or "its Python state"
             self._give_up(
                 f"`{self.step}` changes {changed} each time it runs; compiled, it "
                 f"would change only when traced. Keep such state in a variable "
@@ -191,12 +205,17 @@ class StepRunner:
 
     def _give_up(self, why: str) -> None:
         self.compiled = None
-        warnings.warn(f"{type(self.model).__name__}.{self.step} runs eagerly (as with "
-                      f"`compile(run_eagerly=True)`) from now on: {why}",
-                      UserWarning, stacklevel=6)
+        message = (f"{type(self.model).__name__}.{self.step} runs eagerly (as with "
+                   f"`compile(run_eagerly=True)`) from now on: {why}")
+        where = location_from(sys._getframe(1))  # the user's fit (or evaluate...) line
+        if where is None:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(message, UserWarning, *where)
 
 
 _END = object()
+_STATES_KEPT = 256
 
 
 def state_key(model: Any) -> tuple:
