@@ -267,6 +267,7 @@ def test_dropout_draws_a_new_mask_each_compiled_step():
             return {"kept": kept}
 
     model = Masks()
+    model(X)  # built: a model with trainable weights compiles its step
     model.compile(optimizer="sgd", loss="mse")
     kept = [model.train_on_batch(X, TARGETS, return_dict=True)["kept"] for _ in range(6)]
     assert _traces(model) == 1
@@ -359,3 +360,19 @@ def test_the_step_functions_call_the_overrides():
     model.compile(optimizer="sgd", loss="mse")
     np.testing.assert_array_equal(model.predict(X, verbose=0), np.ones((70, 2)))
     assert _traces(model, "predict_function") == 2
+    np.testing.assert_array_equal(model.predict_on_batch(X[:5]), np.ones((5, 2)))
+
+
+def test_a_frozen_model_warns_at_the_fit_line():
+    model = _classifier(False)
+    model.build((None, 6))
+    model.trainable = False
+    before = _weights(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        model.fit(X, LABELS, batch_size=8, epochs=2, shuffle=False, verbose=0)
+        line = __import__("sys")._getframe().f_lineno - 1
+    frozen = [w for w in caught if "trainable weights" in str(w.message)]
+    assert frozen and {(w.filename, w.lineno) for w in frozen} == {(__file__, line)}
+    for a, b in zip(before[:2], _weights(model)[:2]):  # the frozen Dense kernel and bias
+        np.testing.assert_array_equal(a, b)

@@ -23,11 +23,11 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..core.state import location_from, state
+from ..core.state import state, user_frame
 from ..core.tensor import Tensor
 from ..functions.api import function
 
-__all__ = ["StepFunctions", "pythonify", "step_logs"]
+__all__ = ["StepFunctions", "pythonify", "step_logs", "warn_at_user"]
 
 _PLAIN = frozenset((bool, int, float, str))
 # Runs in a row that changed the model's Python state before the step runs eagerly (the
@@ -140,11 +140,16 @@ class StepRunner:
         self._key: int | None = None  # the number of the state now (see _read_key)
         self._states: dict[tuple, int] = {}
         self._numbers = 0
+        self._trainable_now: tuple = ()
         self._mutating_runs = 0
 
     def __call__(self, iterator: Iterator[Any]) -> Any:
         if iterator is not self._iterator:  # a new epoch: read the Python state again
-            self._iterator, self._key = iterator, None
+            self._iterator = iterator
+            if not self._read_key_trainable():
+                # Nothing to train: the first batch runs eagerly, so that each fit (and
+                # train_on_batch) warns it, as an eager step does (not just the trace).
+                self._ran_key = None
         result = None
         for _ in range(self.steps):
             data = next(iterator, _END)
@@ -172,10 +177,16 @@ class StepRunner:
                     self._give_up(compiled._eager_reason)
         return step_logs(self.step, outputs) if self.logs else outputs
 
+    def _read_key_trainable(self) -> bool:
+        """Reads the key; whether the model has trainable variables."""
+        self._read_key()
+        return bool(self._trainable_now)
+
     def _read_key(self) -> int:
         """The state's number: the compiled step takes it as a Python argument (its
         signature), a small int rather than the long tuple walked at every call."""
         state, states = state_key(self.model), self._states
+        self._trainable_now = state[1]
         number = states.get(state)
         if number is None:
             if len(states) >= _STATES_KEPT:  # bounded; numbers are never reused
@@ -205,17 +216,25 @@ class StepRunner:
 
     def _give_up(self, why: str) -> None:
         self.compiled = None
-        message = (f"{type(self.model).__name__}.{self.step} runs eagerly (as with "
-                   f"`compile(run_eagerly=True)`) from now on: {why}")
-        where = location_from(sys._getframe(1))  # the user's fit (or evaluate...) line
-        if where is None:
-            warnings.warn(message, UserWarning, stacklevel=2)
-        else:
-            warnings.warn_explicit(message, UserWarning, *where)
+        warn_at_user(f"{type(self.model).__name__}.{self.step} runs eagerly (as with "
+                     f"`compile(run_eagerly=True)`) from now on: {why}")
 
 
 _END = object()
 _STATES_KEPT = 256
+
+
+def warn_at_user(message: str) -> None:
+    """A ``UserWarning`` at the user's line that called into gradtape (``fit``...),
+    however deep the step (eager, or tracing) that warns."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        warnings.warn(message, UserWarning, stacklevel=2)
+        return
+    # The user's module's registry, as `warnings.warn` keeps it: shown once per line.
+    warnings.warn_explicit(message, UserWarning, frame.f_code.co_filename,
+                           frame.f_lineno, module=frame.f_globals.get("__name__"),
+                           registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 
 def state_key(model: Any) -> tuple:

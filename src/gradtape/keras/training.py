@@ -8,7 +8,6 @@ compiled metrics)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from .. import ops
 from ..api import random
+from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor
 from ..tape.gradient_tape import GradientTape
 from . import data_adapter
@@ -23,7 +23,7 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from .layers.base import unique_by_identity
-from .step_functions import StepFunctions, pythonify
+from .step_functions import StepFunctions, pythonify, warn_at_user
 
 __all__ = ["History", "Trainer"]
 
@@ -231,10 +231,9 @@ class Trainer(StepFunctions):
             gradients = tape.gradient(loss, variables)
             self.optimizer.apply_gradients(zip(gradients, variables))
             _apply_constraints(variables)
-        else:
-            warnings.warn("The model does not have any trainable weights: the step "
-                          "computed the loss and metrics and changed no weight.",
-                          UserWarning, stacklevel=3)
+        elif state.tracer is None:  # a compiled fit's first batch (eager) told already
+            warn_at_user("The model does not have any trainable weights: the step "
+                         "computed the loss and metrics and changed no weight.")
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data: tuple) -> dict[str, Any]:
@@ -410,7 +409,8 @@ class Trainer(StepFunctions):
         return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x: Any) -> np.ndarray:
-        return np.asarray(self(_take(_as_batchable(x), slice(None)), training=False).numpy())
+        outputs = self.make_predict_function()(iter((_take(_as_batchable(x), slice(None)),)))
+        return np.asarray(outputs.numpy())
 
 
 def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> tuple:
