@@ -376,3 +376,22 @@ def test_a_frozen_model_warns_at_the_fit_line():
     assert frozen and {(w.filename, w.lineno) for w in frozen} == {(__file__, line)}
     for a, b in zip(before[:2], _weights(model)[:2]):  # the frozen Dense kernel and bias
         np.testing.assert_array_equal(a, b)
+
+
+def test_weights_set_or_restored_between_fits_are_what_the_next_fit_reads(tmp_path):
+    def fit(model):
+        model.fit(X, LABELS, batch_size=32, epochs=1, shuffle=False, verbose=0)
+        checkpoint = gt.train.Checkpoint(model=model, optimizer=model.optimizer)
+        path = checkpoint.save(str(tmp_path / f"eager_{model.run_eagerly}"))
+        saved = model.get_weights()
+        model.fit(X, LABELS, batch_size=32, epochs=1, shuffle=False, verbose=0)
+        checkpoint.restore(path)
+        for a, b in zip(saved, model.get_weights()):
+            np.testing.assert_array_equal(a, b)
+        model.fit(X, LABELS, batch_size=32, epochs=1, shuffle=False, verbose=0)
+        model.set_weights([v * 0.5 for v in model.get_weights()])
+        model.fit(X, LABELS, batch_size=32, epochs=1, shuffle=False, verbose=0)
+
+    eager, compiled, _, _ = _fit_both(fit)
+    _assert_same_weights(eager, compiled, atol=0)
+    assert _traces(compiled) == 2  # assigned and restored values are inputs, not retraces
