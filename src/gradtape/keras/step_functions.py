@@ -74,10 +74,11 @@ class StepFunctions:
 
     @property
     def jit_compile(self) -> bool:
-        """Keras 3's flag; ``"auto"`` resolves to ``not run_eagerly``. gradtape has one
-        compiler (``@gt.function``'s NumPy code), so it changes nothing beyond that."""
+        """Keras 3's flag (XLA); ``"auto"`` resolves to ``False``, as Keras 3 on TF
+        with no GPU. It changes nothing: gradtape's one compiler is ``@gt.function``'s,
+        which ``run_eagerly=False`` uses either way."""
         value = getattr(self, "_jit_compile", "auto")
-        return (not self.run_eagerly) if value == "auto" else bool(value)
+        return False if value == "auto" else bool(value)
 
     @jit_compile.setter
     def jit_compile(self, value: Any) -> None:
