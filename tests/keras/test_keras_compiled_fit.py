@@ -115,6 +115,9 @@ def test_steps_per_execution_runs_every_step():
     grouped.fit(X, LABELS, batch_size=8, epochs=2, shuffle=False, verbose=0)
     assert int(grouped.optimizer.iterations.numpy()) == 2 * 9
     _assert_same_weights(eager, grouped, atol=0)
+    batches = iter([(X[:8], LABELS[:8])] * 5)
+    assert isinstance(grouped.train_function(batches), dict)  # the 4th step's logs
+    assert len(list(batches)) == 1  # one call ran steps_per_execution = 4 steps
 
 
 def test_predict_and_evaluate_are_compiled_and_match_eager():
