@@ -10,7 +10,11 @@ same process, beside the floor: a plain NumPy loop (an index permutation and sli
 for ``fit``, the hand-written forward and backward of the same MLP). Times are the best
 of a few epochs; docs/performance.md reports the ratios.
 
-usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N]
+Every library is pinned to ``--threads`` threads (1 by default, as the other scripts:
+on the shared 2-core machine OpenBLAS's two spinning threads made one 64x784x256 matmul
+up to 70x slower than one thread while other jobs ran, and TF's pool far less so).
+
+usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N] [--threads N]
 """
 
 from __future__ import annotations
@@ -18,9 +22,17 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+if __name__ == "__main__":  # before NumPy and TensorFlow load their thread pools
+    import _threads
+
+    _threads.limit_from_argv()
 
 import numpy as np
 
@@ -178,6 +190,8 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser.add_argument("--quick", action="store_true", help="a tiny size (smoke test)")
     parser.add_argument("--no-peers", action="store_true", help="skip TensorFlow")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per library (default 1; 0: library defaults)")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
     results = run(QUICK if args.quick else FULL, repeats, not args.no_peers)

@@ -77,7 +77,8 @@ def test_steps_per_epoch_keeps_one_iterator_across_epochs():
     keras.utils.set_random_seed(0)
     model = Recording([keras.layers.Dense(1)])
     model.build((None, 3))
-    model.compile(optimizer="sgd", loss="mse")
+    # Eager: the step reads `.numpy()` and appends to a list (Keras 3 needs it too).
+    model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
     ds = Dataset.from_tensor_slices((x, y)).batch(3).repeat()
     model.fit(ds, epochs=3, steps_per_epoch=2, verbose=0)
     starts = [x[i, 0] for i in (0, 3, 6, 9, 0, 3)]  # Keras 3: the iterator carries on

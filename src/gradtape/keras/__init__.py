@@ -3,7 +3,7 @@
 initializers, regularizers, losses and optimizers — on gt ops, so tapes,
 ``@gt.function`` and ``jacobian`` work through them.
 
-Imports: ``core``, ``ops``, ``tape``, ``api``, ``optimizers``.
+Imports: ``core``, ``ops``, ``tape``, ``functions``, ``api``, ``optimizers``, ``data``.
 """
 
 from ..core.namespaces import attribute_namespace, namespace, public_dir

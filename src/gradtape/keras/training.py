@@ -1,19 +1,22 @@
-"""``model.compile`` / ``fit`` / ``evaluate`` / ``predict``: plain Python loops over
-batches of NumPy arrays (or tensors), a ``gt.GradientTape`` per training step and the
-compiled optimizer. As in Keras 3, the logs are what the last ``train_step`` (or
-``test_step``) returned; the default steps return the model's metrics, running means
-over the samples since the epoch began (the loss tracker and the compiled metrics)."""
+"""``model.compile`` / ``fit`` / ``evaluate`` / ``predict``: Python loops over batches
+of NumPy arrays (or tensors, or a Dataset's), each step (a ``gt.GradientTape`` and the
+compiled optimizer) run by ``model.train_function``, compiled with ``@gt.function``
+unless ``run_eagerly`` (``step_functions.py``). As in Keras 3, the logs are what the
+last ``train_step`` (or ``test_step``) returned; the default steps return the model's
+metrics, running means over the samples since the epoch began (the loss tracker and the
+compiled metrics)."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Iterator, Mapping
+import itertools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from .. import ops
 from ..api import random
+from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor
 from ..tape.gradient_tape import GradientTape
 from . import data_adapter
@@ -24,8 +27,11 @@ from .callbacks import CallbackList, History
 from .compile_loss import CompiledLoss, wants_compiled_loss
 from .layers.base import unique_by_identity
 from .saving import WeightsSaving
+from .step_functions import StepFunctions, pythonify, warn_at_user
 
 __all__ = ["History", "Trainer"]
+
+_END = object()  # an iterator's end, when looking one batch ahead
 
 _OPTIMIZERS = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam,
                "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
@@ -105,10 +111,11 @@ def _batches(n: int, batch_size: int, order: np.ndarray | None) -> list[Any]:
     return [order[s:s + batch_size] for s in starts]
 
 
-class Trainer(WeightsSaving):
+class Trainer(StepFunctions, WeightsSaving):
     """The training methods of ``keras.Model``."""
 
     def __init__(self) -> None:
+        self._configure_steps(run_eagerly=False, jit_compile="auto", steps_per_execution=1)
         object.__setattr__(self, "optimizer", None)
         object.__setattr__(self, "loss", None)
         object.__setattr__(self, "_compiled_metrics", [])
@@ -124,9 +131,10 @@ class Trainer(WeightsSaving):
         """Sets the optimizer (an object or ``"sgd"``, ``"adam"``, ``"rmsprop"``,
         ``"adagrad"``), the loss (a ``keras.losses`` object or function, or a name; for
         several outputs a list or dict of them, with ``loss_weights``) and the metrics
-        (``"accuracy"``, ``"mae"``, ``"mse"`` or functions)."""
-        del weighted_metrics, run_eagerly, steps_per_execution, jit_compile
-        del auto_scale_loss
+        (``"accuracy"``, ``"mae"``, ``"mse"`` or functions); and how the steps run
+        (``run_eagerly``, ``jit_compile``, ``steps_per_execution``: Keras 3's meanings)."""
+        del weighted_metrics, auto_scale_loss
+        self._configure_steps(run_eagerly, jit_compile, steps_per_execution)
         object.__setattr__(self, "optimizer", get_optimizer(optimizer))
         outputs = getattr(self, "_outputs_struct", None)  # a functional model's
         if wants_compiled_loss(loss, loss_weights, outputs):
@@ -174,7 +182,7 @@ class Trainer(WeightsSaving):
                 results.update(result)
             else:
                 results[metric.name] = result
-        return _pythonify(results)
+        return pythonify(results)
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any,
                         sample_weight: Any = None) -> dict[str, Any]:
@@ -221,10 +229,9 @@ class Trainer(WeightsSaving):
             gradients = tape.gradient(loss, variables)
             self.optimizer.apply_gradients(zip(gradients, variables))
             _apply_constraints(variables)
-        else:
-            warnings.warn("The model does not have any trainable weights: the step "
-                          "computed the loss and metrics and changed no weight.",
-                          UserWarning, stacklevel=3)
+        elif state.tracer is None:  # a compiled fit's first batch (eager) told already
+            warn_at_user("The model does not have any trainable weights: the step "
+                         "computed the loss and metrics and changed no weight.")
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data: tuple) -> dict[str, Any]:
@@ -254,21 +261,25 @@ class Trainer(WeightsSaving):
         finally:
             object.__setattr__(self, "_metrics_in_loop", outer)
 
-    def _run_epoch(self, step: Callable[[tuple], Any], batches: Any, callbacks: CallbackList,
-                   mode: str) -> dict[str, Any]:
-        """Resets the metrics, runs ``step`` on each batch ``(x, y[, sample_weight])``
-        between the callbacks' ``on_{mode}_batch_begin/end`` (until ``stop_training``);
-        the epoch's logs."""
+    def _run_epoch(self, step_function: Callable[[Iterator], Any], batches: Any,
+                   callbacks: CallbackList, mode: str) -> dict[str, Any]:
+        """Resets the metrics, runs ``step_function`` (``train_function``...) over the
+        batches ``(x, y[, sample_weight])``, each execution between the callbacks'
+        ``on_{mode}_batch_begin/end`` (until ``stop_training``); the epoch's logs."""
         self.reset_metrics()
-        logs = None
         begin = getattr(callbacks, f"on_{mode}_batch_begin")
         end = getattr(callbacks, f"on_{mode}_batch_end")
-        for i, data in enumerate(batches):
-            begin(i)
-            logs = _step_logs(step, data)
-            end(i, logs=logs)
+        steps = getattr(self, "steps_per_execution", 1)
+        logs, iterator, step = None, iter(batches), 0
+        pending = next(iterator, _END)  # looked ahead: no begin without a batch
+        while pending is not _END:
+            begin(step)
+            logs = step_function(itertools.chain((pending,), iterator))
+            end(step, logs=logs)
+            step += steps
             if mode == "train" and self.stop_training:
                 break
+            pending = next(iterator, _END)
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -299,8 +310,8 @@ class Trainer(WeightsSaving):
         logs = None
         for epoch in range(initial_epoch, epochs):
             callbacks.on_epoch_begin(epoch)
-            logs = dict(self._keeping_metrics(self.train_step, source.epoch(), callbacks,
-                                              "train"))
+            logs = dict(self._keeping_metrics(self.make_train_function(), source.epoch(),
+                                              callbacks, "train"))
             if validation_data is not None and _validates(epoch, validation_freq):
                 logs.update(self._validation_logs(validation_data, validation_batch_size
                                                   or batch_size, validation_steps,
@@ -330,7 +341,7 @@ class Trainer(WeightsSaving):
                 (_batch(x, y, sample_weight, index) for index in indexes), steps)
         callbacks = _callback_list(callbacks, self, verbose, 1, count)
         callbacks.on_test_begin()
-        logs = self._keeping_metrics(self.test_step, batches, callbacks, "test")
+        logs = self._keeping_metrics(self.make_test_function(), batches, callbacks, "test")
         callbacks.on_test_end(logs=logs)
         if return_dict:
             return logs
@@ -352,11 +363,14 @@ class Trainer(WeightsSaving):
             inputs = data_adapter.limited((_take(x, index) for index in indexes), steps)
         callbacks = _callback_list(callbacks, self, verbose, 1, count)
         callbacks.on_predict_begin()
-        outputs = []
-        for i, batch in enumerate(inputs):
-            callbacks.on_predict_batch_begin(i)
-            outputs.append(self(batch, training=False))
-            callbacks.on_predict_batch_end(i, logs={"outputs": outputs[-1]})
+        predict_function, outputs, pending = self.make_predict_function(), [], next(inputs,
+                                                                                    _END)
+        while pending is not _END:
+            callbacks.on_predict_batch_begin(len(outputs))
+            # One batch per call: a runner returns only its last step's outputs.
+            outputs.append(predict_function(iter((pending,))))
+            callbacks.on_predict_batch_end(len(outputs) - 1, logs={"outputs": outputs[-1]})
+            pending = next(inputs, _END)
         callbacks.on_predict_end()
         return _concatenated(outputs)
 
@@ -366,7 +380,7 @@ class Trainer(WeightsSaving):
         are not reset: the default step's values are means since the last
         ``reset_metrics()`` (or ``fit``/``evaluate``)."""
         self._require_compiled("train_on_batch")
-        logs = _step_logs(self.train_step, _batch(_as_batchable(x), _as_batchable(y),
+        logs = _step_logs(self.make_train_function(), _batch(_as_batchable(x), _as_batchable(y),
                                                   _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
@@ -375,7 +389,7 @@ class Trainer(WeightsSaving):
         """One ``test_step`` on the batch; what it returned (metrics not reset, as
         ``train_on_batch``)."""
         self._require_compiled("test_on_batch")
-        logs = _step_logs(self.test_step, _batch(_as_batchable(x), _as_batchable(y),
+        logs = _step_logs(self.make_test_function(), _batch(_as_batchable(x), _as_batchable(y),
                                                  _as_batchable(sample_weight), slice(None)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
@@ -420,7 +434,8 @@ class Trainer(WeightsSaving):
         return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x: Any) -> np.ndarray:
-        return np.asarray(self(_take(_as_batchable(x), slice(None)), training=False).numpy())
+        outputs = self.make_predict_function()(iter((_take(_as_batchable(x), slice(None)),)))
+        return np.asarray(outputs.numpy())
 
 
 def _concatenated(outputs: list[Any]) -> Any:
@@ -447,42 +462,10 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     return (tuple(data) + (None, None))[:3]
 
 
-def _step_logs(step: Callable[[tuple], Any], data: tuple) -> dict[str, Any]:
-    """What ``step`` (``train_step`` or ``test_step``) returned for ``data``, as logs.
-    Keras 3 reads them with ``.items()`` and crashes on anything else (``None``, a list,
-    a bare tensor) with an ``AttributeError``; this says what to return instead."""
-    logs = step(data)
-    if not isinstance(logs, Mapping):
-        name = getattr(step, "__name__", "the step")
-        raise TypeError(
-            f"`{name}` returned {_described(logs)}; it must return a dict of metric "
-            f"values, such as `{{\"loss\": loss}}` or `self.compute_metrics(x, y, "
-            f"y_pred, sample_weight)` (fit and evaluate log them by name).")
-    return _pythonify(logs)
-
-
-def _described(value: Any) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, Tensor):
-        return f"a bare tensor ({value.dtype.name}, shape {tuple(value.shape)})"
-    return f"a {type(value).__name__}"
-
-
-def _pythonify(logs: Mapping[str, Any]) -> dict[str, Any]:
-    """Keras 3's logs: sorted by key, nested dicts merged, values as Python floats
-    (those that convert)."""
-    result: dict[str, Any] = {}
-    for key, value in sorted(logs.items()):
-        if isinstance(value, dict):
-            result.update(_pythonify(value))
-            continue
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            pass
-        result[key] = value
-    return result
+def _step_logs(step_function: Callable[[Iterator], Any], data: tuple) -> dict[str, Any]:
+    """What ``step_function`` (``train_function`` or ``test_function``) returned for
+    the one batch ``data``."""
+    return step_function(iter((data,)))
 
 
 def _batch_size(x: Any) -> int:
