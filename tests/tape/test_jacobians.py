@@ -185,11 +185,11 @@ def test_the_short_path_leaves_assigned_variables_to_the_general_one():
 
 
 def test_jacobian_is_one_batched_call_not_a_loop(monkeypatch):
-    from gradtape.tape import backward
+    from gradtape.compiler import build
 
     calls = []
-    original = backward.BackwardEntry.run
-    monkeypatch.setattr(backward.BackwardEntry, "run",
+    original = build.BackwardEntry.run
+    monkeypatch.setattr(build.BackwardEntry, "run",
                         lambda self, args: calls.append(1) or original(self, args))
     jacobian_of(dense_tanh, rng.standard_normal(3))
     assert len(calls) == 1

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape.ad import nested
 from gradtape.compiler import cache
 from gradtape.compiler.cache import backward_cache
 from gradtape.tape import lookup, site_references
@@ -23,7 +24,7 @@ def _tables() -> dict:
         "whole tapes": len(lookup._whole_tapes),
         "persistent repeats": len(lookup._repeats),
         "batched entries": len(cache.batched_entries._table),
-        "nested derived programs": len(cache.derived_programs._table),
+        "nested derived programs": len(nested.derived_programs._table),
         "site references": len(site_references._references),
     }
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..compiler.cache import derived_programs
+from ..core.memos import MAX_DERIVED_PER_ENTRY, EntryMemo
 from ..core.tensor import Tensor
 from ..ir.interpreter import full_array
 from ..ir.nodes import Eqn, Literal, Program, Var
@@ -36,6 +36,10 @@ from ..ops.registry import Primitive, bind
 from .reverse import vjp_program
 
 __all__: list[str] = []
+
+# Programs derived from a call op's entry: its VJP, its batched forms (emptied by
+# ``gt.clear_cache()``, tape/lookup.py).
+derived_programs = EntryMemo(MAX_DERIVED_PER_ENTRY)
 
 
 class InnerBackward:

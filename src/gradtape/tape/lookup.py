@@ -11,18 +11,18 @@ the first one that knows the answer (``find``):
    in the tape's own records. A fresh tape per step ends here, without pruning.
 3. **Trace key.** The pruned trace's structural key in the compile cache
    (``cache.backward_cache``, LRU).
-4. **Build.** Lower and differentiate (``backward.build_entry``), then file the result
+4. **Build.** Lower and differentiate (``compiler/build.build_entry``), then file the result
    on rungs 3, 2 and 1.
 
 Jacobians climb the same rungs for the unbatched entry, then find its batched backward
 per number of rows (``batched_entry``), located on the whole-tape hit like the entry
 (``LocatedBackward``). Nested gradients run an entry as a call op (``ad/nested.py``), whose
-derived programs are kept per entry (``cache.derived_programs``, beside the compile cache
-and ``cache.batched_entries``: the programs layer uses them without the tape's tables).
+derived programs are kept per entry (``ad/nested.derived_programs``), like the batched
+backwards (``compiler/cache.batched_entries``, beside the compile cache).
 
 This module owns the tables that map a recording to its backward, holds no arrays in any
-of them, and ``clear_cache()`` (``gt.clear_cache()``) empties them and the ones in
-``cache``. Their bounds: ``docs/memory.md``.
+of them, and ``clear_cache()`` (``gt.clear_cache()``) empties them and those memos.
+Their bounds: ``docs/memory.md``.
 """
 
 from __future__ import annotations
@@ -35,14 +35,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.cache import (
-    MAX_DERIVED_PER_ENTRY,
-    backward_cache,
-    batched_entries,
-    derived_programs,
-    remember,
-)
+from ..ad.nested import derived_programs
+from ..compiler.build import value_dtype
+from ..compiler.cache import backward_cache, batched_entries
 from ..core.config import options
+from ..core.memos import MAX_DERIVED_PER_ENTRY, remember
 from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Trace, prune
 from .site_references import forget_references, keep_reference, signature_key
 
@@ -53,7 +50,7 @@ class TraceHit(NamedTuple):
     """Rungs 1, 3 and 4: a pruned trace and the entry built for its key."""
 
     trace: Trace
-    entry: Any  # backward.BackwardEntry
+    entry: Any  # compiler.build.BackwardEntry
 
 
 class TapeRepeat(NamedTuple):
@@ -166,12 +163,7 @@ ONES = (None,)  # the flags of one target seeded with ones
 
 def output_flags(output_grads: Sequence[Any]) -> tuple:
     """The output gradients by structure: ``None`` for ones, else (shape, dtype)."""
-    return tuple(None if g is None else (np.shape(g), dtype_of(g)) for g in output_grads)
-
-
-def dtype_of(value: Any) -> np.dtype:
-    dtype = getattr(value, "dtype", None)
-    return dtype if isinstance(dtype, np.dtype) else np.asarray(value).dtype
+    return tuple(None if g is None else (np.shape(g), value_dtype(g)) for g in output_grads)
 
 
 def whole_tape_key(tape: Any, source_slots: tuple, target_slots: tuple, flags: tuple
