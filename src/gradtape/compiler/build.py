@@ -34,7 +34,7 @@ from ..ad.batching import batch_program, specialize_identity
 from ..ad.reverse import vjp_program
 from ..core.config import options
 from ..core.tensor import Tensor
-from ..ir.lower import PRIM, Trace
+from ..ir.lower import PRIM, SEED, Feed, Trace, gatherer
 from ..ir.nodes import Aval, Literal, Program, Var
 from ..passes import pipeline
 from .cache import backward_cache
@@ -86,34 +86,34 @@ class BackwardEntry(CompiledRunner):
     """A built backward: its program, how to feed it, and (once compiled) the generated
     function. Holds no arrays: values are read from the trace at call time.
 
-    ``feeds[i]`` says where input ``i`` comes from: a trace slot (``>= 0``) or output
-    gradient ``k`` (``~k``). ``program`` is what autodiff emitted (dead code removed):
-    the first call of a structure interprets it as it is; the optimization passes run on
+    ``feeds[i]`` is the ``Feed`` of input ``i``: a source, an input or output of one of
+    the trace's records, or an output gradient (read by ``gather``, built once).
+    ``program`` is what autodiff emitted (dead code removed): the first call of a
+    structure interprets it as it is; the optimization passes run on
     the call before the one that compiles (they keep the inputs, so the feeds stay
     valid) and their result waits in ``_prepared``. ``optimized=True`` says ``program``
     went through them already. Running, compiling and falling back: ``CompiledRunner``.
     """
 
-    __slots__ = ("feeds", "residual_slots", "cacheable", "compilable", "calls",
-                 "optimized", "_lock")
+    __slots__ = ("feeds", "gather", "cacheable", "compilable", "calls", "optimized",
+                 "_lock")
 
     what = "a backward function"
     listeners = compile_listeners
 
-    def __init__(self, program: Program, feeds: list[int], cacheable: bool,
+    def __init__(self, program: Program, feeds: list[Feed], cacheable: bool,
                  compilable: bool, optimized: bool = False):
         super().__init__(program)
         self.optimized = optimized
         self.feeds = feeds
-        self.residual_slots = [f for f in feeds if f >= 0]
+        self.gather = gatherer(feeds)
         self.cacheable = cacheable
         self.compilable = compilable
         self.calls = 0
         self._lock = threading.Lock()
 
     def arguments(self, trace: Trace, sources: Sequence[Tensor], seeds: Sequence[Any]) -> list:
-        value = trace.value
-        return [value(f, sources) if f >= 0 else seeds[~f] for f in self.feeds]
+        return self.gather(trace.records, sources, seeds)
 
     def _maybe_compile(self):
         if not self.compilable or self.failed:
@@ -171,11 +171,11 @@ def value_dtype(value: Any) -> np.dtype:
 
 class Differentiated(NamedTuple):
     """A trace lowered and differentiated: ``feeds[i]`` is where the backward's input
-    ``i`` comes from (a trace slot ``>= 0``, or output gradient ``~k``)."""
+    ``i`` comes from (a slot's origin in the trace, or an output gradient)."""
 
     forward: Program
     backward: Program
-    feeds: list[int]
+    feeds: list[Feed]
 
 
 def lower_and_differentiate(trace: Trace, output_grads: Sequence[Any],
@@ -191,9 +191,9 @@ def lower_and_differentiate(trace: Trace, output_grads: Sequence[Any],
     for out, given in zip(forward.outputs, output_grads):
         seeds.append(None if out is None else seed_for(out.aval, given, out.name))
     program, _ = vjp_program(forward, wrt, seeds)
-    slot_of = {v: s for s, v in enumerate(slot_vars)}
+    origin = {v: trace.origins[s] for s, v in enumerate(slot_vars)}
     seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
-    feeds = [slot_of[v] if v in slot_of else ~seed_index[v] for v in program.inputs]
+    feeds = [origin[v] if v in origin else Feed(SEED, seed_index[v]) for v in program.inputs]
     return Differentiated(forward, program, feeds)
 
 
@@ -234,7 +234,7 @@ class Inspected(NamedTuple):
     forward: Program
     backward: Program
     optimized: Program
-    feeds: list[int]
+    feeds: list[Feed]
 
 
 def build_inspected(trace: Trace, output_grads: Sequence[Any], sources: Sequence[Any] = (),
@@ -251,7 +251,7 @@ def build_batched(entry: BackwardEntry, rows: int, identity: bool) -> BackwardEn
     """``entry``'s program vectorized over ``rows`` seeds, optimized. With ``identity``,
     the seeds are known to be ``eye(rows)`` (a whole jacobian of a vector target)."""
     start = time.perf_counter()
-    flags = [f < 0 for f in entry.feeds]  # the seed inputs carry the batch axis
+    flags = [f.kind == SEED for f in entry.feeds]  # the seed inputs carry the batch axis
     program = batch_program(entry.program, flags, rows)
     optimized, kept = run_passes_selecting_residuals(program)
     if identity and flags.count(True) == 1:

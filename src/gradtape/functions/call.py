@@ -32,6 +32,7 @@ from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
 from ..core.variable import Variable
 from ..ir import builder, interpreter
+from ..ir.lower import RECORDED_INPUT, RECORDED_OUTPUT, SEED, Feed
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
@@ -153,15 +154,16 @@ class _Gradient:
             if isinstance(o, Var):
                 out_index.setdefault(o, j)
         seed_index = {v: j for j, v in enumerate(seeds) if v is not None}
-        feeds: list[tuple[str, int]] = []
+        # Feeds of the one call op: its input or output at ``position``, or a cotangent.
+        feeds: list[Feed] = []
         missing = []
         for v in optimized.inputs:
             if v in seed_index:
-                feeds.append(("seed", seed_index[v]))
+                feeds.append(Feed(SEED, seed_index[v]))
             elif v in self.in_index:
-                feeds.append(("in", self.in_index[v]))
+                feeds.append(Feed(RECORDED_INPUT, 0, self.in_index[v]))
             elif v in out_index:
-                feeds.append(("out", out_index[v]))
+                feeds.append(Feed(RECORDED_OUTPUT, 0, out_index[v]))
             else:
                 missing.append(v)
         return missing if missing else (optimized, feeds)
@@ -188,8 +190,9 @@ class _Gradient:
         if not connected:
             return (None,) * len(inputs)
         program, feeds = self.backward(connected)
-        args = [g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
-                for kind, k in feeds]
+        args = [g[f.index] if f.kind == SEED else
+                inputs[f.position] if f.kind == RECORDED_INPUT else y[f.position]
+                for f in feeds]
         saved_loc = b.loc
 
         def emit(eqn: Eqn, ins: list) -> Any:

@@ -20,8 +20,9 @@ from ..compiler.build import build_entry
 from ..compiler.cache import backward_cache
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
+from ..ir.lower import SEED
 from . import lookup
-from .lookup import SEED, LocatedBackward, WholeTapeHit
+from .lookup import LocatedBackward, WholeTapeHit
 
 
 def run_located(located: LocatedBackward, records: list, sources: Sequence[Tensor],

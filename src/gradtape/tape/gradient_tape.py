@@ -491,8 +491,7 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
             return _UNKNOWN  # not a float, or assigned since it was read
         slots.append(slot)
         watched.append(s)
-    hit = lookup.whole_tape_hit(lookup.whole_tape_key(
-        tape, tuple(slots), (tracked.get(target._id),), lookup.ONES))
+    _, hit = lookup.whole_tape(tape, tuple(slots), (tracked.get(target._id),), lookup.ONES)
     if hit is None:
         return _UNKNOWN
     mode = unconnected_mode(mode)

@@ -37,6 +37,7 @@ from ..core.backends import dtype_of, kind_of, kind_of_all
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
+from ..ir.lower import SEED
 from ..ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from . import backward, lookup
 from .arguments import check_source
@@ -95,7 +96,7 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
         else:
             def run(seeds: Any) -> list[Any]:
                 return batched.run(batched.arguments(trace, expanded, [seeds]))
-        reads_seeds = any(f < 0 for f in batched.feeds)
+        reads_seeds = any(f.kind == SEED for f in batched.feeds)
     else:
         reads_seeds = run.reads_seeds
         if size == rows:  # a known tape, all rows at once: the usual call, kept short
@@ -130,8 +131,8 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
     known structure (the lookup ladder's whole-tape rung: no pruning or keying).
     ``run(seeds)`` runs the batched backward, or is ``None`` if it was not built yet for
     this key."""
-    key = lookup.whole_tape_key_of(tape, expanded, [target], ((spec.shape, spec.dtype),))
-    hit = lookup.whole_tape_hit(key)
+    key, hit = lookup.whole_tape(tape, lookup.tape_slots(tape, expanded),
+                                 lookup.tape_slots(tape, [target]), ((spec.shape, spec.dtype),))
     located = None if hit is None else lookup.located_batched(hit, size, identity)
     if located is None:
         return key, None
@@ -294,8 +295,8 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
         return None  # unwatched, not a float, or assigned since it was read
     target_value = target._value
     rows = target_value.size
-    hit = lookup.whole_tape_hit(lookup.whole_tape_key(
-        tape, (slot,), (tracked.get(target._id),), ((target_value.shape, dtype_of(target_value)),)))
+    _, hit = lookup.whole_tape(tape, (slot,), (tracked.get(target._id),),
+                               ((target_value.shape, dtype_of(target_value)),))
     located = None if hit is None else hit.batched.get((rows, target_value.ndim == 1))
     if not rows or located is None:
         return None
