@@ -234,8 +234,9 @@ def residual_arguments(trace: Any, entry: Any, sources: Sequence[Tensor],
     args = []
     records = trace.records
     for f in entry.feeds:
-        if f.kind == SEED:
-            args.append(seeds[f.index])
+        kind, index, _ = f  # one unpacking: cheaper than reading the fields
+        if kind == SEED:
+            args.append(seeds[index])
             continue
         value, tensor_id = feed_value(f, records, sources), feed_tensor_id(f, records, sources)
         args.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
