@@ -14,8 +14,9 @@ Every backward gradtape runs is made here, and nowhere else:
 - ``build_inspected``: what ``tape.inspect`` shows, made by ``build_entry``'s own steps
   and ``BackwardEntry.program_to_compile``: the source it shows is the one ``gradient``
   compiles.
-- ``run_passes`` / ``run_passes_selecting_residuals``: the passes, or the program as it
-  is with a warning if a pass fails (a pass bug must not cost a result).
+- ``run_passes`` / ``run_passes_selecting_residuals``: the passes (also of a
+  ``@gt.function``'s forward), or the program as it is with a warning if a pass fails
+  (a pass bug must not cost a result).
 """
 
 from __future__ import annotations
