@@ -3,8 +3,8 @@
 import numpy as np
 
 import gradtape as gt
-from gradtape.ir.lower import Trace, prune
-from gradtape.tape.backward import build_program
+from gradtape.compiler.build import build_inspected
+from gradtape.ir.lower import Trace, feed_value, prune
 from gradtape.tape.lookup import output_flags
 
 
@@ -45,7 +45,7 @@ def backward_of(tape, target, sources, output_gradients=None):
     kept = prune(tape._records, [s._id for s in sources], target_ids)
     flags = output_flags(grads)
     trace = Trace(kept, sources, target_ids, flags)
-    _, _, optimized, feeds = build_program(trace, grads)
+    _, _, optimized, feeds = build_inspected(trace, grads)
     seeds = [np.asarray(g) for g in grads if g is not None]
-    args = [trace.value(f, sources) if f >= 0 else seeds[~f] for f in feeds]
+    args = [feed_value(f, trace.records, sources, seeds) for f in feeds]
     return optimized, args

@@ -9,9 +9,9 @@ import pytest
 
 import gradtape as gt
 from gradtape.codegen import primitives
+from gradtape.compiler import build
 from gradtape.ir.primitive import Primitive
 from gradtape.passes import pipeline
-from gradtape.tape import backward
 
 
 def _declared_primitives():
@@ -72,14 +72,14 @@ def test_the_generated_code_is_the_same_whichever_call_runs_the_passes():
     for compile_after in (1, 2, 3):  # passes while compiling, on the call before, or 2 before
         gt.clear_cache()
         seen = []
-        backward.compile_listeners.append(seen.append)
+        build.compile_listeners.append(seen.append)
         try:
             with gt.config(compile_after=compile_after):
                 for _ in range(compile_after):
                     tape, y = _step(x)
                     tape.gradient(y, x)
         finally:
-            backward.compile_listeners.remove(seen.append)
+            build.compile_listeners.remove(seen.append)
         assert len(seen) == 1
         sources.append(seen[0].source)
     assert sources[0] == sources[1] == sources[2]

@@ -121,7 +121,7 @@ def test_typed_constants_are_module_level_and_shared():
 
 
 def test_dumped_module_imports_only_numpy_and_the_public_runtime(tmp_path):
-    from gradtape.tape.backward import compile_listeners
+    from gradtape.compiler.build import compile_listeners
 
     gt.clear_cache()
     compiled = []

@@ -10,12 +10,12 @@ import pytest
 
 import gradtape as gt
 from gradtape.ad.reverse import vjp_program
+from gradtape.compiler.build import seed_for
 from gradtape.ir import interpreter
 from gradtape.ir.builder import Builder, emit
 from gradtape.ir.lower import Trace, prune
 from gradtape.ir.nodes import Aval, Literal, Program, Var
 from gradtape.ir.verifier import verify
-from gradtape.tape.backward import seed_for
 
 # Tests whose premise is NumPy 2's promotion of Python and NumPy scalars (NEP 50). Under
 # NumPy 1 value-based casting gives these programs other dtypes, and the passes, which

@@ -261,7 +261,7 @@ def test_hessian_in_a_loop_with_fresh_tapes_compiles_once():
 def test_each_level_runs_generated_code():
     """With compile_after=1, every level's backward is generated code: the inner one
     (run by the call op), the outer one and the third level."""
-    from gradtape.tape.backward import compile_listeners
+    from gradtape.compiler.build import compile_listeners
 
     compiled = []
     compile_listeners.append(compiled.append)

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape.ad import nested
 from gradtape.compiler import cache
 from gradtape.compiler.cache import backward_cache
+from gradtape.ir import lower
 from gradtape.tape import lookup, site_references
 
 
@@ -23,7 +25,7 @@ def _tables() -> dict:
         "whole tapes": len(lookup._whole_tapes),
         "persistent repeats": len(lookup._repeats),
         "batched entries": len(cache.batched_entries._table),
-        "nested derived programs": len(cache.derived_programs._table),
+        "nested derived programs": len(nested.derived_programs._table),
         "site references": len(site_references._references),
     }
 
@@ -87,7 +89,7 @@ def test_a_whole_tape_hit_gathers_seeds_and_records_in_feed_order(compiled):
             w.assign_add(np.array([0.1, -0.05, 0.02]))
     (hit,) = lookup._whole_tapes.values()
     assert isinstance(hit, lookup.WholeTapeHit) and hit.reads_seeds
-    assert all(isinstance(f, lookup.Feed) for f in hit.feeds)
+    assert all(isinstance(f, lower.Feed) for f in hit.feeds)
     assert hit.connected == (True, True)
 
 
@@ -98,9 +100,9 @@ def test_the_gatherer_puts_every_kind_of_feed_in_its_place():
 
     records = [(None, (1,), ("in0",), {}, (2,), ("out0",), None),
                (None, (2, 3), ("out0", "in1b"), {}, (4,), ("out1",), None)]
-    feeds = (lookup.Feed(lookup.SEED, 1), lookup.Feed(lookup.RECORDED_OUTPUT, 1, 0),
-             lookup.Feed(lookup.SOURCE, 0), lookup.Feed(lookup.RECORDED_INPUT, 1, 1),
-             lookup.Feed(lookup.SEED, 0), lookup.Feed(lookup.RECORDED_INPUT, 0, 0))
+    feeds = (lower.Feed(lower.SEED, 1), lower.Feed(lower.RECORDED_OUTPUT, 1, 0),
+             lower.Feed(lower.SOURCE, 0), lower.Feed(lower.RECORDED_INPUT, 1, 1),
+             lower.Feed(lower.SEED, 0), lower.Feed(lower.RECORDED_INPUT, 0, 0))
     located = lookup.LocatedBackward(None, feeds, (True,))
     assert located.reads_seeds
     assert located.gather(records, [Source()], ["seed0", "seed1"]) == [

@@ -1,7 +1,8 @@
 """Automatic differentiation over programs: reverse mode (``reverse.py``: a backward
 Program emitted with the ops' own VJP rules), batching (``batching.py``: jacobians),
 forward mode (``forward_mode.py``: ``ForwardAccumulator``), and a backward as one call
-op for nested tapes (``nested.py``, with its ``backward_call`` primitive).
+op for nested tapes (``nested.py``, with its ``backward_call`` primitive and the memo of
+what it derives from an entry).
 
-Imports: ``core``, ``ir``, ``ops``, ``compiler``.
+Imports: ``core``, ``ir``, ``ops``.
 """

@@ -151,8 +151,18 @@ class ForwardAccumulator:
             callback = _Forget(self._self_ref, tensor_id)
             self._refs[tensor_id] = weakref.ref(tensor, callback)
 
-    # --- how bind hands this accumulator each differentiable op (_hand_to_observers) -
-    def _on_op(self, prim: Any, args: tuple, params: dict, result: Any) -> None:
+    # --- the observer protocol (core.state.Observer) ----------------------------------
+    def sees(self, tensor: Tensor) -> bool:
+        """Whether ``tensor`` carries a tangent in this accumulator."""
+        return tensor._id in self._tangents
+
+    def on_variable_read(self, variable: Any) -> None:
+        """Nothing: an accumulator follows only the primals it was given (TF)."""
+
+    def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
+              out: Any, shared: Any) -> Any:
+        """How bind hands this accumulator each differentiable op: push the tangents
+        through it (accumulators share nothing: ``shared`` goes back as it came)."""
         tangents = self._tangents
         ts = []
         connected = False
@@ -164,7 +174,7 @@ class ForwardAccumulator:
                 t = None  # integer tensors carry no tangent (TF: they are not trainable)
             ts.append(t)
         if not connected:
-            return
+            return shared
         if prim.jvp is None:
             raise NotImplementedError(
                 f"Forward-mode autodiff is not implemented for the primitive {prim.name!r}: "
@@ -178,11 +188,11 @@ class ForwardAccumulator:
         state.recording = [t for t in outer_tapes if t in self._outer_tapes]
         state.accumulators = outer_accs[:outer_accs.index(self)]
         try:
-            out = prim.jvp(tuple(ts), result, *args, **params)
+            tangents_out = prim.jvp(tuple(ts), result, *args, **params)
             if prim.multiple_results:
-                pairs = list(zip(result, out))
+                pairs = list(zip(result, tangents_out))
             else:
-                pairs = [(result, out)]
+                pairs = [(result, tangents_out)]
             fixed = [(y, _fit_tangent(t, y)) for y, t in pairs]
         finally:
             state.recording = outer_tapes
@@ -199,8 +209,10 @@ class ForwardAccumulator:
             for y, t in fixed:
                 if t is not None:
                     self._pinned.add(y._id)
+        return shared
 
     # --- results ----------------------------------------------------------------------
+
     def jvp(self, primals: Any,
             unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE
             ) -> Any:
@@ -257,4 +269,4 @@ def _fit_tangent(t: Any, y: Tensor) -> Tensor | None:
 def _recorded(result: Any, tapes: list) -> bool:
     """Whether any of ``tapes`` recorded the op that produced ``result``."""
     first = result[0] if isinstance(result, tuple) else result
-    return any(first._id in tape._tracked for tape in tapes)
+    return any(tape.sees(first) for tape in tapes)

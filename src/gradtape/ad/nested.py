@@ -27,15 +27,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..compiler.cache import derived_programs
+from ..core.memos import MAX_DERIVED_PER_ENTRY, EntryMemo
 from ..core.tensor import Tensor
 from ..ir.interpreter import full_array
+from ..ir.lower import SEED, feed_tensor_id, feed_value
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.walk import keep_literal, read_outputs, walk
 from ..ops.registry import Primitive, bind
 from .reverse import vjp_program
 
 __all__: list[str] = []
+
+# Programs derived from a call op's entry: its VJP, its batched forms (emptied by
+# ``gt.clear_cache()``, tape/lookup.py).
+derived_programs = EntryMemo(MAX_DERIVED_PER_ENTRY)
 
 
 class InnerBackward:
@@ -227,11 +232,13 @@ def residual_arguments(trace: Any, entry: Any, sources: Sequence[Tensor],
     """The backward's arguments as tensors the outer tapes know: each residual under the
     id it was recorded with (a raw constant stays an array), then the seeds."""
     args = []
+    records = trace.records
     for f in entry.feeds:
-        if f < 0:
-            args.append(seeds[~f])
+        kind, index, _ = f  # one unpacking: cheaper than reading the fields
+        if kind == SEED:
+            args.append(seeds[index])
             continue
-        value, tensor_id = trace.value(f, sources), trace.tensor_id(f, sources)
+        value, tensor_id = feed_value(f, records, sources), feed_tensor_id(f, records, sources)
         args.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
     return args
 

@@ -17,6 +17,6 @@
     eager               executing_eagerly, get_static_value
     testing             check_grads, check_vjp (public as gradtape.testing)
 
-Imports: everything below it (core, ir, ops, passes, codegen, compiler, ad, tape,
+Imports: everything below it (core, ir, ops, passes, codegen, ad, compiler, tape,
 functions). Above it stand keras/, optimizers/ and the package root.
 """

@@ -31,9 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     from ..codegen.naming import comment_text
+    from ..compiler import build
     from ..core.config import config
     from ..functions.api import describe, trace_listeners
-    from ..tape import backward
 
     compiled = {}
     traces: list = []  # (Function, ConcreteFunction) for every @gt.function trace
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = list(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    backward.compile_listeners.append(collect)
+    build.compile_listeners.append(collect)
     trace_listeners.append(collect_trace)
     try:
         with config(compile=True, compile_after=1):
@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exit_.code
         status = code if isinstance(code, int) else (0 if code is None else 1)
     finally:
-        backward.compile_listeners.remove(collect)
+        build.compile_listeners.remove(collect)
         trace_listeners.remove(collect_trace)
         sys.argv, sys.path[:] = saved_argv, saved_path
     sys.stdout.flush()

@@ -49,13 +49,8 @@ def install_public_namespace(namespace: Any) -> None:
 def is_watched(tensor: Any) -> bool:
     """Whether a recording tape or an active accumulator would differentiate ``tensor``:
     it is tracked, or it is a trainable variable a tape watches on its first read."""
-    tensor_id = tensor._id
-    for tape in state.recording:
-        if tensor_id in tape._tracked:
-            return True
-        if tensor._watch_on_read and tensor.trainable and tape._watch_accessed_variables:
-            return True
-    return any(tensor_id in acc._tangents for acc in state.accumulators)
+    return any(tape.sees(tensor) for tape in state.recording) or \
+        any(acc.sees(tensor) for acc in state.accumulators)
 
 
 class DropReport(NamedTuple):

@@ -1,6 +1,6 @@
 """Who observes ops right now (the thread-local stack of recording tapes, the active
-forward accumulators, the ``@gt.function`` tracer), and where in the user's code an op
-was called.
+forward accumulators, the ``@gt.function`` tracer), the one protocol they observe by
+(``Observer``), and where in the user's code an op was called.
 
 Kept apart from the tape so that tensors and the dispatch hot path
 (``ops.registry.bind``) can read it without importing the tape machinery.
@@ -11,16 +11,56 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Observer(Protocol):
+    """How everything that observes ops is told of them: a recording ``GradientTape``,
+    a ``ForwardAccumulator``, the ``@gt.function`` tracer and ``custom_gradient``'s
+    variable watcher. Nobody reads another observer's fields: they ask it."""
+
+    def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
+              out: Any, shared: Any) -> Any:
+        """``ops.registry.bind`` ran ``prim`` on ``args`` (``values``: their raw arrays)
+        and made ``result`` (``out``: its raw array or arrays). ``shared`` is what the
+        observer before it of the same kind returned (nested tapes share one record);
+        return it, or what the next should share."""
+        ...
+
+    def sees(self, tensor: Any) -> bool:
+        """Whether ``tensor`` is one this observer follows (a tape: it would
+        differentiate it; an accumulator: it carries a tangent; the tracer: it is a
+        value of the program being traced)."""
+        ...
+
+    def on_variable_read(self, variable: Any) -> None:
+        """``variable`` was read or assigned while this observer observes (TF's
+        "variable accessed": a tape watches a trainable one)."""
+        ...
+
+
+@runtime_checkable
+class RecordingObserver(Observer, Protocol):
+    """An observer that stands on the tape stack (``state.recording``): a tape, or the
+    variable watcher. It may be handed an op alone, by bind's fast branch."""
+
+    def on_op_alone(self, prim: Any, in_ids: list, values: list, params: dict,
+                    result: Any, out: Any, reads: Any) -> None:
+        """``on_op`` when this is the only observer and the op has one result: bind
+        gathered the input ids on its one pass over the arguments; ``reads`` is the
+        arguments if one is a variable, else ``None``."""
+        ...
 
 
 class _State(threading.local):
     def __init__(self) -> None:
         # Tapes whose context is open and not paused by stop_recording(), innermost last.
-        self.recording: list = []
+        self.recording: list[RecordingObserver] = []
         # Forward accumulators that are active, innermost last.
-        self.accumulators: list = []
+        self.accumulators: list[Observer] = []
         # The @gt.function tracer that sees every op while a function traces, or None.
-        self.tracer = None
+        self.tracer: Observer | None = None
 
     @property
     def active(self) -> bool:

@@ -57,8 +57,7 @@ class Variable(Tensor):
         read or assigned."""
         if self._trainable:
             for tape in state.recording:
-                if tape._watch_accessed_variables:
-                    tape._watch_id(self._id, self)
+                tape.on_variable_read(self)
 
     def _new_value(self, value: Any) -> np.ndarray:
         if isinstance(value, Tensor) and value.dtype != self.dtype:

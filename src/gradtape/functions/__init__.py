@@ -5,5 +5,5 @@ that run a traced program or the user's Python (``function_call``, ``py_function
 ``variable_read``, ``guard_check``).
 
 Imports: everything below it (``core``, ``ir``, ``ops``, ``passes``, ``codegen``,
-``compiler``, ``ad``, ``tape``).
+``ad``, ``compiler``, ``tape``).
 """

@@ -17,13 +17,13 @@ can be differentiated again. Its JVP rule pushes tangents through the Program wi
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..ad import nested
+from ..compiler.build import differentiate, run_passes
 from ..compiler.runner import CompiledRunner
 from ..core import nest
 from ..core.config import options
@@ -32,12 +32,12 @@ from ..core.state import state
 from ..core.tensor import Tensor, constant, wrap
 from ..core.variable import Variable
 from ..ir import builder, interpreter
+from ..ir.lower import RECORDED_INPUT, RECORDED_OUTPUT, SEED, Feed
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ir.printer import format_program
 from ..ir.walk import keep_literal, walk
 from ..ops import random
 from ..ops.registry import Primitive, bind
-from ..passes.pipeline import optimize
 from . import signature
 from .drops import tell_drops
 from .py_function import one_run_per_call, start_try
@@ -50,16 +50,6 @@ compile_listeners: list[Callable[[Any], None]] = []
 
 def _is_float(dtype: np.dtype) -> bool:
     return dtype.kind in "fc"
-
-
-def _optimize(program: Program) -> Program:
-    try:
-        return optimize(program)
-    except Exception as exc:  # a pass bug must not cost a result: run unoptimized
-        warnings.warn(f"gradtape's optimizer failed on a traced function ({type(exc).__name__}: "
-                      f"{exc}); it runs unoptimized. Please report this.", RuntimeWarning,
-                      stacklevel=4)
-        return program
 
 
 def _for_codegen(program: Program) -> Program:
@@ -154,29 +144,26 @@ class _Gradient:
     def _build(self, connected: tuple[int, ...]) -> tuple[Program, list] | list[Var]:
         """The optimized backward for cotangents on the outputs ``connected`` and its
         feeds; or the forward values it reads that are neither inputs nor outputs."""
-        from ..ad.reverse import vjp_program
-        from ..tape.backward import _optimize as optimize_backward
-
         full = self.full
         seeds: list[Var | None] = [None] * len(full.outputs)
         for j in connected:
             seeds[j] = Var(full.outputs[j].aval, "seed")
-        backward, _ = vjp_program(full, [self.inputs[i] for i in self.wrt], seeds)
-        optimized, _ = optimize_backward(backward)
+        optimized = differentiate(full, [self.inputs[i] for i in self.wrt], seeds)
         out_index: dict[Var, int] = {}
         for j, o in enumerate(full.outputs):
             if isinstance(o, Var):
                 out_index.setdefault(o, j)
         seed_index = {v: j for j, v in enumerate(seeds) if v is not None}
-        feeds: list[tuple[str, int]] = []
+        # Feeds of the one call op: its input or output at ``position``, or a cotangent.
+        feeds: list[Feed] = []
         missing = []
         for v in optimized.inputs:
             if v in seed_index:
-                feeds.append(("seed", seed_index[v]))
+                feeds.append(Feed(SEED, seed_index[v]))
             elif v in self.in_index:
-                feeds.append(("in", self.in_index[v]))
+                feeds.append(Feed(RECORDED_INPUT, 0, self.in_index[v]))
             elif v in out_index:
-                feeds.append(("out", out_index[v]))
+                feeds.append(Feed(RECORDED_OUTPUT, 0, out_index[v]))
             else:
                 missing.append(v)
         return missing if missing else (optimized, feeds)
@@ -203,8 +190,9 @@ class _Gradient:
         if not connected:
             return (None,) * len(inputs)
         program, feeds = self.backward(connected)
-        args = [g[k] if kind == "seed" else inputs[k] if kind == "in" else y[k]
-                for kind, k in feeds]
+        args = [g[f.index] if f.kind == SEED else
+                inputs[f.position] if f.kind == RECORDED_INPUT else y[f.position]
+                for f in feeds]
         saved_loc = b.loc
 
         def emit(eqn: Eqn, ins: list) -> Any:
@@ -241,7 +229,7 @@ class ConcreteFunction:
     def __init__(self, name: str, traced: TracedFunction):
         self.__name__ = name
         self.traced_program = traced.program
-        self.program = _optimize(traced.program)
+        self.program = run_passes(traced.program, "a traced function")
         self.sources = traced.sources
         self.variables = [s.ref for s in traced.sources if s.kind == "var"]
         captures = [s.ref for s in traced.sources if s.kind == "capture"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..codegen.user_source import statement_at
+from ..compiler.value_names import variable_name
 from ..ir.nodes import Eqn, Var
-from ..tape.value_names import variable_name
 
 
 def copy_var(var: Var) -> Var:
@@ -34,7 +34,7 @@ def name_inputs(inputs: dict[str, list[tuple[Var, Any]]]) -> None:
 def name_by_statements(eqns: list[Eqn], skip: set[Var]) -> None:
     """Each statement's targets for the outputs of its last op, where the statement
     binds that op's result (``Statement.direct``), as the eager tape names a value
-    (``tape/value_names.py``); an inner backward's equations keep the tape's names."""
+    (``compiler/value_names.py``); an inner backward's equations keep the tape's names."""
     own = [eqn for eqn in eqns if not any(o in skip for o in eqn.outs)]
     statements = [statement_at(eqn.loc) for eqn in own]
     for i, (eqn, statement) in enumerate(zip(own, statements)):

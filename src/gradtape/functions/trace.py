@@ -43,7 +43,7 @@ from ..ir.walk import keep_literal, walk
 from .checkpoints import GuardCheck, guard_check_p
 from .drops import Drop, computed_from
 from .naming import copy_var, name_by_statements, name_inputs
-from .variable_reads import strip_reads, variable_read_p  # noqa: F401 - re-exported
+from .variable_reads import check_assignable, strip_reads, variable_read_p  # noqa: F401
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
 PYTHON_CALLS = frozenset(("py_function", "numpy_function"))  # ops with Python effects
@@ -273,8 +273,17 @@ class Tracer:
         return self._constant(array)
 
     # --- the hooks: ops, value reads, assignments ----------------------------------------
+    # The observer protocol (core.state.Observer).
+    def sees(self, tensor: Tensor) -> bool:
+        """Whether ``tensor`` is a value of the program being traced."""
+        return tensor._id in self.env
+
+    def on_variable_read(self, variable: Any) -> None:
+        """Nothing: a variable an op reads becomes an input there (``value_of``)."""
+
     def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
-              out: Any) -> None:
+              out: Any, shared: Any = None) -> Any:
+        """Write the op into the trace (the tracer shares nothing: ``shared`` goes back)."""
         if not prim.cacheable:
             raise Untraceable(
                 f"@gt.function {self.name!r} calls {prim.name!r}, which runs Python code at "
@@ -293,7 +302,7 @@ class Tracer:
         results = result if prim.multiple_results else (result,)
         if prim is backward_call_p:
             self._inline_backward(params["inner"], ins, results)
-            return
+            return shared
         outs = []
         for t in results:
             var = Var(_aval(t._value), prim.name)
@@ -305,6 +314,7 @@ class Tracer:
         elif self.from_draws and any(v in self.from_draws for v in ins):
             self.from_draws.update(outs)  # a Python call's results are its own (replayed)
         self.eqns.append(Eqn(prim, ins, outs, params, user_location()))
+        return shared
 
     def _check_guards_before_call(self) -> None:
         """Before a Python call: a ``guard_check`` of the guards read since the last, so
@@ -450,7 +460,7 @@ class Tracer:
         from ..ops import add, subtract
 
         if isinstance(value, Tensor):
-            _check_assignable(variable, value)
+            check_assignable(variable, value)
             new = value
         else:
             new = wrap(variable._new_value(value))  # TF's conversion and checks
@@ -580,23 +590,6 @@ def _close(returned: Any) -> None:
     close = getattr(returned, "close", None)
     if close is not None and not inspect.isasyncgen(returned):
         close()
-
-
-def _check_assignable(variable: Variable, value: Tensor) -> None:
-    """Variable._new_value's checks, without reading the tensor's value."""
-    if value.dtype != variable.dtype:
-        raise ValueError(
-            f"Cannot assign a {value.dtype.name} tensor to variable {variable.name!r} of "
-            f"dtype {variable.dtype.name}; convert it first with gt.cast(value, "
-            f"'{variable.dtype.name}')."
-        )
-    if tuple(value.shape) != tuple(variable.shape):
-        raise ValueError(
-            f"Cannot assign value to variable {variable.name!r}: shape mismatch. The "
-            f"variable shape {tuple(variable.shape)} and the assigned value shape "
-            f"{tuple(value.shape)} are incompatible; assign a value of shape "
-            f"{tuple(variable.shape)}."
-        )
 
 
 def _drawn_value_read(name: str, var: Var, what: str, where: str, made: str) -> Exception:

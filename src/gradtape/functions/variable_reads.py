@@ -1,5 +1,6 @@
 """``variable_read``: a variable's value after an ``assign*`` inside a ``@gt.function``
-trace, and ``strip_reads``, which leaves it out of the code that runs."""
+trace, ``strip_reads``, which leaves it out of the code that runs, and the checks of an
+assignment while tracing (``check_assignable``)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,20 @@ def strip_reads(program: Program) -> Program:
         return program
     outputs = [subst.get(v, v) if v is not None else None for v in program.outputs]
     return Program(program.inputs, eqns, outputs)
+
+
+def check_assignable(variable: Any, value: Any) -> None:
+    """Variable._new_value's checks, without reading the tensor's value."""
+    if value.dtype != variable.dtype:
+        raise ValueError(
+            f"Cannot assign a {value.dtype.name} tensor to variable {variable.name!r} of "
+            f"dtype {variable.dtype.name}; convert it first with gt.cast(value, "
+            f"'{variable.dtype.name}')."
+        )
+    if tuple(value.shape) != tuple(variable.shape):
+        raise ValueError(
+            f"Cannot assign value to variable {variable.name!r}: shape mismatch. The "
+            f"variable shape {tuple(variable.shape)} and the assigned value shape "
+            f"{tuple(value.shape)} are incompatible; assign a value of shape "
+            f"{tuple(variable.shape)}."
+        )

@@ -13,8 +13,8 @@ backward function can be fed without lowering again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,6 +27,82 @@ from .nodes import Aval, Eqn, Literal, Program, Var
 PRIM, IN_IDS, IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION = range(7)
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
+
+# --- where a backward's argument comes from -----------------------------------------------
+
+SOURCE = 0  # sources[index]._value
+RECORDED_INPUT = 1  # records[index][IN_VALUES][position]
+RECORDED_OUTPUT = 2  # records[index][OUT_VALUES][position]
+SEED = 3  # seeds[index]: an output gradient
+# The record field each recorded kind reads.
+_VALUES = {RECORDED_INPUT: IN_VALUES, RECORDED_OUTPUT: OUT_VALUES}
+
+
+class Feed(NamedTuple):
+    """Where one argument of a backward comes from: a source, a recorded input or output
+    (``index`` counts records, ``position`` the op's inputs or outputs), or an output
+    gradient. A trace's slots (``Trace.origins``), a built backward's inputs
+    (``BackwardEntry.feeds``: records of its trace) and a whole-tape hit's (records of
+    the tape) all say it with this one type."""
+
+    kind: int
+    index: int
+    position: int = 0
+
+
+# A Feed made without NamedTuple's Python-level __new__: lowering makes one per slot on
+# every trace-rung gradient call.
+_feed = tuple.__new__
+
+
+def feed_value(feed: Feed, records: Sequence[Any], sources: Sequence[Any],
+               seeds: Sequence[Any] = ()) -> Any:
+    """The value ``feed`` names."""
+    kind, index, position = feed  # one unpacking: cheaper than three field reads
+    if kind == SOURCE:
+        return sources[index]._value
+    if kind == SEED:
+        return seeds[index]
+    return records[index][IN_VALUES if kind == RECORDED_INPUT else OUT_VALUES][position]
+
+
+def feed_tensor_id(feed: Feed, records: Sequence[Any], sources: Sequence[Any]) -> int | None:
+    """The id the value of ``feed`` was recorded with (``None``: a raw constant)."""
+    kind, index, position = feed
+    if kind == SOURCE:
+        return sources[index]._id
+    return records[index][IN_IDS if kind == RECORDED_INPUT else OUT_IDS][position]
+
+
+Gatherer = Callable[[Sequence[Any], Sequence[Any], Sequence[Any]], list]
+
+
+def gatherer(feeds: Sequence[Feed]) -> Gatherer:
+    """``gather(records, sources, seeds)``: every feed's value in one call (built once
+    per backward, run on every call)."""
+    recorded = tuple((f.index, _VALUES[f.kind], f.position) for f in feeds if f.kind in _VALUES)
+    if len(recorded) == len(feeds):  # the usual case: every argument was recorded
+        def gather_recorded(records: Sequence[Any], sources: Sequence[Any],
+                            seeds: Sequence[Any]) -> list:
+            return [records[i][field][j] for i, field, j in recorded]
+        return gather_recorded
+    from_sources = tuple(f.index for f in feeds if f.kind == SOURCE)
+    from_seeds = tuple(f.index for f in feeds if f.kind == SEED)
+    # Values come recorded, then sources, then seeds: ``order`` puts them back in feed order.
+    start = {RECORDED_INPUT: 0, SOURCE: len(recorded), SEED: len(recorded) + len(from_sources)}
+    order = []
+    for f in feeds:
+        group = RECORDED_INPUT if f.kind in _VALUES else f.kind
+        order.append(start[group])
+        start[group] += 1
+    order_t = tuple(order)
+
+    def gather(records: Sequence[Any], sources: Sequence[Any], seeds: Sequence[Any]) -> list:
+        values = [records[i][field][j] for i, field, j in recorded]
+        values += [sources[k]._value for k in from_sources]
+        values += [seeds[k] for k in from_seeds]
+        return [values[p] for p in order_t]
+    return gather
 
 
 def prune(records: Sequence[Any], source_ids: Sequence[int], target_ids: Sequence[int]):
@@ -53,8 +129,8 @@ def prune(records: Sequence[Any], source_ids: Sequence[int], target_ids: Sequenc
 
 class Trace:
     """The pruned records in numbered form: what the key is made of and what a Program
-    is built from. ``origins[slot]`` says where that slot's value is found:
-    ``("source", k)``, ``("in", record, position)`` or ``("out", record, position)``."""
+    is built from. ``origins[slot]`` is the ``Feed`` of that slot's value: a source, or
+    an input or output of one of ``records``."""
 
     __slots__ = ("records", "key", "origins", "wiring", "out_slots", "source_slots",
                  "target_slots", "slot_avals")
@@ -65,7 +141,7 @@ class Trace:
         # the primitive, its params and the input avals, which are.
         self.records = records
         slot_of: dict[int, int] = {}
-        origins: list[tuple] = []
+        origins: list[Feed] = []
         avals: list[tuple] = []
         key: list[Any] = [flags]
         source_slots = []
@@ -73,7 +149,7 @@ class Trace:
             slot = slot_of.get(src._id)
             if slot is None:
                 slot = slot_of[src._id] = len(origins)
-                origins.append(("source", k))
+                origins.append(_feed(Feed, (SOURCE, k, 0)))
                 value = src._value
                 avals.append((value.shape, dtype_of(value)))
             source_slots.append(slot)
@@ -87,10 +163,10 @@ class Trace:
             for i, v in zip(rec[IN_IDS], rec[IN_VALUES]):
                 slot = slot_of.get(i)
                 if slot is not None:
-                    if origins[slot][0] == "source":
+                    if origins[slot][0] == SOURCE:  # its kind, by position: per input
                         # Read a source's value where it was recorded: a Variable may
                         # have been assigned a new array since.
-                        origins[slot] = ("in", r, p)
+                        origins[slot] = _feed(Feed, (RECORDED_INPUT, r, p))
                     ins.append(slot)
                 elif v.__class__ in _PY_SCALARS:
                     if v == 0:  # 0.0 == -0.0, yet x / 0.0 != x / -0.0: key the sign too
@@ -101,7 +177,7 @@ class Trace:
                     slot = len(origins)
                     if i is not None:
                         slot_of[i] = slot
-                    origins.append(("in", r, p))
+                    origins.append(_feed(Feed, (RECORDED_INPUT, r, p)))
                     aval = (v.shape, dtype_of(v))
                     avals.append(aval)
                     ins.append(slot)
@@ -112,12 +188,12 @@ class Trace:
                 slot = slot_of.get(o)
                 if slot is None:
                     slot = slot_of[o] = len(origins)
-                    origins.append(("out", r, p))
+                    origins.append(_feed(Feed, (RECORDED_OUTPUT, r, p)))
                     avals.append(None)  # filled in by to_program, only on a cache miss
                 else:
                     # A source computed by a recorded op keeps its slot: its gradient is
                     # the cotangent reaching it, and the op still passes gradient upstream.
-                    origins[slot] = ("out", r, p)
+                    origins[slot] = _feed(Feed, (RECORDED_OUTPUT, r, p))
                 outs.append(slot)
             ins_t, outs_t = tuple(ins), tuple(outs)
             wiring.append(ins_t)
@@ -134,21 +210,11 @@ class Trace:
 
     def value(self, slot: int, sources) -> Any:
         """The recorded value of ``slot``."""
-        origin = self.origins[slot]
-        if origin[0] == "source":
-            return sources[origin[1]]._value
-        record = self.records[origin[1]]
-        values = record[IN_VALUES] if origin[0] == "in" else record[OUT_VALUES]
-        return values[origin[2]]
+        return feed_value(self.origins[slot], self.records, sources)
 
     def tensor_id(self, slot: int, sources) -> int | None:
         """The id of the tensor in ``slot`` (``None`` for a raw constant)."""
-        origin = self.origins[slot]
-        if origin[0] == "source":
-            return sources[origin[1]]._id
-        record = self.records[origin[1]]
-        ids = record[IN_IDS] if origin[0] == "in" else record[OUT_IDS]
-        return ids[origin[2]]
+        return feed_tensor_id(self.origins[slot], self.records, sources)
 
     def to_program(self) -> tuple[Program, list[Var]]:
         """The forward Program (inputs: sources, then constants) and a Var per slot."""
@@ -167,9 +233,10 @@ class Trace:
                 slot_vars[s].hint = prim.name
                 defined_by_eqn.add(s)
             eqns.append(Eqn(prim, inputs, [slot_vars[s] for s in outs], params, loc))
-        # A source's value may be read from a record ("in"), yet it is a source.
+        # A source's value may be read from a record, yet it is a source.
         sources = dict.fromkeys(self.source_slots)
-        constants = [s for s, o in enumerate(self.origins) if o[0] == "in" and s not in sources]
+        constants = [s for s, o in enumerate(self.origins)
+                     if o.kind == RECORDED_INPUT and s not in sources]
         for s in constants:
             slot_vars[s].hint = "c"
         inputs = [slot_vars[s] for s in sources if s not in defined_by_eqn]

@@ -106,7 +106,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         result._value = out
         result._id = _next_id()
     if alone is not None:
-        alone._record_alone(prim, in_ids, values, params, result, out, reads)
+        alone.on_op_alone(prim, in_ids, values, params, result, out, reads)
     # state.active, spelled out (the property costs more than the attribute reads); the
     # tapes did not change while NumPy ran.
     elif tapes or state.accumulators or state.tracer is not None:
@@ -115,36 +115,19 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
 
 
 def _hand_to_observers(prim, args, values, params, result, out) -> None:
-    """Hand an op to everyone who observes it: the ``@gt.function`` tracer (every op),
-    then for a differentiable op each recording tape (``GradientTape._record_op``; nested
-    tapes share one record) and each forward accumulator."""
+    """Hand an op to everyone who observes it (``core.state.Observer.on_op``): the
+    ``@gt.function`` tracer (every op), then for a differentiable op each recording tape
+    (nested tapes share one record) and each forward accumulator."""
     tracer = state.tracer
     if tracer is not None:  # @gt.function traces every op, differentiable or not
-        tracer.on_op(prim, args, values, params, result, out)
+        tracer.on_op(prim, args, values, params, result, out, None)
     if not prim.differentiable:
         return
-    tapes = state.recording
-    if tapes:
-        in_ids = []
-        reads = None
-        for a in args:
-            if isinstance(a, Tensor):
-                in_ids.append(a._id)
-                if a._watch_on_read:
-                    reads = args
-            else:
-                in_ids.append(None)
-        if prim.multiple_results:
-            out_ids, out = tuple(r._id for r in result), tuple(out)
-        else:
-            out_ids, out = (result._id,), (out,)
-        record = None
-        for tape in tapes:
-            record = tape._record_op(prim, in_ids, values, params, out_ids, out, reads,
-                                     record)
-    if state.accumulators:
-        for acc in state.accumulators:
-            acc._on_op(prim, args, params, result)
+    shared = None
+    for tape in state.recording:
+        shared = tape.on_op(prim, args, values, params, result, out, shared)
+    for acc in state.accumulators:
+        acc.on_op(prim, args, values, params, result, out, None)
 
 
 _SCALARS = frozenset((bool, int, float, complex))

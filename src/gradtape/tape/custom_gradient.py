@@ -30,7 +30,6 @@ from ..core.tensor import Tensor, constant, wrap
 from ..core.variable import Variable
 from ..ir.nodes import Aval
 from ..ops.registry import Primitive, bind
-from .recording import note_variable_reads
 
 __all__ = ["custom_gradient"]
 
@@ -39,33 +38,33 @@ __all__ = ["custom_gradient"]
 
 class _VariableWatcher:
     """Sits on the tape stack while a custom-gradient function runs, to see which
-    trainable variables it reads (TF's ``VariableWatcher``). Records nothing."""
-
-    _watch_accessed_variables = True
+    trainable variables it reads (TF's ``VariableWatcher``). Records nothing: of the
+    observer protocol (``core.state.Observer``) it uses only the variable reads."""
 
     def __init__(self) -> None:
-        self._tracked: dict[int, int] = {}  # stays empty: no op is ever recorded here
-        self._var_versions: dict[int, int] = {}  # what note_variable_reads keeps
-        self._reread: set[int] = set()
         self.variables: dict[int, Variable] = {}
 
-    def _record_op(self, prim: Any, in_ids: list, values: list, params: dict,
-                   out_ids: tuple, out_values: tuple, reads: Any, shared: Any) -> Any:
-        """How bind hands this watcher an op (as it hands a tape one): only the
-        variables it reads are of interest."""
-        if reads is not None:
-            note_variable_reads(self, reads)
+    def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
+              out: Any, shared: Any) -> Any:
+        for a in args:
+            if isinstance(a, Variable):
+                self.on_variable_read(a)
         return shared
 
-    def _record_alone(self, prim: Any, in_ids: list, values: list, params: dict,
-                      result: Any, out: Any, reads: Any) -> None:
-        """How bind's fast branch hands this watcher an op when it observes alone."""
+    def on_op_alone(self, prim: Any, in_ids: list, values: list, params: dict,
+                    result: Any, out: Any, reads: Any) -> None:
         if reads is not None:
-            note_variable_reads(self, reads)
+            for a in reads:
+                if isinstance(a, Variable):
+                    self.on_variable_read(a)
 
-    def _watch_id(self, tensor_id: int, tensor: Any = None) -> None:
-        if isinstance(tensor, Variable):
-            self.variables.setdefault(tensor_id, tensor)
+    def sees(self, tensor: Any) -> bool:
+        """A trainable variable: the function's gradient reaches it (TF watches it)."""
+        return isinstance(tensor, Variable) and tensor.trainable
+
+    def on_variable_read(self, variable: Variable) -> None:
+        if variable.trainable:
+            self.variables.setdefault(variable._id, variable)
 
 
 class _CustomCall:

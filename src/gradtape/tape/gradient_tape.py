@@ -118,9 +118,22 @@ class GradientTape:
         # grad_fn asking this same tape for a gradient then would recurse forever.
         self._computing = False
 
-    # How bind hands this tape an op: alone (its fast branch) or among other observers.
-    _record_op = record_op
-    _record_alone = record_alone
+    # --- the observer protocol (core.state.Observer) ----------------------------
+    # How bind hands this tape an op: among other observers, or alone (its fast branch).
+    on_op = record_op
+    on_op_alone = record_alone
+
+    def sees(self, tensor: Tensor) -> bool:
+        """Whether this tape would differentiate ``tensor``: it is tracked, or it is a
+        trainable variable the tape watches on its first read."""
+        return tensor._id in self._tracked or (
+            tensor._watch_on_read and tensor.trainable and self._watch_accessed_variables)
+
+    def on_variable_read(self, variable: Variable) -> None:
+        """A variable was read or assigned while recording: watch it if trainable (TF's
+        ``watch_accessed_variables``)."""
+        if self._watch_accessed_variables and variable.trainable:
+            self._watch_id(variable._id, variable)
 
     # --- context ------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -492,8 +505,7 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
             return _UNKNOWN  # not a float, or assigned since it was read
         slots.append(slot)
         watched.append(s)
-    hit = lookup.whole_tape_hit(lookup.whole_tape_key(
-        tape, tuple(slots), (tracked.get(target._id),), lookup.ONES))
+    _, hit = lookup.whole_tape(tape, tuple(slots), (tracked.get(target._id),), lookup.ONES)
     if hit is None:
         return _UNKNOWN
     mode = unconnected_mode(mode)

@@ -8,9 +8,10 @@
     insp.to_dot()              # forward and backward programs as a Graphviz graph
     insp.to_svg()              # that graph drawn, where Graphviz's `dot` is installed
 
-It neither uses up a non-persistent tape nor touches the compile cache: it builds the
-same things a first ``gradient`` call builds (the output is deterministic, so the
-source is exactly what ``gradient`` runs).
+It neither uses up a non-persistent tape nor touches the compile cache: it builds with
+the recipe ``gradient`` builds with (``compiler/build.build_inspected``: ``build_entry``'s
+steps and the program the entry compiles), so the source is exactly what ``gradient``
+runs once the structure compiles.
 """
 
 from __future__ import annotations
@@ -76,11 +77,11 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     """What ``tape.gradient(target, sources, output_gradients)`` compiles and runs."""
     from ..codegen import generate_source
     from ..codegen.array_kinds import kind_title
+    from ..compiler.build import build_inspected
     from ..core.backends import kind_of_all
     from ..ir.lower import IN_VALUES, Trace, prune
     from ..ir.printer import format_program
     from .arguments import as_target, check_source, flat_output_gradients, is_float
-    from .backward import build_program
     from .lookup import output_flags
 
     if target is None:
@@ -97,7 +98,8 @@ def inspect_gradient(tape: Any, target: Any, sources: Any,
     kept = prune(records, [s._id for s in float_sources], target_ids)
     flags = output_flags(output_grads)
     trace = Trace(kept, float_sources, target_ids, flags)
-    forward, backward, optimized, _ = build_program(trace, output_grads, float_sources, records)
+    forward, backward, optimized, _ = build_inspected(trace, output_grads, float_sources,
+                                                      records)
     # Recorded on another library's arrays (Dask): the source generated for them.
     array_kind = kind_of_all([v for record in kept for v in record[IN_VALUES]])
     source, _, _ = generate_source(optimized, title=kind_title(array_kind),

@@ -2,7 +2,8 @@
 
 Vectorized (the default, TF's ``experimental_use_pfor=True``): the backward Program runs
 ONCE for a whole basis of one-hot cotangents, batched over a leading axis
-(``ir/batching``), not once per row. The batched program is optimized, compiled and
+(``ad/batching.py``), not once per row. The batched program is built by
+``compiler/build.build_batched``, then optimized, compiled and
 cached like any backward, under the backward's key and its number of rows.
 
 - ``jacobian``: ``target.size`` rows; row ``i`` seeds the one-hot ``e_i``.
@@ -24,47 +25,22 @@ loops while a tape records, so the outer tape sees ``grad_fn``'s own operations.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..ad import nested
-from ..ad.batching import batch_program, specialize_identity
-from ..compiler.cache import backward_cache
+from ..compiler.build import build_batched, build_entry
 from ..core import nest
 from ..core.backends import dtype_of, kind_of, kind_of_all
 from ..core.state import state
 from ..core.tensor import Tensor, wrap
 from ..core.unconnected import UnconnectedGradients, unconnected_mode
+from ..ir.lower import SEED
 from ..ops import broadcast_to, cast, concatenate, moveaxis, reshape, stack
 from . import backward, lookup
 from .arguments import check_source
-
-# --- batched backwards --------------------------------------------------------------------
-
-def _build_batched(entry: backward.BackwardEntry, rows: int, identity: bool
-                   ) -> backward.BackwardEntry:
-    """``entry``'s program vectorized over ``rows`` seeds, optimized. With ``identity``,
-    the seeds are known to be ``eye(rows)`` (a whole jacobian of a vector target)."""
-    start = time.perf_counter()
-    flags = [f < 0 for f in entry.feeds]  # the seed inputs carry the batch axis
-    program = batch_program(entry.program, flags, rows)
-    optimized, kept = backward._optimize(program)
-    if identity and flags.count(True) == 1:
-        # On the optimized program, where reshapes and transposes are folded away.
-        seed = program.inputs[flags.index(True)]
-        if any(v is seed for v in optimized.inputs):
-            optimized, again = backward._optimize(specialize_identity(optimized, seed))
-            kept = tuple(kept[i] for i in again)
-    feeds = [entry.feeds[i] for i in kept]
-    compilable = entry.compilable and all(e.prim.cacheable for e in optimized.eqns)
-    batched = backward.BackwardEntry(optimized, feeds, entry.cacheable, compilable,
-                                     optimized=True)
-    backward_cache.record_build(time.perf_counter() - start)
-    return batched
-
 
 _LOOP = object()  # "take the looping path": a non-cacheable backward under a tape
 
@@ -105,13 +81,13 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
                                             identity)
     if whole_key is None or run is None:
         found = lookup.find(records, expanded, [target], [spec],
-                            tape if tape._persistent else None, None, backward.build_entry)
+                            tape if tape._persistent else None, None, build_entry)
         trace, entry = found
         if active and not entry.cacheable:
             return _LOOP
         if whole_key is not None:
             lookup.remember_whole_tape(whole_key, tape, records, found)
-        key, batched = lookup.batched_entry(trace.key, entry, size, identity, _build_batched)
+        key, batched = lookup.batched_entry(trace.key, entry, size, identity, build_batched)
         if active:
             def run(seeds: Any) -> list[Any]:
                 args = nested.residual_arguments(
@@ -120,7 +96,7 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
         else:
             def run(seeds: Any) -> list[Any]:
                 return batched.run(batched.arguments(trace, expanded, [seeds]))
-        reads_seeds = any(f < 0 for f in batched.feeds)
+        reads_seeds = any(f.kind == SEED for f in batched.feeds)
     else:
         reads_seeds = run.reads_seeds
         if size == rows:  # a known tape, all rows at once: the usual call, kept short
@@ -155,8 +131,8 @@ def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
     known structure (the lookup ladder's whole-tape rung: no pruning or keying).
     ``run(seeds)`` runs the batched backward, or is ``None`` if it was not built yet for
     this key."""
-    key = lookup.whole_tape_key_of(tape, expanded, [target], ((spec.shape, spec.dtype),))
-    hit = lookup.whole_tape_hit(key)
+    key, hit = lookup.whole_tape(tape, lookup.tape_slots(tape, expanded),
+                                 lookup.tape_slots(tape, [target]), ((spec.shape, spec.dtype),))
     located = None if hit is None else lookup.located_batched(hit, size, identity)
     if located is None:
         return key, None
@@ -319,8 +295,8 @@ def _known_jacobian(tape, target: Any, source: Any) -> Tensor | None:
         return None  # unwatched, not a float, or assigned since it was read
     target_value = target._value
     rows = target_value.size
-    hit = lookup.whole_tape_hit(lookup.whole_tape_key(
-        tape, (slot,), (tracked.get(target._id),), ((target_value.shape, dtype_of(target_value)),)))
+    _, hit = lookup.whole_tape(tape, (slot,), (tracked.get(target._id),),
+                               ((target_value.shape, dtype_of(target_value)),))
     located = None if hit is None else hit.batched.get((rows, target_value.ndim == 1))
     if not rows or located is None:
         return None

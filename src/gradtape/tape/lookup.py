@@ -11,18 +11,18 @@ the first one that knows the answer (``find``):
    in the tape's own records. A fresh tape per step ends here, without pruning.
 3. **Trace key.** The pruned trace's structural key in the compile cache
    (``cache.backward_cache``, LRU).
-4. **Build.** Lower and differentiate (``backward.build_entry``), then file the result
+4. **Build.** Lower and differentiate (``compiler/build.build_entry``), then file the result
    on rungs 3, 2 and 1.
 
 Jacobians climb the same rungs for the unbatched entry, then find its batched backward
 per number of rows (``batched_entry``), located on the whole-tape hit like the entry
 (``LocatedBackward``). Nested gradients run an entry as a call op (``ad/nested.py``), whose
-derived programs are kept per entry (``cache.derived_programs``, beside the compile cache
-and ``cache.batched_entries``: the programs layer uses them without the tape's tables).
+derived programs are kept per entry (``ad/nested.derived_programs``), like the batched
+backwards (``compiler/cache.batched_entries``, beside the compile cache).
 
 This module owns the tables that map a recording to its backward, holds no arrays in any
-of them, and ``clear_cache()`` (``gt.clear_cache()``) empties them and the ones in
-``cache``. Their bounds: ``docs/memory.md``.
+of them, and ``clear_cache()`` (``gt.clear_cache()``) empties them and those memos.
+Their bounds: ``docs/memory.md``.
 """
 
 from __future__ import annotations
@@ -35,15 +35,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.cache import (
-    MAX_DERIVED_PER_ENTRY,
-    backward_cache,
-    batched_entries,
-    derived_programs,
-    remember,
-)
+from ..ad.nested import derived_programs
+from ..compiler.build import value_dtype
+from ..compiler.cache import backward_cache, batched_entries
 from ..core.config import options
-from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Trace, prune
+from ..core.memos import MAX_DERIVED_PER_ENTRY, remember
+from ..ir.lower import SEED, SOURCE, Feed, Trace, feed_tensor_id, gatherer, prune
 from .site_references import forget_references, keep_reference, signature_key
 
 # --- named results ------------------------------------------------------------------------
@@ -53,7 +50,7 @@ class TraceHit(NamedTuple):
     """Rungs 1, 3 and 4: a pruned trace and the entry built for its key."""
 
     trace: Trace
-    entry: Any  # backward.BackwardEntry
+    entry: Any  # compiler.build.BackwardEntry
 
 
 class TapeRepeat(NamedTuple):
@@ -75,52 +72,6 @@ class RepeatedCall(NamedTuple):
     plain_from: Any  # the compiled function once its results proved to need no fitting
 
 
-# Where a located backward reads argument i: ``Feed(kind, index, position)``.
-RECORDED_INPUT = 1  # records[index][IN_VALUES][position]
-RECORDED_OUTPUT = 2  # records[index][OUT_VALUES][position]
-SOURCE = 0  # sources[index]._value
-SEED = 3  # seeds[index]: an output gradient
-# The record fields each recorded kind reads.
-_IDS = {RECORDED_INPUT: IN_IDS, RECORDED_OUTPUT: OUT_IDS}
-_VALUES = {RECORDED_INPUT: IN_VALUES, RECORDED_OUTPUT: OUT_VALUES}
-
-
-class Feed(NamedTuple):
-    kind: int
-    index: int
-    position: int = 0
-
-
-Gatherer = Callable[[list, Sequence[Any], list], list]
-
-
-def _gatherer(feeds: tuple[Feed, ...]) -> Gatherer:
-    """Every feed's argument in one call (built once per located backward)."""
-    recorded = tuple((f.index, _VALUES[f.kind], f.position) for f in feeds if f.kind in _VALUES)
-    if len(recorded) == len(feeds):  # the usual case: every argument was recorded
-        def gather_recorded(records: list, sources: Sequence[Any], seeds: list) -> list:
-            return [records[i][field][j] for i, field, j in recorded]
-        return gather_recorded
-    from_sources = tuple(f.index for f in feeds if f.kind == SOURCE)
-    from_seeds = tuple(f.index for f in feeds if f.kind == SEED)
-    # Values come recorded, then sources, then seeds: ``order`` puts them back in feed order.
-    start = {RECORDED_INPUT: 0, RECORDED_OUTPUT: 0, SOURCE: len(recorded),
-             SEED: len(recorded) + len(from_sources)}
-    order = []
-    for f in feeds:
-        group = RECORDED_INPUT if f.kind in _VALUES else f.kind
-        order.append(start[group])
-        start[group] += 1
-    order = tuple(order)
-
-    def gather(records: list, sources: Sequence[Any], seeds: list) -> list:
-        values = [records[i][field][j] for i, field, j in recorded]
-        values += [sources[k]._value for k in from_sources]
-        values += [seeds[k] for k in from_seeds]
-        return [values[p] for p in order]
-    return gather
-
-
 class LocatedBackward:
     """A built backward whose arguments are located in a tape's own records (no
     pruning needed to feed it): ``connected[k]`` says whether target ``k`` reaches it."""
@@ -132,16 +83,14 @@ class LocatedBackward:
         self.feeds = feeds
         self.connected = connected
         self.reads_seeds = any(f.kind == SEED for f in feeds)
-        self.gather = _gatherer(feeds)
+        self.gather = gatherer(feeds)
 
     def arguments(self, records: list, sources: Sequence[Any], seeds: list) -> list:
         return self.gather(records, sources, seeds)
 
     def tensor_id(self, feed: Feed, records: list, sources: Sequence[Any]) -> int | None:
         """The id the argument of ``feed`` was recorded with (``None``: a raw constant)."""
-        if feed.kind == SOURCE:
-            return sources[feed.index]._id
-        return records[feed.index][_IDS[feed.kind]][feed.position]
+        return feed_tensor_id(feed, records, sources)
 
 
 class WholeTapeHit(LocatedBackward):
@@ -166,30 +115,13 @@ ONES = (None,)  # the flags of one target seeded with ones
 
 def output_flags(output_grads: Sequence[Any]) -> tuple:
     """The output gradients by structure: ``None`` for ones, else (shape, dtype)."""
-    return tuple(None if g is None else (np.shape(g), dtype_of(g)) for g in output_grads)
+    return tuple(None if g is None else (np.shape(g), value_dtype(g)) for g in output_grads)
 
 
-def dtype_of(value: Any) -> np.dtype:
-    dtype = getattr(value, "dtype", None)
-    return dtype if isinstance(dtype, np.dtype) else np.asarray(value).dtype
-
-
-def whole_tape_key(tape: Any, source_slots: tuple, target_slots: tuple, flags: tuple
-                   ) -> tuple | None:
-    """The key of rung 2: ``(signature, source slots, target slots, flags)``, where the
-    slots are the tape's numbers for what it watched or computed; ``None`` if the tape
-    has no signature (something unkeyable was recorded)."""
-    signature = signature_key(tape)
-    if signature is None:
-        return None
-    return (signature, source_slots, target_slots, flags)
-
-
-def whole_tape_key_of(tape: Any, sources: Sequence[Any], targets: Sequence[Any],
-                      flags: tuple) -> tuple | None:
+def tape_slots(tape: Any, tensors: Sequence[Any]) -> tuple:
+    """The tape's numbers for ``tensors`` (what it watched or computed; ``None``: neither)."""
     tracked = tape._tracked
-    return whole_tape_key(tape, tuple([tracked.get(s._id) for s in sources]),
-                          tuple([tracked.get(t._id) for t in targets]), flags)
+    return tuple([tracked.get(t._id) for t in tensors])
 
 
 # --- the tables ---------------------------------------------------------------------------
@@ -230,8 +162,8 @@ def find(records: list, sources: Sequence[Any], targets: Sequence[Any],
         return repeat
     key = None
     if owner is not None and records is owner._records:
-        key = whole_tape_key_of(owner, sources, targets, flags)
-        hit = whole_tape_hit(key)
+        key, hit = whole_tape(owner, tape_slots(owner, sources), tape_slots(owner, targets),
+                              flags)
         if hit is not None:
             return hit
     found = entry_for_trace(_pruned(records, sources, targets, flags), output_grads, build,
@@ -267,10 +199,19 @@ def remember_repeat(tape: Any, records: list, sources: Sequence[Any],
         _repeats[tape] = TapeRepeat(records, signature, found.trace, found.entry)
 
 
-def whole_tape_hit(key: tuple | None) -> WholeTapeHit | None:
-    """Rung 2 (counted as a cache hit by what runs it: ``backward.run_located``)."""
+def whole_tape(tape: Any, source_slots: tuple, target_slots: tuple, flags: tuple
+               ) -> tuple[tuple | None, WholeTapeHit | None]:
+    """Rung 2, the one whole-tape lookup: ``(key, hit)`` for a gradient over ``tape``'s
+    own records. The key is ``(signature, source slots, target slots, flags)``, the
+    slots the tape's numbers (``tape_slots``); ``(None, None)`` if the tape has no
+    signature (something unkeyable was recorded); the hit is ``None`` for a structure
+    not seen yet (counted as a cache hit by what runs it: ``backward.run_located``)."""
+    signature = signature_key(tape)
+    if signature is None:
+        return None, None
     # Every key hashes: its signature was hashed when made (site_references.signature_key).
-    return None if key is None else _whole_tapes.get(key)
+    key = (signature, source_slots, target_slots, flags)
+    return key, _whole_tapes.get(key)
 
 
 def remember_whole_tape(key: tuple, owner: Any, records: list, found: TraceHit) -> None:
@@ -281,17 +222,9 @@ def remember_whole_tape(key: tuple, owner: Any, records: list, found: TraceHit) 
         return
     position = {id(rec): j for j, rec in enumerate(records)}
     in_tape = [position[id(rec)] for rec in trace.records]
-    feeds = []
-    for f in entry.feeds:
-        if f < 0:
-            feeds.append(Feed(SEED, ~f))
-            continue
-        origin = trace.origins[f]
-        if origin[0] == "source":
-            feeds.append(Feed(SOURCE, origin[1]))
-        else:
-            kind = RECORDED_INPUT if origin[0] == "in" else RECORDED_OUTPUT
-            feeds.append(Feed(kind, in_tape[origin[1]], origin[2]))
+    # The entry's feeds count the trace's records; the hit's count the tape's.
+    feeds = [f if f.kind in (SOURCE, SEED) else Feed(f.kind, in_tape[f.index], f.position)
+             for f in entry.feeds]
     connected = tuple(t is not None for t in trace.target_slots)
     # trace.key names the structure in a nested call op (ad/nested.py); it holds no arrays.
     hit = WholeTapeHit(entry, tuple(feeds), connected, trace.key)

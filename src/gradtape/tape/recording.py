@@ -1,9 +1,10 @@
 """How a tape records an op: the record it keeps, the functions that write it, and how
 records of a variable read at several values are told apart for ``gradient``.
 
-``ops.registry.bind`` hands every op to whoever observes it; a ``GradientTape`` observes
-through ``record_alone`` below when it is the only observer (bind's fast branch,
-``GradientTape._record_alone``) and through ``record_op`` otherwise (``_record_op``).
+``ops.registry.bind`` hands every op to whoever observes it (``core.state.Observer``); a
+``GradientTape`` observes through ``record_alone`` below when it is the only observer
+(bind's fast branch, ``GradientTape.on_op_alone``) and through ``record_op`` otherwise
+(``GradientTape.on_op``).
 Only this module and ``tape/gradient_tape.py`` write a tape's recording state: ``_records``,
 ``_tracked``, ``_signature``, ``_constants``, ``_var_versions`` and ``_reread``.
 """
@@ -20,7 +21,7 @@ from ..core.promotion_warning import FLOAT32
 from ..core.promotion_warning import check as check_promotion
 from ..core.state import _is_internal, location_from
 from ..core.tensor import Tensor, _next_id
-from ..ir.lower import IN_IDS, IN_VALUES
+from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES
 
 # A record is a plain tuple, read by the field indices of ``recording`` (PRIM, IN_IDS,
 # IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION): ids are tensor ids (``None`` for a raw
@@ -30,13 +31,33 @@ from ..ir.lower import IN_IDS, IN_VALUES
 Record = tuple
 
 
-def record_op(tape, prim, in_ids: list, values: list, params: dict, out_ids: tuple,
-              out_values: tuple, reads: Any, shared: Record | None) -> Record | None:
+def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, out: Any,
+              shared: Record | None) -> Record | None:
     """Record one op on ``tape`` if it sees an input; return the op's record (``shared``
-    when an inner tape of the same op made it already: nested tapes keep one record).
+    when another tape recorded the same op already: nested tapes keep one record).
 
-    ``reads`` is the op's arguments when one is a variable (else ``None``); ``values``
-    are the raw operands the op ran on (kept as ``_recorded_values`` makes them)."""
+    ``values`` are the raw operands the op ran on (kept as ``_recorded_values`` makes
+    them), ``out`` its raw result (a tuple of them for several results)."""
+    reads = None  # the op's arguments when one is a variable
+    if shared is None:
+        in_ids = []
+        for a in args:
+            if isinstance(a, Tensor):
+                in_ids.append(a._id)
+                if a._watch_on_read:
+                    reads = args
+            else:
+                in_ids.append(None)
+        if prim.multiple_results:
+            out_ids, out_values = tuple(r._id for r in result), tuple(out)
+        else:
+            out_ids, out_values = (result._id,), (out,)
+    else:  # the ids and values as the other tape recorded them
+        in_ids, out_ids, out_values = shared[IN_IDS], shared[OUT_IDS], shared[OUT_VALUES]
+        for a in args:
+            if isinstance(a, Tensor) and a._watch_on_read:
+                reads = args
+                break
     tracked = tape._tracked
     if reads is not None:
         note_variable_reads(tape, reads)

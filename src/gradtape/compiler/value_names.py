@@ -29,7 +29,7 @@ from ..codegen.user_source import Statement, statement_at
 from ..core.state import user_frame
 from ..core.tensor import Tensor
 from ..core.variable import Variable
-from ..ir.lower import LOCATION, OUT_IDS, Trace
+from ..ir.lower import LOCATION, OUT_IDS, SOURCE, Trace
 from ..ir.nodes import Var
 
 _DEFAULT_VARIABLE_NAME = "Variable"
@@ -48,7 +48,7 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
     held = _held_names()
     if held:
         for slot in range(len(slot_vars)):
-            if slot not in names and (sources or trace.origins[slot][0] != "source"):
+            if slot not in names and (sources or trace.origins[slot].kind != SOURCE):
                 tensor_id = trace.tensor_id(slot, sources)
                 if tensor_id is None:  # a raw array: maybe the array a held tensor holds
                     tensor_id = ("array", id(trace.value(slot, sources)))
