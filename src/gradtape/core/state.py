@@ -21,6 +21,9 @@ class _State(threading.local):
         self.accumulators: list = []
         # The @gt.function tracer that sees every op while a function traces, or None.
         self.tracer = None
+        # The Keras layers being called, innermost last, as "dense_1 (Dense)": names for
+        # the comments of generated code (see Location).
+        self.layers: list[str] = []
 
     @property
     def active(self) -> bool:
@@ -44,15 +47,39 @@ _is_internal: dict = {}
 MAX_CODE_OBJECTS = 4096
 
 
+class Location(tuple):
+    """A ``(file, line)`` that also names the Keras layer whose call made the op
+    (``location.layer``: ``"dense_1 (Dense)"``). It equals and hashes as the bare pair:
+    the layer is cosmetic, for comments only, so statement lookup and every structural
+    key ignore it (models differing only in layer names share compiled code)."""
+
+    layer: str
+
+    def __new__(cls, pair: tuple[str, int], layer: str = "") -> Location:
+        self = super().__new__(cls, pair)
+        self.layer = layer
+        return self
+
+
+def in_layer(location: tuple[str, int] | None) -> tuple[str, int] | None:
+    """``location`` with the innermost Keras layer being called, if one is (build time
+    and first recordings only: a warm tape reuses its reference's locations)."""
+    layers = state.layers
+    if layers and location is not None:
+        return Location(location, layers[-1])
+    return location
+
+
 def user_location() -> tuple[str, int] | None:
-    """(file, line) of the innermost frame outside gradtape: where the user called the op."""
+    """(file, line) of the innermost frame outside gradtape: where the user called the op
+    (a ``Location`` naming the Keras layer, inside one)."""
     # 0 is this function, 1 the dispatcher's _record, 2 bind and 3 the op wrapper that
     # called it: all gradtape's own, so the walk starts above them.
     try:
         frame = sys._getframe(4)
     except ValueError:
         frame = sys._getframe(1)
-    return location_from(frame)
+    return in_layer(location_from(frame))
 
 
 def location_from(frame) -> tuple[str, int] | None:

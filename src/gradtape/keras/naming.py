@@ -12,6 +12,8 @@ import collections
 import threading
 from typing import Any
 
+from ..core.state import state
+
 _name_counts: collections.Counter = collections.Counter()
 
 
@@ -36,8 +38,9 @@ _scopes = _ScopeStack()
 
 
 class layer_scope:
-    """Opens ``layer``'s name for the variables it creates; a layer re-entering its own
-    scope (``build`` inside ``__call__``) does not nest it twice."""
+    """Opens ``layer``'s name for the variables it creates, and for the comments of the
+    code generated from its ops (``state.layers``: ``# dense_1 (Dense): ...``); a layer
+    re-entering its own scope (``build`` inside ``__call__``) does not nest it twice."""
 
     def __init__(self, layer: Any):
         self._layer = layer
@@ -47,11 +50,13 @@ class layer_scope:
         entries = _scopes.entries
         if not entries or entries[-1][1] != id(self._layer):
             entries.append((self._layer.name, id(self._layer)))
+            state.layers.append(f"{self._layer.name} ({type(self._layer).__name__})")
             self._opened = True
 
     def __exit__(self, *exc: Any) -> None:
         if self._opened:
             _scopes.entries.pop()
+            state.layers.pop()
 
 
 def variable_path(name: str) -> str:
