@@ -124,3 +124,19 @@ def test_a_location_is_its_file_and_line_for_lookups_and_keys():
     assert located == pair and hash(located) == hash(pair)
     assert {pair: "statement"}[located] == "statement"
     assert located.layer == "dense_1 (Dense)" and tuple(located) == pair
+
+
+def test_an_eager_tapes_backward_names_each_layer():
+    model = _sequential("hidden", "head")
+    images, _ = _data()
+    with gt.GradientTape() as tape:
+        predictions = model(images)
+        loss = gt.reduce_sum(predictions)
+    source = tape.inspect(loss, model.trainable_variables).source
+    comments = _comments(source)
+    for name in ("hidden", "head"):
+        assert any(c.startswith(f"# {name} (Dense): predictions = model(images)")
+                   for c in comments), source
+    # d loss / d head_bias is the batch size for every output unit.
+    grads = tape.gradient(loss, model.trainable_variables)
+    np.testing.assert_allclose(grads[3].numpy(), np.full(2, 8.0), rtol=0)
