@@ -21,9 +21,10 @@ class _State(threading.local):
         self.accumulators: list = []
         # The @gt.function tracer that sees every op while a function traces, or None.
         self.tracer = None
-        # The Keras layers being called, innermost last, as "dense_1 (Dense)": names for
-        # the comments of generated code (see Location).
-        self.layers: list[str] = []
+        # The Keras layer scopes open, innermost last, as (name, id of the layer, class
+        # name): Keras's variable paths, and the layer comments of generated code name
+        # (see Location).
+        self.layers: list[tuple[str, int, str]] = []
 
     @property
     def active(self) -> bool:
@@ -66,7 +67,8 @@ def in_layer(location: tuple[str, int] | None) -> tuple[str, int] | None:
     and first recordings only: a warm tape reuses its reference's locations)."""
     layers = state.layers
     if layers and location is not None:
-        return Location(location, layers[-1])
+        name, _, class_name = layers[-1]
+        return Location(location, f"{name} ({class_name})")
     return location
 
 
