@@ -47,26 +47,39 @@ def describe(locs: list) -> str:
     """``logits = hidden @ w_out   (model.py:13)``: the statements the forward ops were
     called in and where (the file's basename only, so the text is the same on every
     machine); the ops' names where the statement cannot be read (``tanh, multiply
-    (<stdin>:14)``)."""
-    groups: dict[str, list[str]] = {}
-    statements: dict[str, str] = {}
+    (<stdin>:14)``). An op made by a Keras layer's call names the layer first
+    (``dense_1 (Dense): predictions = model(images)   (train.py:12)``)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    statements: dict[tuple[str, str], str] = {}
     for loc in locs:
-        place = _where(loc)
+        group = (layer_of(loc), _where(loc))
         statement = None if loc is None else statement_at(loc[0])
         if statement is not None:
-            statements.setdefault(place, statement.text)
+            statements.setdefault(group, statement.text)
         op_name = "output gradients" if loc is None else loc[1]
-        ops = groups.setdefault(place, [])
+        ops = groups.setdefault(group, [])
         if op_name not in ops:
             ops.append(op_name)
     parts = []
-    for place, ops in groups.items():
-        text = statements.get(place)
+    for (layer, place), ops in groups.items():
+        text = statements.get((layer, place))
         if text is not None:
-            parts.append(f"{text}   ({place})")
+            text = f"{text}   ({place})"
         else:
-            parts.append(", ".join(ops) + (f" ({place})" if place else ""))
+            text = ", ".join(ops) + (f" ({place})" if place else "")
+        parts.append(f"{layer}: {text}" if layer else text)
     return "; ".join(parts)
+
+
+def layer_of(loc: Any) -> str:
+    """The Keras layer an equation's ``(location, op)`` was made in (``""``: none)."""
+    return "" if loc is None else getattr(loc[0], "layer", "")
+
+
+def _block(loc: Any) -> tuple:
+    """What starts a new block of statements: another op, line or layer (a ``Location``
+    equals its bare ``(file, line)``, so the layer is compared on its own)."""
+    return (loc, layer_of(loc))
 
 
 def comment(texts: list[str], text: str) -> gast.stmt:
@@ -192,12 +205,12 @@ class _Writer:
         for index, eqn in enumerate(self.program.eqns):
             if len(eqn.outs) == 1 and eqn.outs[0] in self.inlined:
                 continue
-            if eqn.loc != current:
-                current = eqn.loc
+            if _block(eqn.loc) != current:
+                current = _block(eqn.loc)
                 # This block's op, then ops fused in from blocks not described yet.
                 locs = [loc for loc in self._fused_locs(eqn)[::-1]
-                        if loc == current or loc not in described]
-                described.update(locs)
+                        if _block(loc) == current or _block(loc) not in described]
+                described.update(map(_block, locs))
                 text = describe(locs)
                 if text != last_text:  # two ops of one statement: one comment
                     body.append(comment(self.comments, text))

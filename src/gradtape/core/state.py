@@ -61,6 +61,10 @@ class _State(threading.local):
         self.accumulators: list[Observer] = []
         # The @gt.function tracer that sees every op while a function traces, or None.
         self.tracer: Observer | None = None
+        # The Keras layer scopes open, innermost last, as (name, id of the layer, class
+        # name): Keras's variable paths, and the layer comments of generated code name
+        # (see Location).
+        self.layers: list[tuple[str, int, str]] = []
 
     @property
     def active(self) -> bool:
@@ -84,15 +88,40 @@ _is_internal: dict = {}
 MAX_CODE_OBJECTS = 4096
 
 
+class Location(tuple):
+    """A ``(file, line)`` that also names the Keras layer whose call made the op
+    (``location.layer``: ``"dense_1 (Dense)"``). It equals and hashes as the bare pair:
+    the layer is cosmetic, for comments only, so statement lookup and every structural
+    key ignore it (models differing only in layer names share compiled code)."""
+
+    layer: str
+
+    def __new__(cls, pair: tuple[str, int], layer: str = "") -> Location:
+        self = super().__new__(cls, pair)
+        self.layer = layer
+        return self
+
+
+def in_layer(location: tuple[str, int] | None) -> tuple[str, int] | None:
+    """``location`` with the innermost Keras layer being called, if one is (build time
+    and first recordings only: a warm tape reuses its reference's locations)."""
+    layers = state.layers
+    if layers and location is not None:
+        name, _, class_name = layers[-1]
+        return Location(location, f"{name} ({class_name})")
+    return location
+
+
 def user_location() -> tuple[str, int] | None:
-    """(file, line) of the innermost frame outside gradtape: where the user called the op."""
+    """(file, line) of the innermost frame outside gradtape: where the user called the op
+    (a ``Location`` naming the Keras layer, inside one)."""
     # 0 is this function, 1 the dispatcher's _record, 2 bind and 3 the op wrapper that
     # called it: all gradtape's own, so the walk starts above them.
     try:
         frame = sys._getframe(4)
     except ValueError:
         frame = sys._getframe(1)
-    return location_from(frame)
+    return in_layer(location_from(frame))
 
 
 def location_from(frame) -> tuple[str, int] | None:

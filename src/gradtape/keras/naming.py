@@ -9,8 +9,9 @@ its name (``sequential/dense/kernel``), as Keras 3's ``name_scope`` stack builds
 from __future__ import annotations
 
 import collections
-import threading
 from typing import Any
+
+from ..core.state import state
 
 _name_counts: collections.Counter = collections.Counter()
 
@@ -27,33 +28,28 @@ def clear_session() -> None:
     _name_counts.clear()
 
 
-class _ScopeStack(threading.local):
-    def __init__(self) -> None:
-        self.entries: list[tuple[str, int]] = []  # (name, id of the layer that opened it)
-
-
-_scopes = _ScopeStack()
-
-
 class layer_scope:
-    """Opens ``layer``'s name for the variables it creates; a layer re-entering its own
-    scope (``build`` inside ``__call__``) does not nest it twice."""
+    """Opens ``layer``'s name for the variables it creates, and for the comments of the
+    code generated from its ops (``# dense_1 (Dense): ...``); a layer re-entering its own
+    scope (``build`` inside ``__call__``) does not nest it twice. The stack is core
+    state's (``state.layers``), which the op locations read."""
 
     def __init__(self, layer: Any):
         self._layer = layer
         self._opened = False
 
     def __enter__(self) -> None:
-        entries = _scopes.entries
+        entries = state.layers
         if not entries or entries[-1][1] != id(self._layer):
-            entries.append((self._layer.name, id(self._layer)))
+            layer = self._layer
+            entries.append((layer.name, id(layer), type(layer).__name__))
             self._opened = True
 
     def __exit__(self, *exc: Any) -> None:
         if self._opened:
-            _scopes.entries.pop()
+            state.layers.pop()
 
 
 def variable_path(name: str) -> str:
     """``name`` under the open layer scopes: ``dense/kernel``."""
-    return "/".join([entry[0] for entry in _scopes.entries] + [name])
+    return "/".join([entry[0] for entry in state.layers] + [name])

@@ -24,7 +24,8 @@ class Adam(Optimizer):
 
     Args:
         learning_rate: float, schedule or callable. Defaults to 0.001.
-        beta_1, beta_2: decay rates of the first and second moment estimates.
+        beta_1: decay rate of the first moment estimates. Defaults to 0.9.
+        beta_2: decay rate of the second moment estimates. Defaults to 0.999.
         epsilon: small constant for numerical stability. Defaults to 1e-7.
         amsgrad: whether to use the AMSGrad variant.
     """

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.backends import NUMPY_CLASSES, dtype_of
 from ..core.promotion_warning import FLOAT32
 from ..core.promotion_warning import check as check_promotion
-from ..core.state import _is_internal, location_from
+from ..core.state import _is_internal, in_layer, location_from, state
 from ..core.tensor import Tensor, _next_id
 from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES
 
@@ -178,9 +178,9 @@ def _user_location(depth: int) -> tuple[str, int] | None:
     except ValueError:  # bind called from the bottom of the stack
         frame = _getframe(1)
     code = frame.f_code
-    if _is_internal.get(code) is False:
-        return (code.co_filename, frame.f_lineno)
-    return location_from(frame)
+    where = (code.co_filename, frame.f_lineno) if _is_internal.get(code) is False \
+        else location_from(frame)
+    return in_layer(where) if state.layers else where  # inside a Keras layer's call
 
 
 def _wiring(tape, slots, in_ids, values) -> tuple:
