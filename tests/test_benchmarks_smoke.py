@@ -142,3 +142,9 @@ def test_programs_benchmark_runs_quick_and_its_floor_trains():
     epoch = programs.numpy_fit_epoch(x, y, 32, 16, 2)
     losses = [epoch() for _ in range(300)]
     assert np.mean(losses[-20:]) < np.mean(losses[:20]) - 0.1
+
+
+def test_the_cold_build_benchmark_times_this_checkout():
+    cold_build = _load("cold_build")
+    milliseconds = cold_build.cold_build_ms(str(BENCHMARKS.parent / "src"))
+    assert 0.0 < milliseconds < 10_000.0  # a time per call was measured and printed
