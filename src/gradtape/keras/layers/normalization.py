@@ -14,6 +14,17 @@ from .base import Layer
 __all__ = ["BatchNormalization", "GroupNormalization", "LayerNormalization"]
 
 
+
+def _keep_gamma_beta_options(layer: Any, beta_initializer: Any, gamma_initializer: Any,
+                             beta_regularizer: Any, gamma_regularizer: Any,
+                             beta_constraint: Any, gamma_constraint: Any) -> None:
+    """The options of a normalization's ``gamma``/``beta`` weights, as Keras keeps them."""
+    layer.beta_initializer = initializers.get(beta_initializer)
+    layer.gamma_initializer = initializers.get(gamma_initializer)
+    layer.beta_regularizer = regularizers.get(beta_regularizer)
+    layer.gamma_regularizer = regularizers.get(gamma_regularizer)
+    layer.beta_constraint, layer.gamma_constraint = beta_constraint, gamma_constraint
+
 class BatchNormalization(Layer):
     """Normalizes over every axis but ``axis``: with ``training=True`` by the batch's mean
     and (biased) variance, which also move ``moving_mean``/``moving_variance``
@@ -114,11 +125,8 @@ class LayerNormalization(Layer):
         self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
         self.epsilon, self.center, self.scale = float(epsilon), center, scale
         self.rms_scaling = rms_scaling
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        _keep_gamma_beta_options(self, beta_initializer, gamma_initializer, beta_regularizer,
+                                 gamma_regularizer, beta_constraint, gamma_constraint)
 
     def build(self, input_shape: Any) -> None:
         rank = len(input_shape)
@@ -174,11 +182,8 @@ class GroupNormalization(Layer):
         super().__init__(**kwargs)
         self.groups, self.axis, self.epsilon = int(groups), int(axis), float(epsilon)
         self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        _keep_gamma_beta_options(self, beta_initializer, gamma_initializer, beta_regularizer,
+                                 gamma_regularizer, beta_constraint, gamma_constraint)
 
     def build(self, input_shape: Any) -> None:
         channels = input_shape[self.axis]
