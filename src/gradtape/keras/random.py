@@ -16,36 +16,33 @@ from ..core.tensor import Tensor, convert_to_tensor
 __all__ = ["dropout", "normal", "randint", "shuffle", "truncated_normal", "uniform"]
 
 
-def _pair(seed: int) -> tuple[int, int]:
-    return (int(seed), 0)
+def _draw(stateful: Any, stateless: Any, shape: Any, dtype: Any, seed: int | None,
+          **params: Any) -> Tensor:
+    """Keras's seeds: ``None`` draws from ``gt.random``'s stream, an int gives the same
+    values at every call (the stateless op with the seed ``(seed, 0)``)."""
+    dtype = dtype or "float32"
+    if seed is None:
+        return stateful(shape, dtype=dtype, **params)
+    return stateless(shape, (int(seed), 0), dtype=dtype, **params)
 
 
 def normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None,
            seed: int | None = None) -> Tensor:
-    dtype = dtype or "float32"
-    if seed is None:
-        return gt_random.normal(shape, mean=mean, stddev=stddev, dtype=dtype)
-    return gt_random.stateless_normal(shape, _pair(seed), mean=mean, stddev=stddev,
-                                      dtype=dtype)
+    return _draw(gt_random.normal, gt_random.stateless_normal, shape, dtype, seed,
+                 mean=mean, stddev=stddev)
 
 
 def uniform(shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = None,
             seed: int | None = None) -> Tensor:
-    dtype = dtype or "float32"
-    if seed is None:
-        return gt_random.uniform(shape, minval=minval, maxval=maxval, dtype=dtype)
-    return gt_random.stateless_uniform(shape, _pair(seed), minval=minval, maxval=maxval,
-                                       dtype=dtype)
+    return _draw(gt_random.uniform, gt_random.stateless_uniform, shape, dtype, seed,
+                 minval=minval, maxval=maxval)
 
 
 def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None,
                      seed: int | None = None) -> Tensor:
     """Normal draws more than two standard deviations from the mean drawn again."""
-    dtype = dtype or "float32"
-    if seed is None:
-        return gt_random.truncated_normal(shape, mean=mean, stddev=stddev, dtype=dtype)
-    return gt_random.stateless_truncated_normal(shape, _pair(seed), mean=mean,
-                                                stddev=stddev, dtype=dtype)
+    return _draw(gt_random.truncated_normal, gt_random.stateless_truncated_normal, shape,
+                 dtype, seed, mean=mean, stddev=stddev)
 
 
 def randint(shape: Any, minval: int, maxval: int, dtype: Any = "int32",
