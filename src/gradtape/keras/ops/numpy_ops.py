@@ -194,25 +194,27 @@ def average(x: Any, axis: Any = None, weights: Any = None) -> Tensor:
     return g.sum(x * weights, axis=axis) / g.sum(weights * g.ones_like(x), axis=axis)
 
 
-@keras_op
-def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """The index of the largest entry (of the flattened ``x`` when ``axis`` is None)."""
+def _index_of(find: Any, x: Any, axis: Any, keepdims: bool) -> Tensor:
+    """``find`` (``g.argmax``/``g.argmin``) as Keras's: int32, of the flattened ``x``
+    when ``axis`` is None."""
     x, axis_ = _flattened(x, axis)
-    found = g.cast(g.argmax(x, axis=axis_), "int32")
+    found = g.cast(find(x, axis=axis_), "int32")
     if keepdims:
         found = g.reshape(found, [1] * _t(x).ndim) if axis is None else \
             g.expand_dims(found, axis)
     return found
+
+
+@keras_op
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """The index of the largest entry (of the flattened ``x`` when ``axis`` is None)."""
+    return _index_of(g.argmax, x, axis, keepdims)
 
 
 @keras_op
 def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    x, axis_ = _flattened(x, axis)
-    found = g.cast(g.argmin(x, axis=axis_), "int32")
-    if keepdims:
-        found = g.reshape(found, [1] * _t(x).ndim) if axis is None else \
-            g.expand_dims(found, axis)
-    return found
+    """The index of the smallest entry (of the flattened ``x`` when ``axis`` is None)."""
+    return _index_of(g.argmin, x, axis, keepdims)
 
 
 @keras_op
