@@ -32,6 +32,20 @@ from .merging import (
     subtract,
 )
 from .normalization import BatchNormalization, GroupNormalization, LayerNormalization
+from .pooling import (
+    AveragePooling1D,
+    AveragePooling2D,
+    AveragePooling3D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalAveragePooling3D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    GlobalMaxPooling3D,
+    MaxPooling1D,
+    MaxPooling2D,
+    MaxPooling3D,
+)
 from .regularization import GaussianDropout, GaussianNoise
 from .shape import (
     Cropping1D,
@@ -60,3 +74,8 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
             "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
             "ZeroPadding3D", "add", "average", "concatenate", "dot", "maximum", "minimum",
             "multiply", "subtract"]
+# Issue 22's pooling layers (keras/layers/pooling.py).
+__all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+            "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+            "MaxPooling1D", "MaxPooling2D", "MaxPooling3D"]
