@@ -37,7 +37,7 @@ def _names(text: str, hint: str = "") -> dict[str, str]:
 _TF: dict[str, str] = {
     **_names("audio bitwise compat distribute feature_column graph_util lite lookup mlir "
              "quantization queue raw_ops sets strings sysconfig test tpu version xla "
-             "experimental io image"),
+             "experimental io"),
     "summary": _LOGGING + "; `python -m gradtape inspect` shows what a step compiled",
     "profiler": "use Python's cProfile; `python -m gradtape inspect` shows what a step "
                 "compiled",

@@ -178,7 +178,9 @@ def _shifted(params):
     return out
 
 
-def _single_input_batch(prim):
+def shifted_axes_batch(prim):
+    """The batching rule of a one-input primitive over ``axes`` (an ``in_shape`` gets
+    the batch size in front): the same primitive, every axis one further."""
     def rule(size, args, batched, **params):
         shifted = _shifted(params)
         if "in_shape" in params:
@@ -216,13 +218,13 @@ def _max_pool_jvp(ts, y, x, **params):
 
 max_pool_p = Primitive(
     "max_pool", _max_pool_impl, vjp=_max_pool_vjp, jvp=_max_pool_jvp,
-    shape_rule=_window_shape_rule, batch=per_primitive(_single_input_batch),
+    shape_rule=_window_shape_rule, batch=per_primitive(shifted_axes_batch),
 )
 
 pool_argmax_p = Primitive(
     "pool_argmax", _pool_argmax_impl, differentiable=False,
     shape_rule=lambda x, **p: Aval(_window_shape_rule(x, **p).shape, np.dtype(np.int32)),
-    batch=per_primitive(_single_input_batch),
+    batch=per_primitive(shifted_axes_batch),
 )
 
 
@@ -301,7 +303,7 @@ avg_pool_p = Primitive(
     vjp=lambda g, y, x, **p: (bind(avg_pool_transpose_p, g, **p, in_shape=tuple(x.shape)),),
     jvp=lambda ts, y, x, **p: bind(avg_pool_p, ts[0], **p),
     shape_rule=_window_shape_rule,
-    batch=per_primitive(_single_input_batch),
+    batch=per_primitive(shifted_axes_batch),
 )
 
 avg_pool_transpose_p = Primitive(
@@ -309,7 +311,7 @@ avg_pool_transpose_p = Primitive(
     vjp=lambda g, y, c, **p: (bind(avg_pool_p, g, **_gather_params(p)),),
     jvp=lambda ts, y, c, **p: bind(avg_pool_transpose_p, ts[0], **p),
     shape_rule=lambda c, in_shape, **p: Aval(tuple(in_shape), c.dtype),
-    batch=per_primitive(_single_input_batch),
+    batch=per_primitive(shifted_axes_batch),
 )
 
 

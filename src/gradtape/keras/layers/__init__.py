@@ -46,7 +46,14 @@ from .pooling import (
     MaxPooling2D,
     MaxPooling3D,
 )
-from .regularization import GaussianDropout, GaussianNoise
+from .preprocessing import RandomFlip, Resizing
+from .regularization import (
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
 from .shape import (
     Cropping1D,
     Cropping2D,
@@ -78,4 +85,5 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
 __all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
             "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
             "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
-            "MaxPooling1D", "MaxPooling2D", "MaxPooling3D"]
+            "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "RandomFlip", "Resizing",
+            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"]
