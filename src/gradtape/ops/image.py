@@ -162,9 +162,9 @@ def _along(x, a, matrix):
     return np.moveaxis(np.tensordot(matrix, x, axes=([1], [a])), 0, a)
 
 
-def _resize_impl(x, axes, size, method, antialias):
+def _resize_impl(x, axes, out_size, method, antialias):
     x = np.asarray(x)
-    for a, n_out in zip(axes, size):
+    for a, n_out in zip(axes, out_size):
         if method == "nearest":
             x = np.take(x, nearest_index(x.shape[a], n_out), axis=a)
         else:
@@ -172,7 +172,7 @@ def _resize_impl(x, axes, size, method, antialias):
     return x
 
 
-def _resize_transpose_impl(g, axes, size, method, antialias, in_shape):
+def _resize_transpose_impl(g, axes, out_size, method, antialias, in_shape):
     g = np.asarray(g)
     for a in axes:
         matrix = weights(method, in_shape[a], g.shape[a], antialias)
@@ -180,9 +180,9 @@ def _resize_transpose_impl(g, axes, size, method, antialias, in_shape):
     return g
 
 
-def _resize_shape(x, axes, size, method, antialias):
+def _resize_shape(x, axes, out_size, method, antialias):
     shape = list(x.shape)
-    for a, n in zip(axes, size):
+    for a, n in zip(axes, out_size):
         shape[a] = n
     return Aval(tuple(shape), x.dtype)
 
@@ -211,5 +211,5 @@ resize_transpose_p = Primitive(
 def resize(x, axes, size, method: str, antialias: bool = False):
     """``x`` resized to ``size`` along ``axes`` with ``method`` (in ``x``'s dtype)."""
     return bind(resize_p, x, axes=tuple(int(a) for a in axes),
-                size=tuple(int(n) for n in size), method=method,
+                out_size=tuple(int(n) for n in size), method=method,
                 antialias=bool(antialias) and method not in ("nearest", "area"))

@@ -62,7 +62,7 @@ def _input_sizes(params: dict, x: Any) -> list[int]:
 
 
 def _resized_sizes(params: dict, x: Any) -> list[int]:
-    return list(params["size"])
+    return list(params["out_size"])
 
 
 def _block_in_shape(params: dict, block: Any) -> dict:
