@@ -166,11 +166,11 @@ def test_batching_rules(kind, check_batching):
     # the VJP's own primitives (argmax taps, scatter, the transposed box), with the
     # cotangent batched or not, and their VJPs (gather, the box filter)
     c = RNG.standard_normal((2, 3, 4, 3))
-    vjp = lambda t, g: prim.vjp(g, None, t, **params)[0]  # noqa: E731
+    vjp = lambda t, g: prim.vjp(g, pooling.pool(t, kind, **params), t, **params)[0]  # noqa: E731
     check_batching(vjp, [x, c])
     check_batching(vjp, [x, c], batched=[True, False])
     check_batching(vjp, [x, c], batched=[False, True])
-    second = lambda t, g, h: prim.vjp(g, None, t, **params)[0] * h  # noqa: E731
+    second = lambda t, g, h: vjp(t, g) * h  # noqa: E731
     check_batching(lambda t, g, h: gt.reduce_sum(second(t, g, h)), [x, c, x])
 
 

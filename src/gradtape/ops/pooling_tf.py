@@ -242,7 +242,7 @@ def max_pool_with_argmax(input: Any, ksize: Any, strides: Any, padding: Any,
     x, axes, window, steps, rates, pads = _prepared(input, 2, ksize, strides, padding,
                                                     data_format)
     output = _pooling.pool(x, "max", axes, window, steps, rates, pads)
-    taps = _pooling.argmax_taps(x, axes, window, steps, rates, pads)
+    taps = _pooling.argmax_taps(x, output, axes, window, steps, rates, pads)
     return MaxPoolWithArgmax(output, _flat_index(taps, tuple(x.shape), window, steps, pads,
                                                  include_batch_in_index, dtype))
 
