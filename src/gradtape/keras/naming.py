@@ -9,11 +9,20 @@ its name (``sequential/dense/kernel``), as Keras 3's ``name_scope`` stack builds
 from __future__ import annotations
 
 import collections
+import re
 from typing import Any
 
 from ..core.state import state
 
 _name_counts: collections.Counter = collections.Counter()
+
+
+def to_snake_case(name: str) -> str:
+    """Keras 3's default-name rule: ``MaxPooling2D`` -> ``max_pooling2d``, ``PReLU`` ->
+    ``p_re_lu`` (a digit does not start a word, unlike TF's module rule)."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def uniquify(prefix: str) -> str:
