@@ -118,3 +118,10 @@ def test_default_names_follow_keras_3s_snake_case():
              layers.Cropping1D().name, layers.PReLU().name, layers.MaxPooling2D().name]
     assert names == ["max_pooling2d", "global_average_pooling1d", "up_sampling2d",
                      "zero_padding3d", "cropping1d", "p_re_lu", "max_pooling2d_1"]
+
+
+def test_keras_3s_aliases_are_the_same_classes():
+    assert (layers.MaxPool2D, layers.AvgPool1D, layers.GlobalMaxPool3D,
+            layers.GlobalAvgPool2D) == (layers.MaxPooling2D, layers.AveragePooling1D,
+                                        layers.GlobalMaxPooling3D,
+                                        layers.GlobalAveragePooling2D)

@@ -176,3 +176,10 @@ def test_resize_compiled_equals_eager():
     eager = tape.gradient(value, x).numpy()
     for _ in range(3):
         np.testing.assert_allclose(step(x).numpy(), eager, rtol=1e-5)
+
+
+def test_a_tf_image_name_gradtape_lacks_says_so():
+    with pytest.raises(AttributeError, match="tf.image.rot90. is TensorFlow's"):
+        gt.image.rot90  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_op'$"):
+        gt.image.no_such_op  # noqa: B018

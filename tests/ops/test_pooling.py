@@ -256,3 +256,8 @@ def test_pool_with_dilations():
         gt.nn.pool(x, [2, 2], "MAX", strides=[2, 2], dilations=[2, 2])
     check_grads(lambda t: gt.nn.pool(t, [2, 3], "MAX", dilations=[2, 2]),
                 [RNG.permutation(144).reshape(1, 9, 8, 2) / 9.0], order=2)
+
+
+def test_max_pool_with_argmax_output_is_differentiable():
+    x = RNG.permutation(2 * 4 * 4 * 2).reshape(2, 4, 4, 2) / 7.0
+    check_grads(lambda t: gt.nn.max_pool_with_argmax(t, 2, 2, "VALID").output, [x], order=2)

@@ -197,3 +197,15 @@ class GlobalAveragePooling2D(_GlobalPooling):
 class GlobalAveragePooling3D(_GlobalPooling):
     """The mean over the three spatial axes."""
     rank, kind = 3, "avg"
+
+
+# Keras 3's aliases: the same classes.
+MaxPool1D, MaxPool2D, MaxPool3D = MaxPooling1D, MaxPooling2D, MaxPooling3D
+AvgPool1D, AvgPool2D, AvgPool3D = AveragePooling1D, AveragePooling2D, AveragePooling3D
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D = (GlobalMaxPooling1D, GlobalMaxPooling2D,
+                                                     GlobalMaxPooling3D)
+GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = (
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D)
+__all__ += ["AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAvgPool1D", "GlobalAvgPool2D",
+            "GlobalAvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D",
+            "MaxPool1D", "MaxPool2D", "MaxPool3D"]
