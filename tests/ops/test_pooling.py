@@ -114,6 +114,10 @@ def test_bad_arguments_raise_what_tf_raises():
         gt.nn.max_pool2d(x, 5, 1, "VALID")
     with pytest.raises(ValueError, match="MAX' or 'AVG"):
         gt.nn.pool(x, [2, 2], "MIN")
+    with pytest.raises(gt.errors.NotFoundError, match="cast them first"):
+        gt.nn.avg_pool2d(np.ones((1, 4, 4, 1), np.int32), 2, 2, "VALID")
+    with pytest.raises(gt.errors.NotFoundError, match="real and imaginary"):
+        gt.nn.max_pool2d(np.ones((1, 4, 4, 1), np.complex64), 2, 2, "VALID")
 
 
 def test_max_pool_gradient_goes_to_the_first_maximum_in_scan_order():

@@ -13,7 +13,7 @@ from typing import Any
 
 from ... import ops
 from ...ops import pooling as _pooling
-from ...ops.pooling_tf import _same_pads
+from ...ops.pooling_tf import _same_pads, check_pool_dtype
 from .base import Layer
 from .shape import _int_tuple, standardize_data_format
 
@@ -85,6 +85,7 @@ class _Pooling(Layer):
                     raise ValueError(f"{type(self).__name__}: pool_size {self.pool_size} is "
                                      f"larger than the input's spatial shape "
                                      f"{tuple(shape[b] for b in axes)}; use padding='same'.")
+        check_pool_dtype(self.kind, inputs)
         return _pooling.pool(inputs, self.kind, axes, self.pool_size, self.strides,
                              (1,) * self.rank, pads)
 
