@@ -48,6 +48,19 @@ def test_resize_methods_by_hand_along_one_axis():
     w = np.array([0.75, 0.75, 0.25])  # taps 0, 1, 2: triangle((tap + 0.5 - 1) / 2)
     np.testing.assert_allclose(along("bilinear", 2, antialias=True)[0],
                                w @ [1, 2, 4] / w.sum(), rtol=1e-6)
+    # lanczos3 4 -> 2 at source 1.0: taps 0..3 at distances -0.5, 0.5, 1.5, 2.5 of
+    # 3 sin(pi d) sin(pi d / 3) / (pi d)^2, normalized
+    d = np.arange(4) + 0.5 - 1.0
+    w = 3 * np.sin(np.pi * d) * np.sin(np.pi * d / 3) / (np.pi * d) ** 2
+    np.testing.assert_allclose(along("lanczos3", 2)[0], w @ [1, 2, 4, 8] / w.sum(),
+                               rtol=1e-6)
+    # mitchellcubic (B = C = 1/3) at the same taps: 8/9 - 2d^2 + 7/6|d|^3 inside 1,
+    # 16/9 - 10/3|d| + 2d^2 - 7/18|d|^3 inside 2
+    a = np.abs(d)
+    w = np.where(a < 1, 8 / 9 - 2 * a ** 2 + 7 / 6 * a ** 3,
+                 np.where(a < 2, 16 / 9 - 10 / 3 * a + 2 * a ** 2 - 7 / 18 * a ** 3, 0))
+    np.testing.assert_allclose(along("mitchellcubic", 2)[0], w @ [1, 2, 4, 8] / w.sum(),
+                               rtol=1e-6)
 
 
 @pytest.mark.parametrize("method", METHODS)

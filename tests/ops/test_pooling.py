@@ -59,14 +59,17 @@ def test_max_pool2d_and_avg_pool2d_on_a_4x4_image_by_hand():
         gt.nn.max_pool2d(-x - 1, 3, 2, "SAME").numpy()[0, ..., 0], [[-1, -3], [-9, -11]])
 
 
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
 @pytest.mark.parametrize("padding", ["VALID", "SAME"])
-@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("stride", [1, 2, 3, (2, 3)])
 @pytest.mark.parametrize("kind", ["max", "avg"])
-def test_2d_pooling_matches_the_definition_on_odd_sizes(kind, stride, padding):
-    x = RNG.standard_normal((2, 7, 5, 3))
+def test_2d_pooling_matches_the_definition_on_odd_sizes(kind, stride, padding, data_format):
+    first = data_format == "NCHW"
+    x = RNG.standard_normal((2, 3, 7, 5) if first else (2, 7, 5, 3))
     f = gt.nn.max_pool2d if kind == "max" else gt.nn.avg_pool2d
-    got = f(x, (3, 2), stride, padding).numpy()
-    np.testing.assert_allclose(got, _reference(x, kind, (3, 2), (stride, stride), padding),
+    got = f(x, (3, 2), stride, padding, data_format=data_format).numpy()
+    strides = stride if isinstance(stride, tuple) else (stride, stride)
+    np.testing.assert_allclose(got, _reference(x, kind, (3, 2), strides, padding, first),
                                rtol=1e-12)
 
 
