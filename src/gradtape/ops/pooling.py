@@ -4,7 +4,7 @@
 Every primitive pools over the spatial ``axes`` of its input with per-axis ``window``,
 ``strides``, ``dilations`` and ``pads`` (``(before, after)``); the other axes (batch,
 channels) are independent, so the batching rule shifts ``axes`` by one and Dask runs
-them chunk-wise along the batch (``ops/backends/dask_pooling.py``).
+them chunk-wise along the batch (``ops/backends/windows.py``).
 
 - ``max_pool``: the window maximum, padding never chosen (NumPy's ``-inf``, TF's rule).
   Its rules go through ``pool_argmax``, the position of each window's first maximum in
@@ -28,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir.nodes import Aval
+from . import shape as _shape
 from .registry import Primitive, bind, per_primitive
 
 __all__: list[str] = []
@@ -172,11 +173,11 @@ def _window_shape_rule(x, *rest, axes, window, strides, dilations, pads):
     return Aval(_out_shape(tuple(x.shape), axes, window, strides, dilations, pads), x.dtype)
 
 
-def _shifted(params):
-    """The params of the same pooling with a batch axis in front."""
+def _batched_params(params, size):
+    """The params of the same primitive with a batch axis of ``size`` in front."""
     out = dict(params, axes=tuple(a + 1 for a in params["axes"]))
     if "in_shape" in params:
-        out["in_shape"] = None  # filled by the caller
+        out["in_shape"] = (size,) + tuple(params["in_shape"])
     return out
 
 
@@ -184,28 +185,21 @@ def shifted_axes_batch(prim):
     """The batching rule of a one-input primitive over ``axes`` (an ``in_shape`` gets
     the batch size in front): the same primitive, every axis one further."""
     def rule(size, args, batched, **params):
-        shifted = _shifted(params)
-        if "in_shape" in params:
-            shifted["in_shape"] = (size,) + tuple(params["in_shape"])
-        return bind(prim, args[0], **shifted)
+        return bind(prim, args[0], **_batched_params(params, size))
     return rule
 
 
 def _with_batch_axis(value, is_batched, size):
     if is_batched:
         return value
-    from . import shape as _shape
-
     return _shape.broadcast_to(_shape.expand_dims(value, 0), (size,) + tuple(value.shape))
 
 
 def _two_input_batch(prim):
+    """As ``shifted_axes_batch``, an unbatched input broadcast along the batch."""
     def rule(size, args, batched, **params):
-        shifted = _shifted(params)
-        if "in_shape" in params:
-            shifted["in_shape"] = (size,) + tuple(params["in_shape"])
         values = [_with_batch_axis(a, f, size) for a, f in zip(args, batched)]
-        return bind(prim, *values, **shifted)
+        return bind(prim, *values, **_batched_params(params, size))
     return rule
 
 
