@@ -224,7 +224,7 @@ pool_argmax_p = Primitive(
 )
 
 
-def _gather_params(params):
+def _without_in_shape(params):
     return {k: v for k, v in params.items() if k != "in_shape"}
 
 
@@ -239,7 +239,7 @@ window_gather_p = Primitive(
 
 window_scatter_p = Primitive(
     "window_scatter", _window_scatter_impl,
-    vjp=lambda g, y, c, taps, **p: (bind(window_gather_p, g, taps, **_gather_params(p)),
+    vjp=lambda g, y, c, taps, **p: (bind(window_gather_p, g, taps, **_without_in_shape(p)),
                                     None),
     jvp=lambda ts, y, c, taps, **p: bind(window_scatter_p, ts[0], taps, **p),
     shape_rule=lambda c, taps, in_shape, **p: Aval(tuple(in_shape), c.dtype),
@@ -270,7 +270,7 @@ def _divisor(shape, axes, window, strides, dilations, pads, dtype):
 
 def _avg_pool_impl(x, axes, window, strides, dilations, pads):
     x = np.asarray(x)
-    xp, out_shape, slices = _windows(x, axes, window, strides, dilations, pads, 0)
+    xp, _, slices = _windows(x, axes, window, strides, dilations, pads, 0)
     out = xp[slices[0]].copy()
     for sl in slices[1:]:
         out += xp[sl]
@@ -303,7 +303,7 @@ avg_pool_p = Primitive(
 
 avg_pool_transpose_p = Primitive(
     "avg_pool_transpose", _avg_pool_transpose_impl,
-    vjp=lambda g, y, c, **p: (bind(avg_pool_p, g, **_gather_params(p)),),
+    vjp=lambda g, y, c, **p: (bind(avg_pool_p, g, **_without_in_shape(p)),),
     jvp=lambda ts, y, c, **p: bind(avg_pool_transpose_p, ts[0], **p),
     shape_rule=lambda c, in_shape, **p: Aval(tuple(in_shape), c.dtype),
     batch=per_primitive(shifted_axes_batch),
@@ -323,7 +323,3 @@ def argmax_taps(x, pooled, axes, window, strides, dilations, pads):
                 strides=tuple(strides), dilations=tuple(dilations),
                 pads=tuple(tuple(p) for p in pads))
 
-
-def offsets_of_taps(window) -> np.ndarray:
-    """Row ``k``: tap ``k``'s offset within the window, per spatial axis."""
-    return np.array(_offsets(window), dtype=np.int64).reshape(-1, len(window))
