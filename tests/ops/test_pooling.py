@@ -268,3 +268,18 @@ def test_pool_with_dilations():
 def test_max_pool_with_argmax_output_is_differentiable():
     x = RNG.permutation(2 * 4 * 4 * 2).reshape(2, 4, 4, 2) / 7.0
     check_grads(lambda t: gt.nn.max_pool_with_argmax(t, 2, 2, "VALID").output, [x], order=2)
+
+
+def test_a_window_whose_maximum_is_the_paddings_value_credits_a_real_element():
+    # All -inf under SAME padding on every side: the padding ties the maximum, but TF
+    # never picks padding, so each window's gradient goes to its first real element
+    # (none is lost), and max_pool_with_argmax's index points inside the image.
+    x = gt.constant(np.full((1, 3, 3, 1), -np.inf))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.nn.max_pool2d(x, 3, 1, "SAME")
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy()[0, ..., 0],
+                                  [[4, 2, 0], [2, 1, 0], [0, 0, 0]])
+    lowest = np.full((1, 3, 3, 1), np.iinfo(np.int32).min, np.int32)
+    argmax = gt.nn.max_pool_with_argmax(lowest, 3, 1, "SAME").argmax.numpy()[0, ..., 0]
+    np.testing.assert_array_equal(argmax, [[0, 0, 1], [0, 0, 1], [3, 3, 4]])

@@ -122,16 +122,40 @@ def _max_pool_impl(x, axes, window, strides, dilations, pads):
     return out
 
 
+def _padding_mask(shape, axes, pads):
+    """True on the padding of a ``shape`` array padded by ``pads``, over the spatial
+    axes only (size 1 on the others), or ``None`` without padding."""
+    if not any(lo or hi for lo, hi in pads):
+        return None
+    mask = np.zeros((1,) * len(shape), bool)
+    for a, (lo, hi) in zip(axes, pads):
+        along = np.zeros(shape[a] + lo + hi, bool)
+        along[:lo] = True
+        along[along.size - hi:] = True
+        view = [1] * len(shape)
+        view[a] = along.size
+        mask = mask | along.reshape(view)
+    return mask
+
+
 def _pool_argmax_impl(x, y, axes, window, strides, dilations, pads):
     """The tap (row-major over the window) of each window's first maximum ``y``: the
     count of taps before it that are not the maximum (TF's kernel keeps the first of a
-    tie). Counting is one compare and one add a tap; masked writes were 10x slower."""
+    tie). Counting is one compare and one add a tap; masked writes were 10x slower.
+    Padding never counts as the maximum, even where the window's maximum is the
+    padding's value (a window of -inf, an integer dtype's minimum)."""
     x = np.asarray(x)
     xp, _, slices = _windows(x, axes, window, strides, dilations, pads, _lowest(x.dtype))
-    searching = xp[slices[0]] != y
+    padding = _padding_mask(x.shape, axes, pads)
+
+    def differs(sl):
+        found = xp[sl] != y
+        return found if padding is None else found | padding[sl]
+
+    searching = differs(slices[0])
     taps = searching.astype(np.int32)
     for sl in slices[1:-1]:
-        searching &= xp[sl] != y
+        searching &= differs(sl)
         taps += searching
     return taps
 
