@@ -161,8 +161,6 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     """TF's ``tf.nn.sparse_softmax_cross_entropy_with_logits``: integer class ``labels``
     of shape ``logits.shape[:-1]``; ``-log_softmax(logits)[..., label]``."""
     del name
-    from . import index as _index
-
     logits = operand(logits)
     labels = operand(labels)
     if not np.issubdtype(labels.dtype, np.integer):
@@ -173,8 +171,45 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     # The labels stay a tensor (an input of the ops, not a guard under @gt.function),
     # checked by an op, so a traced train step takes new labels without retracing.
     checked = bind(class_labels_p, labels, depth=int(logits.shape[-1]))
-    picked = _index.take_along_axis(log_softmax(logits), checked[..., None], axis=-1)
-    return -_index.getitem(picked, (Ellipsis, 0))
+    return bind(sparse_xent_p, logits, checked)
+
+
+def _sparse_xent_impl(logits, labels):
+    """``-log_softmax(logits)[..., label]``, picked by a mask (Dask has no
+    ``take_along_axis``; the other entries add zeros, so the value is the same)."""
+    log_probs = _log_softmax_impl(logits, axis=(-1,))
+    hot = np.expand_dims(labels, -1) == np.arange(logits.shape[-1])
+    return -np.sum(np.where(hot, log_probs, np.zeros_like(log_probs)), axis=-1)
+
+
+def _minus_one_hot(logits, labels):
+    """``softmax(logits) - one_hot(labels)``: the loss's derivative in the logits."""
+    hot = one_hot(labels, int(logits.shape[-1]), dtype=logits.dtype)
+    return softmax(logits) - hot
+
+
+def _sparse_xent_batch(size, args, batched, **params):
+    """The rows' labels beside the rows' logits; the rule reads the last axis only."""
+    from .shape import broadcast_to
+
+    logits, labels = (a if b else broadcast_to(a, (size,) + tuple(a.shape))
+                      for a, b in zip(args, batched))
+    return bind(sparse_xent_p, logits, labels)
+
+
+# One primitive, so that its backward reads as the textbook
+# ``g * (softmax(logits) - one_hot(labels))`` rather than as a scatter into the
+# log-softmax's cotangent. No cotangent for the (integer) labels.
+sparse_xent_p = Primitive(
+    "sparse_softmax_cross_entropy_with_logits", _sparse_xent_impl,
+    vjp=lambda g, y, logits, labels: (
+        _shape.expand_dims(g, -1) * _minus_one_hot(logits, labels), None),
+    jvp=lambda ts, y, logits, labels: _reduce.sum(
+        ts[0] * _minus_one_hot(logits, labels), axis=(-1,)),
+    shape_rule=lambda logits, labels: Aval(tuple(labels.shape), logits.dtype),
+    batch=_sparse_xent_batch,
+    index_operands=True,  # class indices: NumPy beside another library's logits
+)
 
 
 def _class_labels_impl(labels, depth):
