@@ -104,6 +104,10 @@ CASES = [
     case("logsumexp", lambda x: gt.reduce_logsumexp(x, axis=1), M, second_order=True),
     case("softmax", lambda x: gt.nn.softmax(x), M),
     case("log_softmax", lambda x: gt.nn.log_softmax(x, axis=0), M),
+    case("sigmoid_xent", lambda x, z: gt.nn.sigmoid_cross_entropy_with_logits(
+        labels=z, logits=x), M, _positive(3, 4), second_order=True),
+    case("sparse_softmax_xent", lambda x: gt.nn.sparse_softmax_cross_entropy_with_logits(
+        np.array([0, 3, 1]), x), M, second_order=True),
     case("cumsum", lambda x: gt.math.cumsum(x, axis=1), M),
     case("cumsum-reverse-exclusive",
          lambda x: gt.math.cumsum(x, axis=0, exclusive=True, reverse=True), M),

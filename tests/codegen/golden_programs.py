@@ -1,9 +1,9 @@
 """Programs whose generated backward source is pinned in tests/golden/.
 
 Kept apart from the tests so that editing a test does not move the ``file:line``
-comments in the generated code. Each function records a computation and returns
-``(tape, target, sources)``; the tape is persistent, so it can be inspected and
-differentiated. Inputs are seeded: values are deterministic too.
+comments in the generated code. Each records a computation and returns ``(tape, target,
+sources)``, and the source it inspects where its tensors have their names (as users do);
+the tape is persistent, so it can be differentiated. Inputs are seeded: values too.
 """
 
 import numpy as np
@@ -27,7 +27,7 @@ def mlp():
         h = gt.tanh(x @ w1 + b1)
         y = h @ w2 + b2
         loss = gt.reduce_mean(gt.square(y - labels))
-    return tape, loss, [w1, b1, w2, b2]
+    return tape, loss, [w1, b1, w2, b2], tape.inspect(loss, [w1, b1, w2, b2]).source
 
 
 def softmax_cross_entropy():
@@ -40,7 +40,7 @@ def softmax_cross_entropy():
         shifted = logits - gt.reduce_max(logits, axis=1, keepdims=True)
         log_probs = shifted - gt.log(gt.reduce_sum(gt.exp(shifted), axis=1, keepdims=True))
         loss = -gt.reduce_mean(gt.reduce_sum(labels * log_probs, axis=1))
-    return tape, loss, [w]
+    return tape, loss, [w], tape.inspect(loss, [w]).source
 
 
 def broadcasting():
@@ -62,7 +62,7 @@ def indexing():
         picked = x[rows, 1:3]
         corner = x[0, ::2]
         loss = gt.reduce_sum(picked * picked) + gt.reduce_sum(gt.sigmoid(corner))
-    return tape, loss, [x]
+    return tape, loss, [x], tape.inspect(loss, [x]).source
 
 
 def nested_tapes():

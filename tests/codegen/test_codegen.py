@@ -74,7 +74,8 @@ LITERALS = [
     0, 7, -3, 2**70, 1.5, -2.25, 0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300,
     1j, -2j, complex(1.5, -0.0), complex(-0.0, 2.0), True, False, None, "abc", Ellipsis,
     "ij,jk->ik", "it's \"quoted\"\n\u00e9", b"\x00bytes",
-    (1, (2.5, -3)), [1, -2], slice(1, None, -1), slice(None),
+    (1, (2.5, -3)), [1, -2], slice(1, None, -1), slice(None), slice(1, 3), slice(None, 3),
+    slice(None, None, 2), slice(2, None),
     np.float32(1.0), np.float32(-0.0), np.float16(0.1), np.float64(np.nan), np.int8(-3),
     np.uint64(2**64 - 1), np.bool_(True), np.complex64(1 - 2j), np.dtype("float32"),
     np.dtype("int64"),
@@ -106,6 +107,15 @@ def test_literals_evaluate_to_the_same_value_type_and_sign(value, printer):
     source, _ = emit.to_source(gast.Module(body=[fn], type_ignores=[]), [], printer)
     result = compile_function(source, "backward", globs.objects)()
     assert _same(result, value), (source, result)
+
+
+@pytest.mark.parametrize("value, text", [
+    (slice(1, 3), "slice(1, 3)"), (slice(None, 3), "slice(3)"), (slice(None), "slice(None)"),
+    (slice(2, None), "slice(2, None)"), (slice(None, None, -1), "slice(None, None, -1)"),
+])
+def test_slices_are_written_as_a_person_writes_them(value, text):
+    assert emit.to_source(literal(value, GlobalNames()), [], emit.PRINTERS[0])[0].strip() \
+        == text
 
 
 def test_numpy_scalar_seed_keeps_its_dtype_in_the_source():

@@ -79,7 +79,7 @@ def test_golden_function_compiled_equals_interpreted(name):
 def test_the_running_function_is_the_inspected_source():
     gt.clear_cache()
     with gt.config(compile_after=1):
-        tape, target, sources = PROGRAMS["mlp"]()
+        tape, target, sources, _ = PROGRAMS["mlp"]()
         tape.gradient(target, sources)
     (entry,) = backward_cache.entries()
     assert entry.compiled.source == tape.inspect(target, sources).source

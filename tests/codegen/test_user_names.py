@@ -5,6 +5,7 @@ that never reach the cache key."""
 import ast
 import builtins
 import keyword
+import re
 
 import numpy as np
 import pytest
@@ -36,8 +37,17 @@ def test_the_mlp_backward_speaks_the_users_names():
     assert "d_hidden = d_logits @ " in source
     assert "d_add_out = d_hidden * " in source
     assert "# logits = hidden @ w_out   (golden_programs.py:" in source
-    # The labels' logits picked as a person writes it, not the IR's index encoding.
-    assert "add.at(d_log_softmax_out, (arange(32)[:, None], labels), " in source
+    # Sparse cross-entropy's textbook gradient, (softmax - one_hot) / 32.
+    assert re.search(r"d_logits = float32_0p03125 \* \(softmax_\d+ - one_hot_\d+\)", source)
+    assert "softmax_impl(logits, " in source and "one_hot_impl(labels, depth=3" in source
+
+
+def test_indexing_is_written_as_numpy():
+    """Rows picked by an index array go back with np.add.at on the user's index array,
+    not the IR's index encoding."""
+    *_, source = PROGRAMS["indexing"]()
+    assert re.search(r"add\.at\(\w+, \(rows, slice\(1, 3\)\), d_picked\)", source)
+    assert "[0, ::2] = d_corner" in source
     assert "('arange'" not in source and "scatter_add_impl" not in source
 
 

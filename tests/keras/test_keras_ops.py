@@ -172,6 +172,30 @@ def test_crossentropy_gradients_match_finite_differences():
         assert_vjp_matches_differences(fn, [z], u, [grad.numpy()], RNG, rtol=1e-6)
 
 
+def test_binary_crossentropy_from_logits_is_smooth_at_zero():
+    """softplus(z) - z t is smooth: its gradient at z = 0 is sigmoid(0) - t = 1/2 - t (as
+    Keras on TF or JAX gives), not the -t of relu's and abs's zero slopes at their kinks."""
+    z = gt.constant(np.array([[0.0, 0.0, -0.0, 3.0]]))
+    t = np.array([[0.0, 1.0, 0.25, 0.5]])
+    with gt.GradientTape() as tape:
+        tape.watch(z)
+        loss = gt.reduce_sum(ops.binary_crossentropy(t, z, from_logits=True))
+    np.testing.assert_allclose(tape.gradient(loss, z).numpy(),
+                               1 / (1 + np.exp(-z.numpy())) - t, rtol=1e-12)
+    eps = 1e-6  # central differences in float64 at z = 0
+    plus = ops.binary_crossentropy(t, np.full((1, 4), eps), from_logits=True).numpy()
+    minus = ops.binary_crossentropy(t, np.full((1, 4), -eps), from_logits=True).numpy()
+    np.testing.assert_allclose(((plus - minus) / (2 * eps))[0, :3], [0.5, -0.5, 0.25],
+                               rtol=1e-8)
+
+
+@pytest.mark.parametrize("from_logits", [False, True])
+def test_binary_crossentropy_needs_one_shape(from_logits):
+    with pytest.raises(ValueError, match=r"must have the same shape. Received: "
+                                         r"target.shape=\(3,\), output.shape=\(2, 3\)"):
+        ops.binary_crossentropy(np.ones(3), np.full((2, 3), 0.5), from_logits=from_logits)
+
+
 def test_dtypes_and_creation_follow_keras():
     assert ops.argmax(X).dtype == np.int32 and int(ops.argmax(X)) == int(np.argmax(X))
     np.testing.assert_array_equal(ops.argmax(X, axis=1).numpy(), np.argmax(X, 1))

@@ -18,5 +18,6 @@
     testing             check_grads, check_vjp (public as gradtape.testing)
 
 Imports: everything below it (core, ir, ops, passes, codegen, ad, compiler, tape,
-functions). Above it stand keras/, optimizers/ and the package root.
+functions, data, scipy, optimizers). Above it stand keras/, cli/ and the package root
+(checkpoint.py saves an optimizer's slots, so optimizers/ stands below).
 """

@@ -7,7 +7,7 @@ k-th index array input. Generated code spells them the way one writes them by ha
     getitem_2 = x_1[0, ::2]
     d_x_3 = zeros((6, 4), float32)
     d_x_3[0, ::2] = g_4                       # basic: no element is selected twice
-    add.at(d_x_3, (c_5, slice(1, 3, None)), g_6)   # index arrays: repeats accumulate
+    add.at(d_x_3, (c_5, slice(1, 3)), g_6)   # index arrays: repeats accumulate
 
 exactly what the implementations compute. The index arrays an implementation builds
 from static shapes are written as one writes them: ``("arange", n, shape)`` as
@@ -102,7 +102,7 @@ def _bound(value: Any, globs: GlobalNames) -> gast.expr | None:
 
 
 def _argument_entry(entry: Any, arrays: list, globs: GlobalNames) -> gast.expr:
-    """One index entry as a value passed to a function (``slice(1, 3, None)``)."""
+    """One index entry as a value passed to a function (``slice(1, 3)``)."""
     if type(entry) is tuple and entry[0] == "slice":
         return literal(slice(*entry[1:]), globs)
     return _subscript_entry(entry, arrays, globs)

@@ -85,9 +85,11 @@ def literal(value: Any, globs: GlobalNames) -> gast.expr:
         return make(gast.Tuple, elts=[literal(v, globs) for v in value], ctx=LOAD)
     if isinstance(value, list):
         return make(gast.List, elts=[literal(v, globs) for v in value], ctx=LOAD)
-    if isinstance(value, slice):
-        return call("slice", [literal(value.start, globs), literal(value.stop, globs),
-                              literal(value.step, globs)])
+    if isinstance(value, slice):  # as a person writes it: slice(1, 3), slice(3)
+        parts = [value.start, value.stop] + ([] if value.step is None else [value.step])
+        if len(parts) == 2 and parts[0] is None:
+            parts = parts[1:]
+        return call("slice", [literal(v, globs) for v in parts])
     if isinstance(value, np.dtype) and _named_dtype(value):
         return call(numpy_global(globs, "dtype"), [constant(value.name)])
     return name(globs.bind(value, f"const_{type(value).__name__}",

@@ -17,6 +17,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
 from ..ir.nodes import Aval
 from . import reduce as _reduce
+from . import shape as _shape
 from .elementwise import exp
 from .elementwise import relu as relu
 from .elementwise import sigmoid as sigmoid
@@ -160,8 +161,6 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     """TF's ``tf.nn.sparse_softmax_cross_entropy_with_logits``: integer class ``labels``
     of shape ``logits.shape[:-1]``; ``-log_softmax(logits)[..., label]``."""
     del name
-    from . import index as _index
-
     logits = operand(logits)
     labels = operand(labels)
     if not np.issubdtype(labels.dtype, np.integer):
@@ -172,8 +171,45 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     # The labels stay a tensor (an input of the ops, not a guard under @gt.function),
     # checked by an op, so a traced train step takes new labels without retracing.
     checked = bind(class_labels_p, labels, depth=int(logits.shape[-1]))
-    picked = _index.take_along_axis(log_softmax(logits), checked[..., None], axis=-1)
-    return -_index.getitem(picked, (Ellipsis, 0))
+    return bind(sparse_xent_p, logits, checked)
+
+
+def _sparse_xent_impl(logits, labels):
+    """``-log_softmax(logits)[..., label]``, picked by a mask (Dask has no
+    ``take_along_axis``; the other entries add zeros, so the value is the same)."""
+    log_probs = _log_softmax_impl(logits, axis=(-1,))
+    hot = np.expand_dims(labels, -1) == np.arange(logits.shape[-1])
+    return -np.sum(np.where(hot, log_probs, np.zeros_like(log_probs)), axis=-1)
+
+
+def _minus_one_hot(logits, labels):
+    """``softmax(logits) - one_hot(labels)``: the loss's derivative in the logits."""
+    hot = one_hot(labels, int(logits.shape[-1]), dtype=logits.dtype)
+    return softmax(logits) - hot
+
+
+def _sparse_xent_batch(size, args, batched, **params):
+    """The rows' labels beside the rows' logits; the rule reads the last axis only."""
+    from .shape import broadcast_to
+
+    logits, labels = (a if b else broadcast_to(a, (size,) + tuple(a.shape))
+                      for a, b in zip(args, batched))
+    return bind(sparse_xent_p, logits, labels)
+
+
+# One primitive, so that its backward reads as the textbook
+# ``g * (softmax(logits) - one_hot(labels))`` rather than as a scatter into the
+# log-softmax's cotangent. No cotangent for the (integer) labels.
+sparse_xent_p = Primitive(
+    "sparse_softmax_cross_entropy_with_logits", _sparse_xent_impl,
+    vjp=lambda g, y, logits, labels: (
+        _shape.expand_dims(g, -1) * _minus_one_hot(logits, labels), None),
+    jvp=lambda ts, y, logits, labels: _reduce.sum(
+        ts[0] * _minus_one_hot(logits, labels), axis=(-1,)),
+    shape_rule=lambda logits, labels: Aval(tuple(labels.shape), logits.dtype),
+    batch=_sparse_xent_batch,
+    index_operands=True,  # class indices: NumPy beside another library's logits
+)
 
 
 def _class_labels_impl(labels, depth):
@@ -197,19 +233,68 @@ class_labels_p = Primitive(
 )
 
 
+def _sigmoid_xent_impl(logits, labels):
+    """TF's stable form ``max(x, 0) - x * z + log(1 + exp(-|x|))``, its branches chosen
+    by ``x >= 0`` as TF chooses them."""
+    nonneg = logits >= 0
+    relu_logits = np.where(nonneg, logits, np.zeros_like(logits))
+    neg_abs = np.where(nonneg, -logits, logits)
+    return relu_logits - logits * labels + np.log1p(np.exp(neg_abs))
+
+
+def _sigmoid_xent_vjp(g, y, logits, labels):
+    # d/dx = sigmoid(x) - z (also at x = 0, where TF's branch choice gives 1 - z - 1/2),
+    # d/dz = -x: the textbook forms, stable for any |x|, and differentiable again.
+    return (_shape.unbroadcast(g * (sigmoid(logits) - labels), logits.shape),
+            _shape.unbroadcast(-g * logits, labels.shape))
+
+
+def _sigmoid_xent_jvp(ts, y, logits, labels):
+    by_logits = None if ts[0] is None else ts[0] * (sigmoid(logits) - labels)
+    by_labels = None if ts[1] is None else -ts[1] * logits
+    if by_labels is None or by_logits is None:
+        return by_logits if by_labels is None else by_labels
+    return by_logits + by_labels
+
+
+# One primitive, so that its backward reads as the textbook ``(sigmoid(x) - z) * g``
+# rather than as the derivative of each branch of the stable form.
+sigmoid_xent_p = Primitive(
+    "sigmoid_cross_entropy_with_logits", _sigmoid_xent_impl,
+    vjp=_sigmoid_xent_vjp, jvp=_sigmoid_xent_jvp, elementwise=True,
+)
+
+
 def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
                                       name: str | None = None) -> Any:
     """TF's ``tf.nn.sigmoid_cross_entropy_with_logits``, in TF's stable form
-    ``max(x, 0) - x * z + log(1 + exp(-|x|))`` (the branch choice keeps the derivative
-    ``sigmoid(x) - z`` exact at ``x = 0``)."""
+    ``max(x, 0) - x * z + log(1 + exp(-|x|))``; its derivative in ``x`` is
+    ``sigmoid(x) - z`` everywhere, ``x = 0`` included (TF's branch choice)."""
     del name
-    from .elementwise import greater_equal, log1p, where, zeros_like
+    from . import elementwise as _ew
 
-    logits = operand(logits)
-    nonneg = greater_equal(logits, 0.0)
-    relu_logits = where(nonneg, logits, zeros_like(logits))
-    neg_abs = where(nonneg, -logits, logits)
-    return relu_logits - logits * labels + log1p(exp(neg_abs))
+    if labels is None or logits is None:
+        raise ValueError("Both labels and logits must be provided: "
+                         "sigmoid_cross_entropy_with_logits(labels=z, logits=x).")
+    logits, labels = operand(logits), operand(labels)
+    if not _compatible_shapes(labels.shape, logits.shape):
+        raise ValueError(
+            "`logits` and `labels` must have the same shape, received "
+            f"({_shape_text(logits.shape)} vs {_shape_text(labels.shape)}); reshape or "
+            "broadcast the labels to the logits' shape first.")
+    if _ew._prepare:  # the dtype rule of binary ops (gt.config(dtype_promotion="tf"))
+        logits, labels = _ew._prepare(_ew.multiply.primitive, logits, labels)
+    return bind(sigmoid_xent_p, logits, labels)
+
+
+def _compatible_shapes(a: Any, b: Any) -> bool:
+    """TF's ``assert_is_compatible_with``: same rank, and equal sizes where both known."""
+    a, b = tuple(a), tuple(b)
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+def _shape_text(shape: Any) -> str:
+    return str(tuple(shape)).replace("None", "?")
 
 
 def l2_loss(t: Any, name: str | None = None) -> Any:

@@ -3,7 +3,8 @@
 Reverse mode writes a value that is chosen by a condition in the forward
 (``where(c, a, b)``, ``maximum``, ``abs``) as one ``where`` per path it took, each with a
 zero on the other side, and adds them up. A numerically stable sigmoid cross-entropy
-(``max(z, 0) - z * y + log1p(exp(-|z|))``) gives three, so its backward read
+written out with ``where``s (``max(z, 0) - z * y + log1p(exp(-|z|))``; gt.nn's is one
+primitive with the textbook rule) gives three, so its backward read
 
     -y/16 + where(c, 0, s) - where(c, s, 0) + where(c, 1/16, 0)
 

@@ -137,8 +137,12 @@ def binary_crossentropy(target: Any, output: Any, from_logits: bool = False) -> 
     probabilities clipped to ``[1e-7, 1 - 1e-7]`` as Keras's."""
     output = _t(output)
     target = g.cast(_t(target), output.dtype)
-    if from_logits:  # the stable form: max(z, 0) - z t + log(1 + exp(-|z|))
-        return g.relu(output) - output * target + g.log1p(g.exp(-g.abs(output)))
+    if tuple(target.shape) != tuple(output.shape):
+        raise ValueError("Arguments `target` and `output` must have the same shape. "
+                         f"Received: target.shape={tuple(target.shape)}, "
+                         f"output.shape={tuple(output.shape)}")
+    if from_logits:  # TF's stable op: its gradient is sigmoid(z) - t, at z = 0 too
+        return tf_nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
     p = _probabilities(output)
     return -(target * g.log(p) + (1.0 - target) * g.log(1.0 - p))
 

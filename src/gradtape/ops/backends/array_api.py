@@ -153,6 +153,32 @@ def _log_softmax(kind: ArrayKind):
     return log_softmax
 
 
+@_array_api_rule("sigmoid_cross_entropy_with_logits")
+def _sigmoid_xent(kind: ArrayKind):
+    xp = kind.namespace
+
+    def sigmoid_xent(logits, labels):  # TF's stable form, as ops/nn.py computes it
+        logits, labels = _lift(xp, logits, labels)
+        nonneg = logits >= 0
+        relu_logits = xp.where(nonneg, logits, xp.zeros_like(logits))
+        neg_abs = xp.where(nonneg, -logits, logits)
+        return relu_logits - logits * labels + xp.log1p(xp.exp(neg_abs))
+    return sigmoid_xent
+
+
+@_array_api_rule("sparse_softmax_cross_entropy_with_logits")
+def _sparse_xent(kind: ArrayKind):
+    xp = kind.namespace
+
+    def sparse_xent(logits, labels):
+        shifted = logits - xp.max(logits, axis=-1, keepdims=True)
+        log_probs = shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+        classes = xp.arange(logits.shape[-1], dtype=xp.asarray(labels).dtype)
+        hot = xp.expand_dims(xp.asarray(labels), axis=-1) == classes
+        return -xp.sum(xp.where(hot, log_probs, xp.zeros_like(log_probs)), axis=-1)
+    return sparse_xent
+
+
 def _shift(xp, x, axis: int, offset: int, fill):
     """``out[i] = x[i - offset]`` along ``axis``, ``fill`` where that falls outside."""
     n = x.shape[axis]
