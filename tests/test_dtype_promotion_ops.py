@@ -169,3 +169,20 @@ def test_a_float32_variable_promoted_by_an_array_warns_in_each_op(name):
     assert y.dtype == gt.float64  # NumPy's promotion, as the warning says
     told = [c for c in caught if "float32 variable 'w:0' meets a float64" in str(c.message)]
     assert len(told) == 1 and told[0].filename == __file__
+
+
+def test_a_trace_follows_the_mode_it_runs_under():
+    """Changing gt.config(dtype_promotion=) drops the traces: a trace made under NumPy's
+    promotion does not keep computing float64 under TF's rule, nor the other way."""
+    @gt.function
+    def product(a, b):
+        return a * b
+
+    assert product(F32, F64).dtype == gt.float64
+    with gt.config(dtype_promotion="tf"):
+        with pytest.raises(gt.errors.InvalidArgumentError, match="cannot compute Mul"):
+            product(F32, F64)
+        # a NumPy array argument is a tensor of its own dtype inside a tf.function, as TF
+        with pytest.raises(gt.errors.InvalidArgumentError, match="cannot compute Mul"):
+            product(F32, np.ones((2, 2)))
+    assert product(F32, F64).dtype == gt.float64
