@@ -1,8 +1,11 @@
 """[3/6]'s "done when": fit over a Dataset with validation_data and Keras's callbacks
-together (History, EarlyStopping, ModelCheckpoint on gradtape's checkpoint format)."""
+together (History, EarlyStopping, ModelCheckpoint on gradtape's checkpoint format); the
+Dataset's get_single_element, and TF's Dataset methods gradtape lacks saying so."""
 
 import numpy as np
+import pytest
 
+import gradtape as gt
 from gradtape import keras
 from gradtape.data import Dataset
 
@@ -57,3 +60,32 @@ def test_fit_on_a_dataset_with_validation_and_callbacks(tmp_path):
     # the validation loss is the mean squared error over the whole validation set
     predictions = xv @ model.get_weights()[0] + model.get_weights()[1]
     np.testing.assert_allclose(restored, np.mean((predictions - yv) ** 2), rtol=1e-5)
+
+
+def test_get_single_element_as_tf():
+    assert int(Dataset.range(5).skip(2).take(1).get_single_element()) == 2
+    x, y = Dataset.from_tensors((np.ones(2), 3)).get_single_element()
+    assert x.shape == (2,) and int(y) == 3
+    with pytest.raises(gt.errors.InvalidArgumentError, match="more than one element"):
+        Dataset.range(2).get_single_element()
+    with pytest.raises(gt.errors.InvalidArgumentError, match="empty"):
+        Dataset.range(0).get_single_element()
+
+
+@pytest.mark.parametrize("missing", [lambda: Dataset.range(4).shard(2, 0),
+                                     lambda: Dataset.range(4).batch(2).rebatch(1),
+                                     lambda: Dataset.list_files("*.csv"),
+                                     lambda: Dataset.counter()])
+def test_a_tf_dataset_method_gradtape_lacks_says_so(missing):
+    """Item 6 for Dataset: TF's method names raise an AttributeError naming what to use
+    (before: Python's bare "'Range' object has no attribute 'shard'")."""
+    with pytest.raises(AttributeError, match="is TensorFlow's, and gradtape's Dataset "
+                                             "does not have it; use "):
+        missing()
+
+
+def test_other_missing_names_stay_plain_attribute_errors():
+    with pytest.raises(AttributeError) as info:
+        Dataset.range(2).no_such_method  # noqa: B018
+    assert str(info.value) == "'Range' object has no attribute 'no_such_method'"
+    assert not hasattr(Dataset.range(2), "shard") and hasattr(Dataset, "batch")
