@@ -76,18 +76,9 @@ copy = _unary("copy", g.identity)
 
 
 # --- elementwise, two operands (NumPy's broadcasting) --------------------------------------
-def _promoted(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
-    """Both operands in one dtype, as Keras promotes them before its backend's op runs,
-    so gt.config(dtype_promotion="tf") (TF's rule for TF's ops) never sees a mix here."""
-    if x1.dtype == x2.dtype:
-        return x1, x2
-    dtype = np.result_type(x1.dtype, x2.dtype)
-    return g.cast(x1, dtype), g.cast(x2, dtype)
-
-
 def _binary(name: str, fn: Any) -> Any:
     def op(x1: Any, x2: Any) -> Tensor:
-        return fn(*_promoted(_t(x1), _t(x2)))
+        return fn(_t(x1), _t(x2))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Keras's ``ops.{name}(x1, x2)``: elementwise, broadcast as NumPy's."
     return keras_op(op)
