@@ -270,7 +270,8 @@ __all__.append("cast")
 # --- binary ops ----------------------------------------------------------------------
 
 # What binary ops do to their operands before binding, or None (the default under NumPy
-# 2): NumPy 1's weak scalars, or TF's dtype rule (ops/promotion.py installs it).
+# 2): NumPy 1's weak scalars, or TF's conversion of a NumPy operand beside a tensor
+# (ops/promotion.py installs it; bind checks two tensors).
 _prepare = (lambda prim, x, y: weak_scalars(x, y)) if _NUMPY1 else None
 
 

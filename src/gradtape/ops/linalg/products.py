@@ -29,7 +29,8 @@ _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 LinAlgError = np.linalg.LinAlgError
 
 
-# gt.config(dtype_promotion="tf")'s check of matmul's operands (ops/promotion.py).
+# gt.config(dtype_promotion="tf")'s conversion of a NumPy operand beside matmul's tensor
+# (ops/promotion.py); bind checks two tensors.
 _prepare = None
 
 
