@@ -243,3 +243,24 @@ def test_random_with_an_integer_seed_repeats_and_without_follows_the_global_seed
     assert set(ints.tolist()) == {0, 1, 2, 3} and ints.dtype == np.int32
     shuffled = keras.random.shuffle(np.arange(10), seed=2).numpy()
     assert sorted(shuffled.tolist()) == list(range(10))
+
+
+@pytest.mark.parametrize("find", ["argmax", "argmin"])
+def test_arg_reductions_with_keepdims_and_no_axis_keep_every_axis_as_size_one(find):
+    """Keras 3's numpy backend: ``np.argmax(x, axis=None, keepdims=True)``, shape
+    (1, 1) for a matrix (the flattened index, in x's rank). Before, it was (1,)."""
+    x = np.array([[0.5, 3.0, -1.0], [2.0, -4.0, 1.5]])
+    found = getattr(ops, find)(x, keepdims=True)
+    expected = getattr(np, find)(x, keepdims=True)
+    assert found.shape == expected.shape == (1, 1) and found.dtype == np.int32
+    np.testing.assert_array_equal(found.numpy(), expected)
+
+
+def test_arg_reductions_order_negative_zero_below_zero_as_keras():
+    """Keras 3's backends replace -0.0 by -tiny before argmax/argmin, so 0.0 beats -0.0
+    for argmax and -0.0 wins argmin (NumPy would take the first of the equal zeros)."""
+    assert int(ops.argmax(np.array([-0.0, 0.0, -1.0]))) == 1
+    assert int(ops.argmin(np.array([0.0, -0.0, 1.0]))) == 1
+    np.testing.assert_array_equal(
+        ops.argmax(np.array([[-0.0, 0.0], [0.0, -0.0]], np.float32), axis=1).numpy(), [1, 0])
+    assert int(ops.argmax(np.array([1, 3, 2]))) == 1  # integers as they are

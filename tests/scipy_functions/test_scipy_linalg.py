@@ -105,3 +105,19 @@ def test_solve_banded(l_and_u):
     np.testing.assert_allclose(L.solve_banded(l_and_u, ab, b[:, 0]).numpy(),
                                sl.solve_banded(l_and_u, ab, b[:, 0]), rtol=1e-10)
     check_grads(lambda ab, b: L.solve_banded(l_and_u, ab, b), [ab, b], order=2)
+
+
+def test_python_lists_compute_in_float64_as_scipy():
+    """SciPy computes a list in float64; these took TF's conversion (float32)."""
+    sl = pytest.importorskip("scipy.linalg")
+    a = [[2.0, 0.1], [0.1, 1.0]]
+    for name in ("expm", "sqrtm", "cholesky"):
+        out = getattr(gt.scipy.linalg, name)(a)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out.numpy(), getattr(sl, name)(a), rtol=1e-13)
+    x = gt.scipy.linalg.solve_triangular(a, [0.1, 0.3], lower=True)
+    assert x.dtype == np.float64
+    np.testing.assert_allclose(x.numpy(), sl.solve_triangular(a, [0.1, 0.3], lower=True),
+                               rtol=1e-14)
+    q = gt.scipy.linalg.solve_sylvester(a, a, a)
+    np.testing.assert_allclose(q.numpy(), sl.solve_sylvester(a, a, a), rtol=1e-13)

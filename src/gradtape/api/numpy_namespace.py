@@ -23,6 +23,7 @@ import numpy as np
 from ..core.namespaces import namespace
 from ..core.tensor import Tensor, constant
 from ..ops import numpy_dispatch as _dispatch
+from ..ops.promotion import numpy_rule
 from ..ops.registry import holds_tensor, operand
 
 __all__ = ["build"]
@@ -55,7 +56,7 @@ def _wrapped(name: str, op: Callable[..., Any]) -> Callable[..., Any]:
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"``numpy.{name}`` on tensors and nests of them, differentiable "
                         f"(gradtape's rule for it).")
-    return function
+    return numpy_rule(function)  # NumPy's promotion, as TF's tnp promotes by itself
 
 
 def _inspection(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
@@ -69,6 +70,7 @@ def _inspection(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
+@numpy_rule
 def asarray(a: Any, dtype: Any = None) -> Tensor:
     """``a`` as a tensor: a tensor as it is (cast to ``dtype``), a nest holding tensors
     packed (differentiable), anything else with NumPy's dtypes."""
@@ -109,6 +111,7 @@ class _RClass:
     Slices are ``arange`` (or ``linspace`` for a complex step); string directives are
     not supported."""
 
+    @numpy_rule
     def __getitem__(self, key: Any) -> Tensor:
         items = key if isinstance(key, tuple) else (key,)
         parts = [self._part(item) for item in items]

@@ -64,9 +64,10 @@ def _check_in_range(ids: Tensor, num_segments: int, allow_negative: bool) -> Non
     """TF's CPU check of ids (Python reads one bool: a guard while tracing)."""
     if ids.size == 0:
         return
-    low = -np.inf if allow_negative else 0
-    if bool(_any(ops.logical_or(ops.less(ids, low),
-                                          ops.greater_equal(ids, num_segments)))):
+    out_of_range = ops.greater_equal(ids, num_segments)
+    if not allow_negative:  # an integer bound: TF's dtype rule takes no float beside ids
+        out_of_range = ops.logical_or(ops.less(ids, 0), out_of_range)
+    if bool(_any(out_of_range)):
         bad = np.asarray(ids).reshape(-1)
         bad = bad[(bad >= num_segments) | ((bad < 0) & (not allow_negative))]
         raise InvalidArgumentError(

@@ -20,9 +20,9 @@ Options:
     max_traces     how many traces each ``@gt.function`` keeps (least recently used
                    goes first), unless it was given its own ``max_traces``.
     dtype_promotion  "numpy" (the default: float32 with float64 is float64, NumPy's
-                   promotion) or "tf": two tensors of different float dtypes raise TF's
-                   ``InvalidArgumentError`` and a NumPy array beside a tensor takes the
-                   tensor's dtype, as in TF (``ops/promotion.py``).
+                   promotion) or "tf": two tensors of different dtypes given to one op
+                   raise TF's ``InvalidArgumentError`` and a NumPy array beside a tensor
+                   takes the tensor's dtype, as in TF (``ops/promotion.py``).
     hold_freed_memory  opt in to keeping freed array memory in the process heap (glibc
                    only; see ``core/memory.py``): ``True`` raises glibc's thresholds for the
                    whole process; ``False`` afterwards sets them back to glibc's initial

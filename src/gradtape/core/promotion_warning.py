@@ -3,7 +3,8 @@ promotion: the op, and what follows it, compute in float64 where TF would raise)
 
 Told once per code location, naming the user's line; a Python number never promotes (it
 is weak). The tape's variable-read bookkeeping calls ``check`` for each float32 variable
-an op reads, so the check costs nothing to ops that read no float32 variable.
+an op reads, so the check costs nothing to ops that read no float32 variable; the ops
+built from others that reshape their operands first call ``check_operands``.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .state import location_from
+from .state import location_from, state
 
-__all__ = ["FLOAT32", "check"]
+__all__ = ["FLOAT32", "check", "check_operands"]
 
 FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
@@ -47,3 +48,15 @@ def check(variable: Any, args: Any) -> None:
         f"InvalidArgumentError). Cast the data to float32 (x.astype(np.float32) or "
         f"gt.cast(x, gt.float32)), or set gt.config(dtype_promotion=\"tf\") to follow "
         f"TF's rule.", UserWarning, filename, lineno)
+
+
+def check_operands(args: Any) -> None:
+    """``check`` for an op built from others (``stack``, ``tensordot``, ``outer``), which
+    reshapes a variable before it meets the data, so the op that promotes never reads
+    the variable: while a tape records, each float32 variable among the operands is
+    checked against the others."""
+    if not state.recording:
+        return
+    for a in args:
+        if getattr(a, "_watch_on_read", False) and a._value.dtype is FLOAT32:
+            check(a, args)

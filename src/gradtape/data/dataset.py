@@ -11,15 +11,24 @@ import numpy as np
 from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from . import structure
+from .missing import missing_method
 
 AUTOTUNE = -1  # TF's tf.data.AUTOTUNE
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 
 
-class Dataset:
+class _DatasetType(type):
+    def __getattr__(cls, name: str) -> Any:  # Dataset.counter, Dataset.list_files...
+        raise missing_method(f"type object {cls.__name__!r}", name)
+
+
+class Dataset(metaclass=_DatasetType):
     """TF's ``tf.data.Dataset``: build one with ``from_tensor_slices``, ``from_tensors``,
     ``from_generator``, ``range`` or ``zip``, chain transformations, iterate it."""
+
+    def __getattr__(self, name: str) -> Any:  # only names the stage does not have
+        raise missing_method(f"{type(self).__name__!r} object", name)
 
     # --- what each stage defines ----------------------------------------------------------
     def _elements(self) -> Iterator[Any]:
@@ -79,6 +88,16 @@ class Dataset:
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         return transformation_func(self)
+
+    def get_single_element(self, name: str | None = None) -> Any:
+        """The one element of the dataset (TF's ``InvalidArgumentError`` unless it has
+        exactly one)."""
+        elements = iter(self)
+        for element in elements:
+            for _ in elements:
+                raise InvalidArgumentError("Dataset had more than one element.")
+            return element
+        raise InvalidArgumentError("Dataset was empty.")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} element_spec={self.element_spec}>"

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..codegen.naming import comment_text
+from ..core import config as _config
 from ..core import nest
 from ..core.config import options
 from ..core.state import state
@@ -160,6 +161,19 @@ _SEQUENCES = frozenset((list, tuple))
 
 # --- the decorated function ---------------------------------------------------------------
 
+# Every Function, so that a change of gt.config(dtype_promotion=) drops their traces: a
+# trace keeps the dtype rule it was traced under (its ops were checked and converted then).
+_functions: weakref.WeakSet = weakref.WeakSet()
+
+
+def _drop_traces(mode: Any) -> None:
+    for function in list(_functions):
+        function._forget_traces()
+
+
+_config.on_change.setdefault("dtype_promotion", []).append(_drop_traces)
+
+
 class Function:
     """A Python function traced and compiled per signature (``tf.function``'s
     ``Function``). Call it like the function; inspect what it compiled with
@@ -194,6 +208,12 @@ class Function:
         self._eager_reason: str | None = None
         self._tracing = False  # True while its Python function runs to trace
         self._calls_python = False  # a trace has a py_function: see _call_once
+        _functions.add(self)
+
+    def _forget_traces(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._kept = 0
 
     def __repr__(self) -> str:
         return f"<gt.function {self.__name__}: {self._tracing_count} trace(s)>"

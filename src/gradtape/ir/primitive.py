@@ -49,6 +49,10 @@ class ArrayShorthand(NamedTuple):
     implied: frozenset
 
 
+# ``same_dtype=EVERY_INPUT``: all inputs must share a dtype under TF's rule.
+EVERY_INPUT = slice(None)
+
+
 class Primitive:
     """One operation the tape records and the compiler understands."""
 
@@ -73,6 +77,7 @@ class Primitive:
         run_on_tensors: Callable[..., Any] | None = None,
         kind_neutral: bool = False,
         index_operands: bool = False,
+        same_dtype: slice | None = None,
     ):
         self.name = name
         self.impl = impl
@@ -113,6 +118,10 @@ class Primitive:
         # as NumPy arrays (``x[[0, 2]]``): not the user's data, so they may mix with
         # another library's arrays.
         self.index_operands = index_operands
+        # The inputs TF requires to share one dtype (``slice(None)``: all of them; ``where``
+        # leaves out its condition): gt.config(dtype_promotion="tf") checks the tensors
+        # among them in ``bind`` (ops/promotion.py).
+        self.same_dtype = same_dtype
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

@@ -19,6 +19,7 @@ import numpy as np
 from .. import ops as _ops
 from ..core.dtypes import numpy_dtype
 from ..core.tensor import constant
+from ..ops.promotion import numpy_rule
 from .naming import uniquify
 
 __all__ = ["KerasTensor", "Node", "Operation", "any_symbolic", "flat", "map_structure",
@@ -322,7 +323,9 @@ def infer_outputs(run: Callable[[int], Any], has_unknown: bool) -> Any:
 def symbolic_apply(op_name: str, fn: Callable[..., Any], args: tuple,
                    kwargs: dict) -> Any:
     """``fn(*args, **kwargs)`` on KerasTensors: records an ``op_name`` operation and
-    returns KerasTensors of the shapes and dtypes ``fn`` gives on stand-ins."""
+    returns KerasTensors of the shapes and dtypes ``fn`` gives on stand-ins. ``fn``
+    keeps NumPy's promotion under dtype_promotion="tf", as Keras's ops promote."""
+    fn = numpy_rule(fn)
     leaves = [t for t in flat((args, kwargs)) if isinstance(t, KerasTensor)]
     has_unknown = any(d is None for t in leaves for d in t.shape)
 

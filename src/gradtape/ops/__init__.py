@@ -20,6 +20,7 @@ from . import (
     linalg,
     nn,
     numpy_extra,  # noqa: F401  (registers NumPy functions; no gt.* names)
+    numpy_random,  # noqa: F401 - np.random.choice(p=tensor) draws as with the array
     numpy_stats,  # noqa: F401  (likewise)
     positions,  # noqa: F401 - index primitives (their TF functions are in api/)
     promotion,  # noqa: F401 - gt.config(dtype_promotion=...)'s rule for binary ops

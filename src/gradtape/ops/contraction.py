@@ -21,7 +21,7 @@ from . import elementwise as _ew
 from . import reduce as _reduce
 from . import shape as _shape
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand, unchanged
+from .registry import EVERY_INPUT, Primitive, bind, list_operands, unchanged
 
 __all__ = ["einsum"]
 
@@ -103,7 +103,7 @@ def _einsum_batch(size, args, batched, subscripts):
 
 
 einsum_p = Primitive("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp,
-                     shape_rule=_einsum_shape, batch=_einsum_batch)
+                     shape_rule=_einsum_shape, batch=_einsum_batch, same_dtype=EVERY_INPUT)
 
 
 def _embed_impl(x, subscripts, shape):
@@ -262,7 +262,7 @@ def einsum(*args, optimize=None, dtype=None, out=None, order="K", casting="safe"
     spec, operands = _einsum_arguments(args)
     if not operands:
         raise ValueError("einsum needs at least one operand.")
-    operands = [operand(x) for x in operands]
+    operands = list_operands(operands)
     if dtype is not None:
         operands = [_ew.cast(x, dtype) for x in operands]
     shapes = [tuple(x.shape) for x in operands]

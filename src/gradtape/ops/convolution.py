@@ -21,7 +21,7 @@ from . import reduce as _reduce
 from . import shape as _shape
 from .arrange import flip
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand, per_primitive
+from .registry import EVERY_INPUT, Primitive, bind, operand, per_primitive
 
 __all__: list[str] = []
 
@@ -110,7 +110,7 @@ def _convolve_batch(prim):
 convolve_p = Primitive(
     "convolve", _convolve_impl,
     vjp=_convolve_vjp, jvp=_convolve_jvp, shape_rule=_convolve_shape,
-    batch=per_primitive(_convolve_batch),
+    batch=per_primitive(_convolve_batch), same_dtype=EVERY_INPUT,
 )
 
 

@@ -17,7 +17,7 @@ from ..ir.nodes import Literal
 from . import shape as _shape
 from .numpy_dispatch import implements, register_ufunc
 from .operands import _NUMPY1, _OPERAND_TYPES, _PLAIN_OPERANDS, _checked_operand, weak_scalars
-from .registry import Primitive, bind, operand, unchanged
+from .registry import EVERY_INPUT, Primitive, bind, operand, unchanged
 
 __all__: list[str] = []
 
@@ -270,13 +270,14 @@ __all__.append("cast")
 # --- binary ops ----------------------------------------------------------------------
 
 # What binary ops do to their operands before binding, or None (the default under NumPy
-# 2): NumPy 1's weak scalars, or TF's dtype rule (ops/promotion.py installs it).
+# 2): NumPy 1's weak scalars, or TF's conversion of a NumPy operand beside a tensor
+# (ops/promotion.py installs it; bind checks two tensors).
 _prepare = (lambda prim, x, y: weak_scalars(x, y)) if _NUMPY1 else None
 
 
 def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
-                     template=template)
+                     template=template, same_dtype=EVERY_INPUT)
 
     def op(x, y):
         if not isinstance(x, _OPERAND_TYPES):
@@ -486,7 +487,8 @@ def _where_jvp(ts, y, cond, a, b):
     return where(cond, ta, tb) + zeros_like(y)
 
 
-where_p = Primitive("where", np.where, vjp=_where_vjp, jvp=_where_jvp, elementwise=True)
+where_p = Primitive("where", np.where, vjp=_where_vjp, jvp=_where_jvp, elementwise=True,
+                    same_dtype=slice(1, None))  # x and y; the condition is bool
 
 
 @implements(np.where)
@@ -514,7 +516,8 @@ def _clip_jvp(ts, y, x, lo, hi):
     return where(inside, parts[0], where(less(x, lo), parts[1], parts[2])) + zeros_like(y)
 
 
-clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=True)
+clip_p = Primitive("clip", np.clip, vjp=_clip_vjp, jvp=_clip_jvp, elementwise=True,
+                   same_dtype=EVERY_INPUT)
 
 
 @implements(np.clip)
@@ -554,7 +557,8 @@ __all__ += ["where", "clip", "clip_by_value"]
 # --- non-differentiable ops: their outputs are constants to every tape -----------------
 
 def _constant_op(name, impl, arity, ufunc=None, check_operands=True, public=True):
-    prim = Primitive(name, impl, elementwise=True)  # no vjp: never recorded
+    prim = Primitive(name, impl, elementwise=True,  # no vjp: never recorded
+                     same_dtype=EVERY_INPUT if arity == 2 else None)
     if arity == 1:
         def op(x):
             return bind(prim, x)

@@ -114,10 +114,12 @@ def _run_on_arrays(func, args, kwargs):
     NumPy's result, as it would on arrays (TF's tensors convert so); a watched tensor's
     gradient stops here, and the drop warning names the function and the user's line."""
     name = f"np.{getattr(func, '__name__', func)}"
-    return func(*_as_arrays(args, name), **{k: _as_arrays(v, name) for k, v in kwargs.items()})
+    return func(*as_arrays(args, name), **{k: as_arrays(v, name) for k, v in kwargs.items()})
 
 
-def _as_arrays(x, function_name: str):
+def as_arrays(x, function_name: str):
+    """``x`` with each tensor (in lists and tuples too) replaced by its array, reporting
+    a watched tensor's conversion as ``function_name``'s."""
     from ..core.gradient_drops import report_conversion
     from ..core.state import state
     from ..core.tensor import Tensor, concrete_value
@@ -127,7 +129,7 @@ def _as_arrays(x, function_name: str):
             report_conversion(x, numpy_function=function_name)
         return concrete_value(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(_as_arrays(i, function_name) for i in x)
+        return type(x)(as_arrays(i, function_name) for i in x)
     return x
 
 

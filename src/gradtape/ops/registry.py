@@ -11,10 +11,12 @@ from typing import Any
 import numpy as np
 
 from ..core.backends import _NUMPY_CLASSES, eager_impl, kind_of
+from ..core.promotion_warning import check_operands as check_promoted_variables
 from ..core.state import state
 from ..core.tensor import Tensor, _new_object, _next_id, wrap
 from ..ir import builder
 from ..ir.nodes import IRValue
+from ..ir.primitive import EVERY_INPUT as EVERY_INPUT
 from ..ir.primitive import ArrayShorthand as ArrayShorthand
 from ..ir.primitive import Primitive as Primitive
 from ..ir.primitive import per_primitive as per_primitive
@@ -32,6 +34,17 @@ def operand(x: Any) -> Any:
     from ..core.tensor import constant
 
     return constant(x)
+
+
+def list_operands(values: Any) -> list:
+    """The operands of one list input (``concat``'s, ``stack``'s, ``einsum``'s), each as
+    :func:`operand` converts it. Under gt.config(dtype_promotion="tf") a NumPy array or
+    number among tensors first takes the first tensor's dtype, as TF converts the values
+    of one list input (``_list_rule``, installed by ops/promotion.py)."""
+    if _list_rule is not None:
+        values = _list_rule(values)
+    check_promoted_variables(values)  # stack expands each before they meet
+    return [operand(v) for v in values]
 
 
 def unchanged(x: Any) -> Any:
@@ -57,6 +70,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     is the usual case while recording: one tape observes (no tracer, no accumulator) an
     op with one result; the pass then also gathers the input ids the tape records, and
     the tape gets the op directly instead of through ``_hand_to_observers``."""
+    if _dtype_rule is not None:  # gt.config(dtype_promotion="tf"); one global read if not
+        _dtype_rule(prim, args)
     tapes = state.recording
     run = prim.eager
     values = []
@@ -131,5 +146,9 @@ def _hand_to_observers(prim, args, values, params, result, out) -> None:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+# TF's dtype rule, ``(prim, args) -> None`` raising on a mismatch, while
+# gt.config(dtype_promotion="tf") is on; ops/promotion.py installs it.
+_dtype_rule: Any = None
+_list_rule: Any = None
 _ndarray = np.ndarray
 _OTHER_KIND = object()  # marks an input of another array library while bind reads args

@@ -16,7 +16,7 @@ from ..core.tensor import Tensor
 from ..ir.nodes import Aval
 from . import index as _index
 from .numpy_dispatch import implements
-from .registry import Primitive, bind, operand
+from .registry import EVERY_INPUT, Primitive, bind, list_operands, operand
 from .shape import _normalize_axis, broadcast_to, expand_dims, moveaxis, ravel, reshape
 
 __all__: list[str] = []
@@ -58,7 +58,7 @@ def _concatenate_batch(size, args, batched, *, axis):
 concatenate_p = Primitive(
     "concatenate", _concatenate_impl, vjp=_concatenate_vjp, jvp=_concatenate_jvp,
     shape_rule=_concatenate_shape,
-    batch=_concatenate_batch,
+    batch=_concatenate_batch, same_dtype=EVERY_INPUT,
 )
 
 
@@ -69,7 +69,7 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
     if out is not None:
         raise TypeError("concatenate(..., out=) cannot write into a tensor: tensors are "
                         "immutable.")
-    xs = [operand(a) for a in arrays]
+    xs = list_operands(arrays)
     if not xs:
         raise ValueError("need at least one array to concatenate.")
     if axis is None:
@@ -109,7 +109,7 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
     del name
     if out is not None:
         raise TypeError("stack(..., out=) cannot write into a tensor: tensors are immutable.")
-    xs = [operand(a) for a in arrays]
+    xs = list_operands(arrays)
     if not xs:
         raise ValueError("need at least one array to stack.")
     shape = tuple(xs[0].shape)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops.convolution import convolve_axes, convolve_nd, correlate_nd
+from .special import as_float
 
 __all__ = ["convolve", "correlate"]
 
@@ -18,6 +19,7 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
     (``([in1 axes], [in2 axes])``), contract the paired ``dot_axes``, take the outer
     product of the other axes (``in1``'s, then ``in2``'s, then the convolved ones)."""
     del method
+    in1, in2 = as_float(in1), as_float(in2)  # Python values in float64, as SciPy
     if axes is None and not any(dot_axes):
         return convolve_nd(in1, in2, mode)
     if axes is None:
@@ -28,4 +30,4 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
 def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> Any:
     """``scipy.signal.correlate``: ``convolve`` with ``in2`` reversed and conjugated."""
     del method
-    return correlate_nd(in1, in2, mode)
+    return correlate_nd(as_float(in1), as_float(in2), mode)

@@ -8,6 +8,8 @@ and follow SciPy's signatures (``axis=None`` means every axis, as in SciPy).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,21 +28,6 @@ from ..ops.stdtr import stdtr as _stdtr
 _SPECIAL_NAMES = ("gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "ndtr",
                   "log_ndtr", "xlogy", "xlog1py", "betaln", "gammainc", "gammaincc",
                   "betainc")
-gammaln = _family.gammaln
-digamma = _family.digamma
-psi = _family.psi
-polygamma = _family.polygamma
-erf = _family.erf
-erfc = _family.erfc
-ndtr = _family.ndtr
-log_ndtr = _family.log_ndtr
-xlogy = _family.xlogy
-xlog1py = _family.xlog1py
-betaln = _family.betaln
-gammainc = _family.gammainc
-gammaincc = _family.gammaincc
-betainc = _family.betainc
-stdtr = _stdtr  # not in the family: ops/stdtr.py
 
 
 def as_float(x: Any) -> Any:
@@ -50,6 +37,40 @@ def as_float(x: Any) -> Any:
         x = np.asarray(x)
         return operand(x if np.issubdtype(x.dtype, np.inexact) else x.astype(np.float64))
     return x if np.issubdtype(x.dtype, np.inexact) else _ew.cast(x, np.float64)
+
+
+def scipy_typed(function: Callable[..., Any], arrays: tuple[int, ...] | None = None,
+                names: tuple[str, ...] = ()) -> Callable[..., Any]:
+    """``function`` (an op that converts Python values by TF's rule, float32) taking its
+    array arguments as SciPy does: Python numbers, lists and arrays in float64.
+    ``arrays``: their positions (None: every positional argument); ``names``: their
+    names when passed by keyword."""
+
+    @functools.wraps(function)
+    def typed(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(as_float(a) if arrays is None or i in arrays else a
+                     for i, a in enumerate(args))
+        kwargs = {k: as_float(v) if k in names else v for k, v in kwargs.items()}
+        return function(*args, **kwargs)
+
+    return typed
+
+
+gammaln = scipy_typed(_family.gammaln)
+digamma = scipy_typed(_family.digamma)
+psi = scipy_typed(_family.psi)
+polygamma = scipy_typed(_family.polygamma, arrays=(1,), names=("x",))
+erf = scipy_typed(_family.erf)
+erfc = scipy_typed(_family.erfc)
+ndtr = scipy_typed(_family.ndtr)
+log_ndtr = scipy_typed(_family.log_ndtr)
+xlogy = scipy_typed(_family.xlogy)
+xlog1py = scipy_typed(_family.xlog1py)
+betaln = scipy_typed(_family.betaln)
+gammainc = scipy_typed(_family.gammainc)
+gammaincc = scipy_typed(_family.gammaincc)
+betainc = scipy_typed(_family.betainc)
+stdtr = scipy_typed(_stdtr)  # not in the family: ops/stdtr.py
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -67,7 +88,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     if b is None and not return_sign:
         return _reduce.logsumexp(a, axis=axes, keepdims=keepdims)
     if b is not None:
-        b = operand(b)
+        b = as_float(b)  # a list or array in float64, as SciPy (not TF's float32)
         a = a + _ew.zeros_like(b) if tuple(b.shape) != tuple(a.shape) else a
         axes = _axes(axis, len(a.shape))
     peak = _reduce.max(a, axis=axes, keepdims=True) if a.shape else a

@@ -196,13 +196,26 @@ def average(x: Any, axis: Any = None, weights: Any = None) -> Tensor:
 
 def _index_of(find: Any, x: Any, axis: Any, keepdims: bool) -> Tensor:
     """``find`` (``g.argmax``/``g.argmin``) as Keras's: int32, of the flattened ``x``
-    when ``axis`` is None."""
-    x, axis_ = _flattened(x, axis)
+    when ``axis`` is None (``keepdims`` then gives ``x``'s rank of size-1 axes, NumPy's
+    shape), with -0.0 below 0.0 as Keras's backends order them."""
+    rank = _t(x).ndim
+    x, axis_ = _flattened(_signed_zeros_ordered(_t(x)), axis)
     found = g.cast(find(x, axis=axis_), "int32")
     if keepdims:
-        found = g.reshape(found, [1] * _t(x).ndim) if axis is None else \
+        found = g.reshape(found, [1] * rank) if axis is None else \
             g.expand_dims(found, axis)
     return found
+
+
+def _signed_zeros_ordered(x: Tensor) -> Tensor:
+    """Keras's argmax/argmin input: a float ``x`` (at least float32) with each -0.0 as
+    the smallest negative number, so 0.0 wins argmax over -0.0 and -0.0 wins argmin."""
+    if x.dtype.kind != "f" or x.ndim == 0:
+        return x
+    if x.dtype.itemsize < 4:
+        x = g.cast(x, "float32")
+    negative_zero = g.logical_and(g.equal(x, 0.0), np.signbit(x))
+    return g.where(negative_zero, -np.finfo(x.dtype).tiny, x)
 
 
 @keras_op

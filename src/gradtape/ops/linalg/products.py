@@ -13,13 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.errors import InvalidArgumentError
+from ...core.promotion_warning import check_operands as check_promoted_variables
 from ...ir.nodes import Aval
 from .. import elementwise as _ew
 from .. import reduce as _reduce
 from .. import shape as _shape
 from ..contraction import einsum
 from ..numpy_dispatch import implements, register_ufunc
-from ..registry import Primitive, bind, operand
+from ..registry import EVERY_INPUT, Primitive, bind, operand
 
 __all__ = ["matmul", "dot", "vdot", "tensordot", "einsum", "outer", "inner", "trace",
            "diagonal"]
@@ -28,7 +29,8 @@ _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 LinAlgError = np.linalg.LinAlgError
 
 
-# gt.config(dtype_promotion="tf")'s check of matmul's operands (ops/promotion.py).
+# gt.config(dtype_promotion="tf")'s conversion of a NumPy operand beside matmul's tensor
+# (ops/promotion.py); bind checks two tensors.
 _prepare = None
 
 
@@ -125,7 +127,8 @@ def _matmul_batch(size, args, batched):
 
 
 matmul_p = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp,
-                     shape_rule=_matmul_shape, batch=_matmul_batch, template="{0} @ {1}")
+                     shape_rule=_matmul_shape, batch=_matmul_batch, template="{0} @ {1}",
+                     same_dtype=EVERY_INPUT)
 
 
 def _mm(a, b):
@@ -192,7 +195,7 @@ def _matvec_batch(size, args, batched):
 
 
 matvec_p = Primitive(
-    "matvec", np.matmul, vjp=_matvec_vjp,
+    "matvec", np.matmul, vjp=_matvec_vjp, same_dtype=EVERY_INPUT,
     jvp=lambda ts, y, a, x: _sum_of((None if ts[0] is None else _matvec(ts[0], x),
                                      None if ts[1] is None else _matvec(a, ts[1]))),
     shape_rule=lambda a, x: _vector_shape("matvec", a, x, -1),
@@ -216,7 +219,7 @@ def _vecmat_batch(size, args, batched):
 
 
 vecmat_p = Primitive(
-    "vecmat", np.matmul, vjp=_vecmat_vjp,
+    "vecmat", np.matmul, vjp=_vecmat_vjp, same_dtype=EVERY_INPUT,
     jvp=lambda ts, y, x, a: _sum_of((None if ts[0] is None else _vecmat(ts[0], a),
                                      None if ts[1] is None else _vecmat(x, ts[1]))),
     shape_rule=lambda x, a: _vector_shape("vecmat", a, x, -2),
@@ -327,6 +330,7 @@ def tensordot(a, b, axes=2):
     """Sum of products over ``axes`` (an int: the last n of ``a`` with the first n of
     ``b``; or a pair of axis lists), as one matmul between transposed reshapes."""
     a, b = _operands(a, b)
+    check_promoted_variables((a, b))  # the product reads reshapes, not the variable
     axes_a, axes_b = _tensordot_axes(axes, len(a.shape), len(b.shape))
     for i, j in zip(axes_a, axes_b):
         if a.shape[i] != b.shape[j]:
@@ -354,12 +358,14 @@ def inner(a, b):
 def outer(a, b):
     """Outer product of the flattened ``a`` and ``b``."""
     a, b = _operands(a, b)
+    check_promoted_variables((a, b))
     return _ew.multiply(_shape.reshape(a, (-1, 1)), _shape.reshape(b, (-1,)))
 
 
 def vdot(a, b):
     """``sum(conj(a) * b)`` over the flattened inputs (NumPy's ``vdot``)."""
     a, b = _operands(a, b)
+    check_promoted_variables((a, b))
     return matmul(_ew.conj(_shape.reshape(a, (-1,))), _shape.reshape(b, (-1,)))
 
 

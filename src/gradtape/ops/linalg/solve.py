@@ -26,7 +26,7 @@ from .. import elementwise as _ew
 from .. import reduce as _reduce
 from .. import shape as _shape
 from ..numpy_dispatch import implements
-from ..registry import Primitive, bind, operand, per_primitive
+from ..registry import EVERY_INPUT, Primitive, bind, operand, per_primitive
 from .products import (
     _NUMPY2,
     _batch_shape,
@@ -167,7 +167,8 @@ def _solve_jvp(ts, x, a, b):
 
 
 solve_p = Primitive("solve", _solve_impl, vjp=_solve_vjp, jvp=_solve_jvp,
-                    shape_rule=_solve_shape, batch=per_primitive(_broadcasting_batch))
+                    shape_rule=_solve_shape, batch=per_primitive(_broadcasting_batch),
+                    same_dtype=EVERY_INPUT)
 
 
 def _solve(a, b):
