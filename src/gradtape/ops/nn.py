@@ -16,6 +16,7 @@ import numpy as np
 from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
 from ..ir.nodes import Aval
+from ..ir.primitive import EVERY_INPUT
 from . import reduce as _reduce
 from . import shape as _shape
 from .elementwise import exp
@@ -262,6 +263,7 @@ def _sigmoid_xent_jvp(ts, y, logits, labels):
 sigmoid_xent_p = Primitive(
     "sigmoid_cross_entropy_with_logits", _sigmoid_xent_impl,
     vjp=_sigmoid_xent_vjp, jvp=_sigmoid_xent_jvp, elementwise=True,
+    same_dtype=EVERY_INPUT,
 )
 
 
@@ -282,7 +284,7 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
             "`logits` and `labels` must have the same shape, received "
             f"({_shape_text(logits.shape)} vs {_shape_text(labels.shape)}); reshape or "
             "broadcast the labels to the logits' shape first.")
-    if _ew._prepare:  # the dtype rule of binary ops (gt.config(dtype_promotion="tf"))
+    if _ew._prepare:  # NumPy 1's weak Python scalars, as for binary ops
         logits, labels = _ew._prepare(_ew.multiply.primitive, logits, labels)
     return bind(sigmoid_xent_p, logits, labels)
 
