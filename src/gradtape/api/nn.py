@@ -12,6 +12,7 @@ from ..core.namespaces import namespace as public_namespace
 from ..core.tensor import Tensor, concrete_value
 from ..ops import nn as _nn
 from ..ops.clipping import clip_by_norm
+from ..ops.conv import tf_ops as _conv
 from ..ops.elementwise import greater_equal, where
 from ..ops.index import gather
 from ..ops.registry import operand
@@ -96,5 +97,5 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None,
 
 
 namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.",
-                             {**_nn.MEMBERS, "dropout": dropout, "top_k": top_k,
+                             {**_nn.MEMBERS, **_conv.MEMBERS, "dropout": dropout, "top_k": top_k,
                               "embedding_lookup": embedding_lookup})
