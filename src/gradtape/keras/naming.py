@@ -9,11 +9,20 @@ its name (``sequential/dense/kernel``), as Keras 3's ``name_scope`` stack builds
 from __future__ import annotations
 
 import collections
+import re
 from typing import Any
 
 from ..core.state import state
 
 _name_counts: collections.Counter = collections.Counter()
+
+
+def to_snake_case(name: str) -> str:
+    """Keras 3's layer naming: ``Conv2D`` -> ``conv2d``, ``Conv2DTranspose`` ->
+    ``conv2d_transpose`` (TF's ``tf.Module`` says ``conv2_d``)."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def uniquify(prefix: str) -> str:

@@ -4,6 +4,17 @@ from ..functional import Input, InputLayer
 from .activations import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from .attention import MultiHeadAttention
 from .base import Layer
+from .convolutional import (
+    Conv1D,
+    Conv1DTranspose,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
+    DepthwiseConv2D,
+    SeparableConv1D,
+    SeparableConv2D,
+)
 from .core import (
     Activation,
     ActivityRegularization,
@@ -60,3 +71,6 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
             "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
             "ZeroPadding3D", "add", "average", "concatenate", "dot", "maximum", "minimum",
             "multiply", "subtract"]
+# Issue 22's convolution layers.
+__all__ += ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
+            "Conv3DTranspose", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"]

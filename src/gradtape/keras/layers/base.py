@@ -28,7 +28,6 @@ from ...api.missing_names import missing_attribute
 from ...api.module import (
     ADDED_WEIGHTS,
     Module,
-    camel_to_snake,
     deferred_restores,
     name_scope,
     run_deferred_restore,
@@ -37,7 +36,7 @@ from ...core.dtypes import numpy_dtype
 from ...core.tensor import Tensor, convert_to_tensor
 from ...core.variable import Variable as _GtVariable
 from .. import initializers, regularizers
-from ..naming import layer_scope, uniquify
+from ..naming import layer_scope, to_snake_case, uniquify
 from ..variables import Variable
 
 __all__ = ["Layer"]
@@ -131,7 +130,7 @@ class Layer(Module):
                  **kwargs: Any):
         input_shape = _input_shape_kwarg(kwargs, type(self).__name__)
         if name is None:
-            name = uniquify(camel_to_snake(type(self).__name__))
+            name = uniquify(to_snake_case(type(self).__name__))
         elif not isinstance(name, str) or "/" in name:
             raise ValueError(f"Argument `name` must be a string without '/', got {name!r}.")
         object.__setattr__(self, "_name", name)

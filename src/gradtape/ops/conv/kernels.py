@@ -1,5 +1,6 @@
-"""The NumPy kernels of ``conv_general``: im2col (strided windows and one ``matmul``)
-and col2im (one ``matmul`` and a strided accumulation per kernel offset).
+"""The NumPy kernels of ``conv_general``: im2col (strided windows and one ``matmul``),
+col2im (one ``matmul`` and a strided accumulation per kernel offset) and window sums
+(one ``matmul`` per output position, for kernel gradients).
 
 Layouts are channels-last throughout: ``lhs`` is ``(N, *spatial, C)``, ``rhs`` is
 ``(*window, C // feature_groups, O)``, the output ``(N // batch_groups, *out, O)``.
@@ -130,14 +131,43 @@ def col2im_conv(lhs, rhs, padding, lhs_dilation, rhs_dilation, feature_groups):
     return result
 
 
+def window_sums(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation):
+    """Few output positions under a large window (the kernel gradient: the input
+    convolved with the cotangent): one ``matmul`` per output position, over the input
+    with batch and channels swapped back, which is how the gradient's transposes found
+    it in memory (contiguous)."""
+    nd = lhs.ndim - 2
+    window = rhs.shape[:-2]
+    out = out_spatial(lhs.shape[1:-1], window, strides, padding, lhs_dilation, rhs_dilation)
+    b, o = lhs.shape[0], rhs.shape[-1]
+    swapped = _dilate_and_pad(lhs.transpose(nd + 1, *range(1, nd + 1), 0), padding,
+                              lhs_dilation)                            # (c, *padded, b)
+    kernel = rhs.transpose(nd, *range(nd), nd + 1).reshape(-1, o)       # (c * taps, o)
+    result = np.empty((b, *out, o), np.result_type(lhs.dtype, rhs.dtype))
+    for position in itertools.product(*(range(n) for n in out)):
+        field = tuple(slice(p * s, p * s + dilated(k, d), d)
+                      for p, s, k, d in zip(position, strides, window, rhs_dilation))
+        patch = swapped[(slice(None), *field, slice(None))].reshape(-1, b)
+        result[(slice(None), *position, slice(None))] = patch.T @ kernel
+    return result
+
+
 def conv_general_impl(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation,
                       feature_group_count, batch_group_count):
-    """The convolution, by col2im when the input is spread (``lhs_dilation``) and the
-    window moves by one, else by im2col (measured: docs/performance.md)."""
+    """The convolution by the kernel that does least work for its shape (measured:
+    docs/performance.md): col2im for a unit-stride convolution that grows its input
+    (an input gradient, a transposed convolution: it skips the spread input's zeros),
+    one ``matmul`` per output position when the window is larger than the output (a
+    kernel gradient), else im2col."""
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    spread = any(d > 1 for d in lhs_dilation)
-    if spread and all(s == 1 for s in strides) and batch_group_count == 1:
+    spatial, window = lhs.shape[1:-1], rhs.shape[:-2]
+    out = out_spatial(spatial, window, strides, padding, lhs_dilation, rhs_dilation)
+    if all(s == 1 for s in strides) and batch_group_count == 1 and (
+            any(d > 1 for d in lhs_dilation) or np.prod(out) > np.prod(spatial)):
         return col2im_conv(lhs, rhs, padding, lhs_dilation, rhs_dilation,
                            feature_group_count)
+    if (feature_group_count == batch_group_count == 1 and 0 < np.prod(out) < np.prod(window)
+            and lhs.size and rhs.size):
+        return window_sums(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation)
     return im2col_conv(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
                        feature_group_count, batch_group_count)
