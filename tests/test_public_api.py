@@ -14,7 +14,7 @@ API_DOC = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
 DOCUMENTED = {name for cell in re.findall(r"^\| (`[^|]*`) \|", API_DOC, re.M)
               for name in re.findall(r"`([A-Za-z_][A-Za-z_0-9.]*)`", cell)}
 NAMESPACES = ["nn", "linalg", "math", "random", "errors", "optimizers", "keras", "scipy",
-              "experimental"]
+              "experimental", "image"]
 
 
 def _public(obj):

@@ -38,7 +38,7 @@ ROOT = "gradtape"
 # Public names of gradtape that are modules or namespaces the docs promise.
 PUBLIC_MODULES = frozenset({
     "nn", "linalg", "math", "random", "optimizers", "keras", "config", "errors", "special",
-    "fft", "experimental", "autodiff", "testing", "scipy",
+    "fft", "experimental", "autodiff", "testing", "scipy", "image",
 })
 
 

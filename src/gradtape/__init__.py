@@ -29,6 +29,7 @@ from .api.debugging import debugging, nest
 from .api.diag_ops import diag as _linalg_diag
 from .api.diag_ops import set_diag as _linalg_set_diag
 from .api.eager import executing_eagerly, get_static_value
+from .api.image import namespace as image
 from .api.initializers import (
     constant_initializer,
     glorot_uniform_initializer,
@@ -208,6 +209,7 @@ __all__ = [
     "grad",
     "half",
     "hessian",
+    "image",
     "init_scope",
     "int8",
     "int16",

@@ -37,7 +37,7 @@ def _names(text: str, hint: str = "") -> dict[str, str]:
 _TF: dict[str, str] = {
     **_names("audio bitwise compat distribute feature_column graph_util lite lookup mlir "
              "quantization queue raw_ops sets strings sysconfig test tpu version xla "
-             "experimental io image"),
+             "experimental io"),
     "summary": _LOGGING + "; `python -m gradtape inspect` shows what a step compiled",
     "profiler": "use Python's cProfile; `python -m gradtape inspect` shows what a step "
                 "compiled",
@@ -151,13 +151,13 @@ _KERAS_HINTS: dict[str, str] = {
 
 # tf.nn, tf.math, tf.linalg, tf.random: the common names gradtape lacks.
 _SUBMODULES: dict[str, str] = {
-    "nn": "atrous_conv2d avg_pool avg_pool1d avg_pool2d avg_pool3d batch_normalization "
+    "nn": "atrous_conv2d batch_normalization "
           "compute_average_loss conv1d conv1d_transpose conv2d conv2d_transpose conv3d "
           "conv3d_transpose conv_transpose convolution crelu ctc_loss depthwise_conv2d "
           "dilation2d erosion2d fractional_avg_pool fractional_max_pool "
-          "isotonic_regression local_response_normalization log_poisson_loss max_pool "
-          "max_pool1d max_pool2d max_pool3d max_pool_with_argmax nce_loss normalize_moments "
-          "pool safe_embedding_lookup_sparse sampled_softmax_loss scale_regularization_loss "
+          "isotonic_regression local_response_normalization log_poisson_loss "
+          "nce_loss normalize_moments "
+          "safe_embedding_lookup_sparse sampled_softmax_loss scale_regularization_loss "
           "separable_conv2d sufficient_statistics weighted_cross_entropy_with_logits "
           "weighted_moments with_space_to_batch zero_fraction batch_norm_with_global_normalization "
           "embedding_lookup_sparse in_top_k",

@@ -43,7 +43,28 @@ from .merging import (
     subtract,
 )
 from .normalization import BatchNormalization, GroupNormalization, LayerNormalization
-from .regularization import GaussianDropout, GaussianNoise
+from .pooling import (
+    AveragePooling1D,
+    AveragePooling2D,
+    AveragePooling3D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalAveragePooling3D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    GlobalMaxPooling3D,
+    MaxPooling1D,
+    MaxPooling2D,
+    MaxPooling3D,
+)
+from .preprocessing import RandomFlip, Resizing
+from .regularization import (
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
 from .shape import (
     Cropping1D,
     Cropping2D,
@@ -74,3 +95,9 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
 # Issue 22's convolution layers.
 __all__ += ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
             "Conv3DTranspose", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"]
+# Issue 22's pooling layers (keras/layers/pooling.py).
+__all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+            "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+            "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "RandomFlip", "Resizing",
+            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"]

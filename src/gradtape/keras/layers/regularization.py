@@ -1,5 +1,6 @@
-"""Keras 3's noise layers: ``GaussianNoise`` and ``GaussianDropout``. Both act only
-when called with ``training=True`` (``fit`` passes it) and are the identity otherwise."""
+"""Keras 3's noise layers: ``GaussianNoise``, ``GaussianDropout`` and
+``SpatialDropout1D/2D/3D``. They act only when called with ``training=True`` (``fit``
+passes it) and are the identity otherwise."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import math
 from typing import Any
 
 from ...api import random
+from ...api.nn import dropout
 from ...core.tensor import convert_to_tensor
 from .base import Layer
+from .shape import standardize_data_format
 
-__all__ = ["GaussianDropout", "GaussianNoise"]
+__all__ = ["GaussianDropout", "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D",
+           "SpatialDropout3D"]
 
 
 def _fraction(layer: str, what: str, value: Any) -> float:
@@ -65,3 +69,66 @@ class GaussianDropout(Layer):
         return input_shape
 
 
+
+
+class _SpatialDropout(Layer):
+    """Dropout of whole channels: one draw per (sample, channel), shared by every
+    spatial position (Keras 3's ``noise_shape``), scaled by ``1 / (1 - rate)``."""
+
+    rank = 0
+
+    def __init__(self, rate: float, data_format: str | None = None, seed: int | None = None,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self.rate = _fraction(type(self).__name__, "rate", rate)
+        self.data_format = standardize_data_format(data_format)
+        self.seed = seed
+        self.built = True
+
+    def _noise_shape(self, shape: tuple) -> tuple:
+        if len(shape) != self.rank + 2:
+            raise ValueError(f"{type(self).__name__} expects a {self.rank + 2}-d input, "
+                             f"got shape {shape}.")
+        ones = (1,) * self.rank
+        if self.data_format == "channels_first":
+            return (shape[0], shape[1], *ones)
+        return (shape[0], *ones, shape[-1])
+
+    def call(self, inputs: Any, training: bool = False) -> Any:
+        inputs = convert_to_tensor(inputs)
+        noise_shape = self._noise_shape(tuple(inputs.shape))
+        if not training or self.rate == 0:
+            return inputs
+        if self.rate == 1:  # every channel dropped (nn.dropout takes rates below 1)
+            return inputs * inputs.dtype.type(0)
+        return dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+    def get_config(self) -> dict:
+        config = {**super().get_config(), "rate": self.rate, "seed": self.seed}
+        if self.rank > 1:
+            config["data_format"] = self.data_format
+        return config
+
+
+class SpatialDropout1D(_SpatialDropout):
+    """Drops whole channels of a (batch, steps, channels) input while training."""
+
+    rank = 1
+
+    def __init__(self, rate: float, seed: int | None = None, **kwargs: Any):
+        super().__init__(rate, None, seed, **kwargs)
+
+
+class SpatialDropout2D(_SpatialDropout):
+    """Drops whole feature maps of a 4-d input while training."""
+
+    rank = 2
+
+
+class SpatialDropout3D(_SpatialDropout):
+    """Drops whole feature volumes of a 5-d input while training."""
+
+    rank = 3

@@ -3,8 +3,8 @@
 
 The spatial layers take ``data_format`` (``"channels_last"``, the default, or
 ``"channels_first"``) where Keras 3 has it. ``UpSampling2D(interpolation="bilinear")``
-is ``tf.image.resize``'s bilinear (half-pixel centers, no antialiasing), written as one
-interpolation matrix per spatial axis, so it differentiates exactly.
+(or ``"bicubic"``, ``"lanczos3"``, ``"lanczos5"``) is ``tf.image.resize``'s (half-pixel
+centers, no antialiasing): the ``resize`` primitive, which differentiates exactly.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...core.tensor import Tensor, constant
+from ...core.tensor import Tensor
+from ...ops import image as _resizing
 from .base import Layer
 
 __all__ = ["Cropping1D", "Cropping2D", "Cropping3D", "Permute", "RepeatVector", "Reshape",
@@ -259,20 +260,6 @@ class Cropping3D(_Cropping):
         super().__init__(cropping, data_format, **kwargs)
 
 
-def _bilinear_matrix(size_in: int, factor: int, dtype: Any) -> np.ndarray:
-    """``(size_in * factor, size_in)``: TF's bilinear resize along one axis (half-pixel
-    centers, the source coordinate clamped at 0 and the last pixel)."""
-    out = np.arange(size_in * factor)
-    source = np.maximum((out + 0.5) / factor - 0.5, 0.0)
-    lower = np.floor(source).astype(np.int64)
-    upper = np.minimum(lower + 1, size_in - 1)
-    weight = source - lower
-    matrix = np.zeros((out.size, size_in), dtype)
-    np.add.at(matrix, (out, lower), 1.0 - weight)
-    np.add.at(matrix, (out, upper), weight)
-    return matrix
-
-
 class _UpSampling(_Spatial):
     def __init__(self, size: Any, data_format: str | None = None, **kwargs: Any):
         super().__init__(data_format, **kwargs)
@@ -302,28 +289,31 @@ class UpSampling1D(_UpSampling):
 
 class UpSampling2D(_UpSampling):
     """Repeats rows and columns ``size`` times (``"nearest"``), or resizes by ``size``
-    with TF's bilinear interpolation (``"bilinear"``)."""
+    with ``tf.image.resize``'s interpolation (``"bilinear"``, ``"bicubic"``,
+    ``"lanczos3"``, ``"lanczos5"``: half-pixel centers, no antialiasing), Keras 3's."""
 
     rank = 2
+    _INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
 
     def __init__(self, size: Any = (2, 2), data_format: str | None = None,
                  interpolation: str = "nearest", **kwargs: Any):
         super().__init__(size, data_format, **kwargs)
-        if interpolation not in ("nearest", "bilinear"):
-            raise ValueError(f"UpSampling2D here supports interpolation 'nearest' and "
-                             f"'bilinear'. Received: interpolation={interpolation!r}")
+        if interpolation not in self._INTERPOLATIONS:
+            raise ValueError(f"`interpolation` argument should be one of "
+                             f"{list(self._INTERPOLATIONS)}. Received: "
+                             f"interpolation={interpolation!r}")
         self.interpolation = interpolation
 
     def call(self, inputs: Any) -> Tensor:
         if self.interpolation == "nearest":
             return super().call(inputs)
         rows, cols = self._axes(inputs)
-        dtype = inputs.dtype
-        along_rows = constant(_bilinear_matrix(inputs.shape[rows], self.size[0], dtype))
-        along_cols = constant(_bilinear_matrix(inputs.shape[cols], self.size[1], dtype))
-        if self.data_format == "channels_first":  # (b, c, h, w)
-            return ops.einsum("ih,bchw,jw->bcij", along_rows, inputs, along_cols)
-        return ops.einsum("ih,bhwc,jw->bijc", along_rows, inputs, along_cols)
+        target = (inputs.shape[rows] * self.size[0], inputs.shape[cols] * self.size[1])
+        return _resizing.resize(inputs, (rows, cols), target, self.interpolation)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format,
+                "interpolation": self.interpolation}
 
 
 class UpSampling3D(_UpSampling):
