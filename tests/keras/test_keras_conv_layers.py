@@ -219,3 +219,12 @@ def test_default_names_are_keras_3s():
     assert keras.layers.BatchNormalization().name == "batch_normalization"
     assert keras.layers.PReLU().name == "p_re_lu"
     assert keras.layers.MultiHeadAttention(1, 1).name == "multi_head_attention"
+
+
+def test_a_functional_subclass_is_named_by_keras_3s_rule_too():
+    class Encoder2D(keras.Model):
+        pass
+
+    keras.backend.clear_session()
+    inputs = keras.Input((3,))
+    assert Encoder2D(inputs, keras.layers.Dense(2)(inputs)).name == "encoder2d"

@@ -423,3 +423,21 @@ def test_errors_as_tf_raises_them():
         gt.nn.conv2d_transpose(np.zeros((1, 3, 3, 2), np.float32), w, [1, 8, 8, 3], 2, "SAME")
     with pytest.raises(gt.errors.InvalidArgumentError, match="same depth"):
         gt.nn.depthwise_conv2d(x, np.zeros((3, 3, 2, 1), np.float32), [1, 1, 1, 1], "SAME")
+
+
+def test_every_channels_first_format_equals_channels_last():
+    x2, x3 = RNG.normal(size=(2, 6, 5, 3)), RNG.normal(size=(1, 4, 5, 4, 2))
+    dw, w3 = RNG.normal(size=(3, 3, 3, 2)), RNG.normal(size=(2, 2, 2, 2, 3))
+    pw = RNG.normal(size=(1, 1, 6, 4))
+    cases = [
+        (lambda x, f: gt.nn.depthwise_conv2d(x, dw, [1, 1, 2, 2] if f else [1, 2, 2, 1],
+                                             "SAME", data_format="NCHW" if f else None), x2),
+        (lambda x, f: gt.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "VALID",
+                                             data_format="NCHW" if f else None), x2),
+        (lambda x, f: gt.nn.conv3d(x, w3, [1, 1, 2, 1, 1] if f else [1, 2, 1, 1, 1], "SAME",
+                                   data_format="NCDHW" if f else "NDHWC"), x3),
+    ]
+    for f, x in cases:
+        last = f(x, False).numpy()
+        first = f(np.moveaxis(x, -1, 1), True).numpy()
+        np.testing.assert_allclose(first, np.moveaxis(last, -1, 1), atol=1e-12)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..api.module import camel_to_snake
 from ..core.tensor import Tensor, convert_to_tensor
 from .functional import (
     Input,
@@ -18,7 +17,7 @@ from .functional import (
     run_nodes,
 )
 from .layers.base import Layer, unique_by_identity
-from .naming import layer_scope, uniquify
+from .naming import layer_scope, to_snake_case, uniquify
 from .summary import print_summary
 from .training import Trainer
 
@@ -109,7 +108,7 @@ class Functional(Model):
                  trainable: bool = True, **kwargs: Any):
         if name is None:
             name = uniquify("functional" if type(self) is Functional
-                            else camel_to_snake(type(self).__name__))
+                            else to_snake_case(type(self).__name__))
         Layer.__init__(self, name=name, trainable=trainable, **kwargs)
         Trainer.__init__(self)
         flat_inputs = list(_flat(inputs))
