@@ -153,7 +153,8 @@ _missing_names.install({
     "tf.keras.optimizers": keras.optimizers, "tf.keras.callbacks": keras.callbacks,
     "tf.keras.utils": keras.utils, "tf.keras.models": keras.models, "tf.nn": nn,
     "tf.math": math, "tf.linalg": linalg, "tf.random": random, "tf.train": train,
-    "tf.dtypes": dtypes, "tf.debugging": debugging, "tf.keras.backend": keras.backend})
+    "tf.dtypes": dtypes, "tf.debugging": debugging, "tf.keras.backend": keras.backend,
+    "tf.image": image})
 
 if _options.hold_freed_memory:  # GRADTAPE_HOLD_MEMORY=1: the allocator change, opted in
     from .core.memory import hold_freed_memory as _hold_freed_memory

@@ -262,7 +262,10 @@ def test_second_derivative_matches_numpy(c, compile_mode):
 # (docs/scaling.md lists these).
 UNSUPPORTED = {"convolve", "eig", "expm", "psd_pseudo", "solve_sylvester", "sqrtm",
                # TF's index helpers (segment layout, unique, searchsorted): NumPy only
-               "last_occurrence", "searchsorted", "segment_layout", "unique", "unique_count"}
+               "last_occurrence", "searchsorted", "segment_layout", "unique", "unique_count",
+               # pooling and resizing: strided views and NumPy buffers
+               "max_pool", "avg_pool", "pool_argmax", "window_gather", "window_scatter",
+               "avg_pool_transpose", "resize", "resize_transpose"}
 
 
 def test_only_ops_without_a_standard_equivalent_are_unsupported():

@@ -1,6 +1,7 @@
 """Pooling and resizing on Dask arrays chunked along the batch (and channels): values
 and gradients equal NumPy's to 1e-12, stay lazy (nothing computes until read), and keep
-the batch chunks (one task a block, the spatial axes whole in each)."""
+the batch chunks (one task a block, the spatial axes whole in each). On CuPy and
+array-API libraries they refuse clearly."""
 
 import numpy as np
 import pytest
@@ -47,3 +48,19 @@ def test_pooling_and_resize_on_dask_match_numpy(name, fn, compile_mode):
         assert got._value.numblocks[0] == 2  # still chunked along the batch
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=tol, atol=tol)
         np.testing.assert_allclose(grad.numpy(), expected_grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["max_pool", "resize_transpose"])
+def test_cupy_refuses_the_window_primitives_clearly(name):
+    from gradtape.core.backends import ArrayKind
+    from gradtape.ops.backends.rules import _LIBRARY_RULES
+
+    refuse = _LIBRARY_RULES["cupy"][name](ArrayKind("cupy", np, protocols=True))
+    with pytest.raises(NotImplementedError, match=f"'{name}' op does not run on cupy"):
+        refuse(X)
+
+
+def test_array_api_strict_refuses_pooling_clearly():
+    xp = pytest.importorskip("array_api_strict")
+    with pytest.raises(NotImplementedError, match="does not run on array_api_strict"):
+        gt.nn.max_pool2d(gt.constant(xp.asarray(X)), 2, 2, "VALID")

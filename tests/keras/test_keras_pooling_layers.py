@@ -107,3 +107,21 @@ def test_a_small_cnn_trains_with_max_pooling():
     first = model.evaluate(x, y, verbose=0)
     model.fit(x, y, epochs=5, batch_size=8, verbose=0)
     assert model.evaluate(x, y, verbose=0) < first
+
+
+def test_default_names_follow_keras_3s_snake_case():
+    # Keras 3's to_snake_case: a digit does not start a word ("max_pooling2d", not TF's
+    # module rule "max_pooling2_d"), so weight paths and summaries match Keras's.
+    gt.keras.backend.clear_session()
+    names = [layers.MaxPooling2D().name, layers.GlobalAveragePooling1D().name,
+             layers.UpSampling2D().name, layers.ZeroPadding3D().name,
+             layers.Cropping1D().name, layers.PReLU().name, layers.MaxPooling2D().name]
+    assert names == ["max_pooling2d", "global_average_pooling1d", "up_sampling2d",
+                     "zero_padding3d", "cropping1d", "p_re_lu", "max_pooling2d_1"]
+
+
+def test_keras_3s_aliases_are_the_same_classes():
+    assert (layers.MaxPool2D, layers.AvgPool1D, layers.GlobalMaxPool3D,
+            layers.GlobalAvgPool2D) == (layers.MaxPooling2D, layers.AveragePooling1D,
+                                        layers.GlobalMaxPooling3D,
+                                        layers.GlobalAveragePooling2D)

@@ -48,6 +48,19 @@ def test_resize_methods_by_hand_along_one_axis():
     w = np.array([0.75, 0.75, 0.25])  # taps 0, 1, 2: triangle((tap + 0.5 - 1) / 2)
     np.testing.assert_allclose(along("bilinear", 2, antialias=True)[0],
                                w @ [1, 2, 4] / w.sum(), rtol=1e-6)
+    # lanczos3 4 -> 2 at source 1.0: taps 0..3 at distances -0.5, 0.5, 1.5, 2.5 of
+    # 3 sin(pi d) sin(pi d / 3) / (pi d)^2, normalized
+    d = np.arange(4) + 0.5 - 1.0
+    w = 3 * np.sin(np.pi * d) * np.sin(np.pi * d / 3) / (np.pi * d) ** 2
+    np.testing.assert_allclose(along("lanczos3", 2)[0], w @ [1, 2, 4, 8] / w.sum(),
+                               rtol=1e-6)
+    # mitchellcubic (B = C = 1/3) at the same taps: 8/9 - 2d^2 + 7/6|d|^3 inside 1,
+    # 16/9 - 10/3|d| + 2d^2 - 7/18|d|^3 inside 2
+    a = np.abs(d)
+    w = np.where(a < 1, 8 / 9 - 2 * a ** 2 + 7 / 6 * a ** 3,
+                 np.where(a < 2, 16 / 9 - 10 / 3 * a + 2 * a ** 2 - 7 / 18 * a ** 3, 0))
+    np.testing.assert_allclose(along("mitchellcubic", 2)[0], w @ [1, 2, 4, 8] / w.sum(),
+                               rtol=1e-6)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -176,3 +189,33 @@ def test_resize_compiled_equals_eager():
     eager = tape.gradient(value, x).numpy()
     for _ in range(3):
         np.testing.assert_allclose(step(x).numpy(), eager, rtol=1e-5)
+
+
+def test_a_tf_image_name_gradtape_lacks_says_so():
+    with pytest.raises(AttributeError, match="tf.image.rgb_to_grayscale. is TensorFlow's"):
+        gt.image.rgb_to_grayscale  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_op'$"):
+        gt.image.no_such_op  # noqa: B018
+
+
+def test_rot90_transpose_central_crop_and_crop_or_pad():
+    # tf.image.rot90's docstring: [[1], [2]], [[3], [4]] turns to [[2, 4], [1, 3]]
+    a = np.array([[[1], [2]], [[3], [4]]])
+    np.testing.assert_array_equal(gt.image.rot90(a).numpy()[..., 0], [[2, 4], [1, 3]])
+    batch = np.arange(2 * 3 * 4 * 1).reshape(2, 3, 4, 1)
+    for k in range(-1, 5):
+        np.testing.assert_array_equal(gt.image.rot90(batch, k).numpy(),
+                                      np.rot90(batch, k, axes=(1, 2)))
+    np.testing.assert_array_equal(gt.image.transpose(batch).numpy(),
+                                  batch.transpose(0, 2, 1, 3))
+    # central_crop of 5 x 7 at 0.5: starts int(1.25) = 1 and int(1.75) = 1
+    image = np.arange(5 * 7).reshape(5, 7, 1)
+    np.testing.assert_array_equal(gt.image.central_crop(image, 0.5).numpy(), image[1:4, 1:6])
+    with pytest.raises(ValueError, match="central_fraction"):
+        gt.image.central_crop(image, 0.0)
+    # crop the height 3 -> 2 from row 0 (3 // 2 - ... = 0), pad the width 4 -> 7 by 1
+    out = gt.image.resize_with_crop_or_pad(batch, 2, 7).numpy()
+    expected = np.pad(batch[:, 0:2], [(0, 0), (0, 0), (1, 2), (0, 0)])
+    np.testing.assert_array_equal(out, expected)
+    check_grads(lambda t: gt.image.resize_with_crop_or_pad(gt.image.rot90(t, 3), 3, 5),
+                [RNG.standard_normal((4, 3, 2))], order=2)

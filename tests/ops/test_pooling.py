@@ -59,14 +59,17 @@ def test_max_pool2d_and_avg_pool2d_on_a_4x4_image_by_hand():
         gt.nn.max_pool2d(-x - 1, 3, 2, "SAME").numpy()[0, ..., 0], [[-1, -3], [-9, -11]])
 
 
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
 @pytest.mark.parametrize("padding", ["VALID", "SAME"])
-@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("stride", [1, 2, 3, (2, 3)])
 @pytest.mark.parametrize("kind", ["max", "avg"])
-def test_2d_pooling_matches_the_definition_on_odd_sizes(kind, stride, padding):
-    x = RNG.standard_normal((2, 7, 5, 3))
+def test_2d_pooling_matches_the_definition_on_odd_sizes(kind, stride, padding, data_format):
+    first = data_format == "NCHW"
+    x = RNG.standard_normal((2, 3, 7, 5) if first else (2, 7, 5, 3))
     f = gt.nn.max_pool2d if kind == "max" else gt.nn.avg_pool2d
-    got = f(x, (3, 2), stride, padding).numpy()
-    np.testing.assert_allclose(got, _reference(x, kind, (3, 2), (stride, stride), padding),
+    got = f(x, (3, 2), stride, padding, data_format=data_format).numpy()
+    strides = stride if isinstance(stride, tuple) else (stride, stride)
+    np.testing.assert_allclose(got, _reference(x, kind, (3, 2), strides, padding, first),
                                rtol=1e-12)
 
 
@@ -114,6 +117,10 @@ def test_bad_arguments_raise_what_tf_raises():
         gt.nn.max_pool2d(x, 5, 1, "VALID")
     with pytest.raises(ValueError, match="MAX' or 'AVG"):
         gt.nn.pool(x, [2, 2], "MIN")
+    with pytest.raises(gt.errors.NotFoundError, match="cast them first"):
+        gt.nn.avg_pool2d(np.ones((1, 4, 4, 1), np.int32), 2, 2, "VALID")
+    with pytest.raises(gt.errors.NotFoundError, match="real and imaginary"):
+        gt.nn.max_pool2d(np.ones((1, 4, 4, 1), np.complex64), 2, 2, "VALID")
 
 
 def test_max_pool_gradient_goes_to_the_first_maximum_in_scan_order():
@@ -256,3 +263,8 @@ def test_pool_with_dilations():
         gt.nn.pool(x, [2, 2], "MAX", strides=[2, 2], dilations=[2, 2])
     check_grads(lambda t: gt.nn.pool(t, [2, 3], "MAX", dilations=[2, 2]),
                 [RNG.permutation(144).reshape(1, 9, 8, 2) / 9.0], order=2)
+
+
+def test_max_pool_with_argmax_output_is_differentiable():
+    x = RNG.permutation(2 * 4 * 4 * 2).reshape(2, 4, 4, 2) / 7.0
+    check_grads(lambda t: gt.nn.max_pool_with_argmax(t, 2, 2, "VALID").output, [x], order=2)

@@ -17,6 +17,7 @@ from ..ops.elementwise import cast, less, maximum, sqrt, where
 from ..ops.index import getitem
 from ..ops.registry import operand
 from ..ops.shape import reshape
+from ..ops.shape import transpose as _transpose
 from . import random as _random
 
 __all__ = ["namespace"]
@@ -169,6 +170,59 @@ def pad_to_bounding_box(image: Any, offset_height: int, offset_width: int,
     return pad(image, widths)
 
 
+def transpose(image: Any, name: str | None = None) -> Any:
+    """TF's ``tf.image.transpose``: height and width swapped."""
+    image = _image(image)
+    perm = (1, 0, 2) if len(image.shape) == 3 else (0, 2, 1, 3)
+    return _transpose(image, perm)
+
+
+def rot90(image: Any, k: int = 1, name: str | None = None) -> Any:
+    """TF's ``tf.image.rot90``: ``k`` quarter turns counter-clockwise (``np.rot90`` over
+    height and width)."""
+    image = _image(image)
+    rows = len(image.shape) - 3
+    k = int(k.numpy() if hasattr(k, "numpy") else k) % 4
+    if k == 0:
+        return image
+    if k == 2:
+        return flip(image, (rows, rows + 1))
+    perm = list(range(len(image.shape)))
+    perm[rows], perm[rows + 1] = rows + 1, rows
+    if k == 1:  # TF's _rot90: reverse the width, then transpose
+        return _transpose(flip(image, rows + 1), tuple(perm))
+    return flip(_transpose(image, tuple(perm)), rows + 1)
+
+
+def central_crop(image: Any, central_fraction: float) -> Any:
+    """TF's ``tf.image.central_crop``: the central ``central_fraction`` (in (0, 1]) of the
+    height and width, the start rounded down as TF's ``int32`` cast."""
+    image = _image(image)
+    if not 0.0 < central_fraction <= 1.0:
+        raise ValueError(f"central_fraction must be within (0, 1], got {central_fraction}.")
+    if central_fraction == 1.0:
+        return image
+    height, width = image.shape[-3], image.shape[-2]
+    top = int((height - height * central_fraction) / 2)
+    left = int((width - width * central_fraction) / 2)
+    return crop_to_bounding_box(image, top, left, height - 2 * top, width - 2 * left)
+
+
+def resize_with_crop_or_pad(image: Any, target_height: int, target_width: int) -> Any:
+    """TF's ``tf.image.resize_with_crop_or_pad``: a central crop where the image is larger
+    than the target, zero padding around it where smaller (each axis on its own)."""
+    image = _image(image)
+    _box_checks(0, 0, target_height, target_width)
+    height, width = image.shape[-3], image.shape[-2]
+    crop_top, crop_left = max((height - target_height) // 2, 0), max(
+        (width - target_width) // 2, 0)
+    pad_top, pad_left = max((target_height - height) // 2, 0), max(
+        (target_width - width) // 2, 0)
+    cropped = crop_to_bounding_box(image, crop_top, crop_left, min(target_height, height),
+                                   min(target_width, width))
+    return pad_to_bounding_box(cropped, pad_top, pad_left, target_height, target_width)
+
+
 def per_image_standardization(image: Any) -> Any:
     """TF's ``tf.image.per_image_standardization``: ``(x - mean) / max(stddev,
     1 / sqrt(N))`` over each image's ``N`` height * width * channels values (integers are
@@ -193,5 +247,7 @@ namespace = public_namespace("gradtape.image", "TF's tf.image names over gradtap
     "random_flip_up_down": random_flip_up_down,
     "crop_to_bounding_box": crop_to_bounding_box,
     "pad_to_bounding_box": pad_to_bounding_box,
-    "per_image_standardization": per_image_standardization,
+    "per_image_standardization": per_image_standardization, "transpose": transpose,
+    "rot90": rot90, "central_crop": central_crop,
+    "resize_with_crop_or_pad": resize_with_crop_or_pad,
 })

@@ -193,6 +193,14 @@ _SUBMODULES: dict[str, str] = {
               "stateless_binomial stateless_categorical stateless_gamma "
               "stateless_normal stateless_parameterized_truncated_normal stateless_poisson "
               "stateless_truncated_normal stateless_uniform uniform_candidate_sampler",
+    "image": "adjust_brightness adjust_contrast adjust_gamma adjust_hue adjust_jpeg_quality "
+             "adjust_saturation combined_non_max_suppression convert_image_dtype "
+             "crop_and_resize decode_image decode_jpeg decode_png draw_bounding_boxes "
+             "encode_jpeg encode_png extract_glimpse extract_patches grayscale_to_rgb "
+             "hsv_to_rgb image_gradients non_max_suppression psnr random_brightness "
+             "random_contrast random_crop random_hue random_saturation "
+             "resize_with_pad rgb_to_grayscale rgb_to_hsv sobel_edges ssim "
+             "total_variation",
 }
 _SUBMODULE_HINTS: dict[str, str] = {
     "random.poisson": "use np.random.default_rng(seed).poisson(...) wrapped in "

@@ -18,8 +18,8 @@ _name_counts: collections.Counter = collections.Counter()
 
 
 def to_snake_case(name: str) -> str:
-    """Keras 3's layer naming: ``Conv2D`` -> ``conv2d``, ``Conv2DTranspose`` ->
-    ``conv2d_transpose`` (TF's ``tf.Module`` says ``conv2_d``)."""
+    """Keras 3's default-name rule: ``MaxPooling2D`` -> ``max_pooling2d``, ``PReLU`` ->
+    ``p_re_lu`` (a digit does not start a word, unlike TF's module rule)."""
     name = re.sub(r"\W+", "", name)
     name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, NotFoundError
 from . import pooling as _pooling
 from .registry import operand
 
@@ -123,7 +123,20 @@ def _pooled(kind: str, rank: int, input, ksize, strides, padding, data_format,
             explicit_ok: bool):
     x, axes, window, steps, rates, pads = _prepared(input, rank, ksize, strides, padding,
                                                     data_format, explicit_ok=explicit_ok)
+    check_pool_dtype(kind, x)
     return _pooling.pool(x, kind, axes, window, steps, rates, pads)
+
+
+def check_pool_dtype(kind: str, x: Any) -> None:
+    """TF registers average pooling for floats only (no kernel, NotFoundError) and max
+    pooling for real numbers."""
+    dtype = np.dtype(x.dtype)
+    if kind == "avg" and dtype.kind != "f":
+        raise NotFoundError(f"avg_pool has no kernel for {dtype.name} inputs (as TF's): "
+                            "cast them first, gt.cast(x, gt.float32).")
+    if dtype.kind not in "fiub":
+        raise NotFoundError(f"max_pool has no kernel for {dtype.name} inputs (as TF's); "
+                            "pool the real and imaginary parts apart.")
 
 
 def _input_rank(input: Any, name: str) -> int:
@@ -211,6 +224,7 @@ def pool(input: Any, window_shape: Any, pooling_type: str, strides: Any = None,
         x, padding = _zero_padded_same(x, rank, window, rates, data_format), "VALID"
     x, axes, window, steps, rates, pads = _prepared(x, rank, window, steps, padding,
                                                     data_format, dilations=rates)
+    check_pool_dtype(kind, x)
     return _pooling.pool(x, kind, axes, window, steps, rates, pads)
 
 
@@ -241,6 +255,7 @@ def max_pool_with_argmax(input: Any, ksize: Any, strides: Any, padding: Any,
         raise TypeError(f"output_dtype must be int32 or int64, got {dtype.name}.")
     x, axes, window, steps, rates, pads = _prepared(input, 2, ksize, strides, padding,
                                                     data_format)
+    check_pool_dtype("max", x)
     output = _pooling.pool(x, "max", axes, window, steps, rates, pads)
     taps = _pooling.argmax_taps(x, output, axes, window, steps, rates, pads)
     return MaxPoolWithArgmax(output, _flat_index(taps, tuple(x.shape), window, steps, pads,

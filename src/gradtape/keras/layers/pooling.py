@@ -13,7 +13,7 @@ from typing import Any
 
 from ... import ops
 from ...ops import pooling as _pooling
-from ...ops.pooling_tf import _same_pads
+from ...ops.pooling_tf import _same_pads, check_pool_dtype
 from .base import Layer
 from .shape import _int_tuple, standardize_data_format
 
@@ -85,6 +85,7 @@ class _Pooling(Layer):
                     raise ValueError(f"{type(self).__name__}: pool_size {self.pool_size} is "
                                      f"larger than the input's spatial shape "
                                      f"{tuple(shape[b] for b in axes)}; use padding='same'.")
+        check_pool_dtype(self.kind, inputs)
         return _pooling.pool(inputs, self.kind, axes, self.pool_size, self.strides,
                              (1,) * self.rank, pads)
 
@@ -197,3 +198,15 @@ class GlobalAveragePooling2D(_GlobalPooling):
 class GlobalAveragePooling3D(_GlobalPooling):
     """The mean over the three spatial axes."""
     rank, kind = 3, "avg"
+
+
+# Keras 3's aliases: the same classes.
+MaxPool1D, MaxPool2D, MaxPool3D = MaxPooling1D, MaxPooling2D, MaxPooling3D
+AvgPool1D, AvgPool2D, AvgPool3D = AveragePooling1D, AveragePooling2D, AveragePooling3D
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D = (GlobalMaxPooling1D, GlobalMaxPooling2D,
+                                                     GlobalMaxPooling3D)
+GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = (
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D)
+__all__ += ["AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAvgPool1D", "GlobalAvgPool2D",
+            "GlobalAvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D",
+            "MaxPool1D", "MaxPool2D", "MaxPool3D"]

@@ -6,7 +6,8 @@ array-API namespace (``array_api_strict``).
     namespaces        rules for Dask and array-API namespaces (functions NumPy names
                       differently, reductions that do not route through NumPy)
     dask              Dask-only rules (where NumPy's protocols do not reach Dask)
-    dask_pooling      the pooling and resize primitives on Dask, block by block
+    windows           the pooling and resize primitives: on Dask block by block, refused
+                      on CuPy
     cupy              CuPy-only rules (where a NumPy implementation calls np.asarray)
     array_api         rules for kinds outside NumPy's protocols (array_api_strict)
     array_api_linalg  their linalg and fft extensions
@@ -20,6 +21,6 @@ Imports: ``core``, ``ir`` and the op families of ``ops``.
 """
 
 # Importing them registers the rules (and installs them in core/backends.py).
-from . import array_api, array_api_linalg, cupy, dask, dask_pooling, namespaces, rules  # noqa: F401
+from . import array_api, array_api_linalg, cupy, dask, namespaces, rules, windows  # noqa: F401
 
 __all__: list[str] = []

@@ -1,7 +1,11 @@
-"""The window primitives on Dask arrays, chunk-wise: pooling (``ops/pooling.py``) and
-resizing (``ops/image.py``) act on their spatial ``axes`` alone, so each block holding
+"""The window primitives (pooling, ``ops/pooling.py``; resizing, ``ops/image.py``) on
+other array kinds.
+
+On Dask, chunk-wise: they act on their spatial ``axes`` alone, so each block holding
 those axes whole is pooled (or resized) by the NumPy implementation, one task a block,
-along the batch and channel chunks. Lazy: nothing computes."""
+along the batch and channel chunks. Lazy: nothing computes. On CuPy they are refused
+clearly (their implementations fill NumPy buffers); array-API libraries refuse them by
+the general rule (no standard equivalent of strided views)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import numpy as np
 from ...core.backends import ArrayKind
 from .. import image as _image
 from .. import pooling as _pooling
-from .rules import namespace_rule
+from .rules import namespace_rule, unsupported
 
 DASK = "dask.array"
 
@@ -93,3 +97,18 @@ _register("avg_pool_transpose", _pooling._avg_pool_transpose_impl, _input_sizes,
 _register("resize", _image._resize_impl, _resized_sizes)
 _register("resize_transpose", _image._resize_transpose_impl, _input_sizes,
           block_params=_block_in_shape)
+
+
+def _refused_on_cupy(name: str) -> None:
+    @namespace_rule(name, library="cupy")
+    def rule(kind: ArrayKind):
+        def refuse(*args: Any, **params: Any) -> Any:
+            raise NotImplementedError(
+                f"gradtape's {name!r} op does not run on cupy arrays yet: its implementation "
+                "fills NumPy buffers. Bring the input to the host with .numpy() first.")
+        return unsupported(refuse)
+
+
+for _name in ("max_pool", "avg_pool", "pool_argmax", "window_gather", "window_scatter",
+              "avg_pool_transpose", "resize", "resize_transpose"):
+    _refused_on_cupy(_name)
