@@ -228,3 +228,11 @@ def test_a_functional_subclass_is_named_by_keras_3s_rule_too():
     keras.backend.clear_session()
     inputs = keras.Input((3,))
     assert Encoder2D(inputs, keras.layers.Dense(2)(inputs)).name == "encoder2d"
+
+
+def test_keras_3_aliases_are_the_same_classes():
+    layers = keras.layers
+    assert layers.Convolution2D is layers.Conv2D and layers.Convolution1D is layers.Conv1D
+    assert layers.Convolution3D is layers.Conv3D
+    assert layers.Convolution2DTranspose is layers.Conv2DTranspose
+    assert layers.SeparableConvolution2D is layers.SeparableConv2D

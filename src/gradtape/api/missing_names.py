@@ -152,13 +152,12 @@ _KERAS_HINTS: dict[str, str] = {
 # tf.nn, tf.math, tf.linalg, tf.random: the common names gradtape lacks.
 _SUBMODULES: dict[str, str] = {
     "nn": "atrous_conv2d batch_normalization "
-          "compute_average_loss conv1d conv1d_transpose conv2d conv2d_transpose conv3d "
-          "conv3d_transpose conv_transpose convolution crelu ctc_loss depthwise_conv2d "
+          "compute_average_loss crelu ctc_loss "
           "dilation2d erosion2d fractional_avg_pool fractional_max_pool "
           "isotonic_regression local_response_normalization log_poisson_loss "
           "nce_loss normalize_moments "
           "safe_embedding_lookup_sparse sampled_softmax_loss scale_regularization_loss "
-          "separable_conv2d sufficient_statistics weighted_cross_entropy_with_logits "
+          "sufficient_statistics weighted_cross_entropy_with_logits "
           "weighted_moments with_space_to_batch zero_fraction batch_norm_with_global_normalization "
           "embedding_lookup_sparse in_top_k",
     "math": "accumulate_n bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc bincount "

@@ -11,9 +11,17 @@ from .convolutional import (
     Conv2DTranspose,
     Conv3D,
     Conv3DTranspose,
+    Convolution1D,
+    Convolution1DTranspose,
+    Convolution2D,
+    Convolution2DTranspose,
+    Convolution3D,
+    Convolution3DTranspose,
     DepthwiseConv2D,
     SeparableConv1D,
     SeparableConv2D,
+    SeparableConvolution1D,
+    SeparableConvolution2D,
 )
 from .core import (
     Activation,
@@ -106,7 +114,10 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
             "multiply", "subtract"]
 # Issue 22's convolution layers.
 __all__ += ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
-            "Conv3DTranspose", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"]
+            "Conv3DTranspose", "Convolution1D", "Convolution1DTranspose", "Convolution2D",
+            "Convolution2DTranspose", "Convolution3D", "Convolution3DTranspose",
+            "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
+            "SeparableConvolution2D"]
 # Issue 22's pooling layers (keras/layers/pooling.py).
 __all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
             "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",

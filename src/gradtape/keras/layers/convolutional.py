@@ -16,7 +16,10 @@ from .base import Layer
 from .shape import standardize_data_format
 
 __all__ = ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
-           "Conv3DTranspose", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"]
+           "Conv3DTranspose", "Convolution1D", "Convolution1DTranspose", "Convolution2D",
+           "Convolution2DTranspose", "Convolution3D", "Convolution3DTranspose",
+           "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+           "SeparableConvolution1D", "SeparableConvolution2D"]
 
 _TF_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 
@@ -397,3 +400,10 @@ class SeparableConv2D(_SeparableConv):
 
     def __init__(self, filters: int, kernel_size: Any, **kwargs: Any):
         super().__init__(2, filters, kernel_size, **kwargs)
+
+
+# Keras 3's aliases (keras.layers.Convolution2D is Conv2D).
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
+Convolution1DTranspose, Convolution2DTranspose = Conv1DTranspose, Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
