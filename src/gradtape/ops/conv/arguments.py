@@ -81,8 +81,8 @@ def explicit_padding(padding: Any, spatial: tuple, window: tuple, strides: tuple
         elif padding == "SAME":
             pads = tuple(_same(n, k, s, d) for n, k, s, d in
                          zip(spatial, window, strides, dilations))
-        else:
-            raise ValueError(f"{op}: padding must be 'SAME', 'VALID' or a list of "
+        else:  # TF's kernels reject the attribute value: InvalidArgumentError
+            raise InvalidArgumentError(f"{op}: padding must be 'SAME', 'VALID' or a list of "
                              f"{rank + 2} [before, after] pairs, got {padding!r}.")
     else:
         pads = _explicit_pairs(padding, rank, first, op)
