@@ -441,3 +441,30 @@ def test_every_channels_first_format_equals_channels_last():
         last = f(x, False).numpy()
         first = f(np.moveaxis(x, -1, 1), True).numpy()
         np.testing.assert_allclose(first, np.moveaxis(last, -1, 1), atol=1e-12)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_strides_larger_than_the_kernel_skip_pixels_and_differentiate(padding):
+    x, w = RNG.normal(size=(2, 7, 8, 2)), RNG.normal(size=(2, 2, 2, 3))
+    got = gt.nn.conv2d(x, w, 3, padding)
+    pads = _pads(padding, (7, 8), (2, 2), (3, 3), (1, 1))
+    np.testing.assert_allclose(got.numpy(), loop_conv(x, w, (3, 3), pads, (1, 1)), atol=1e-12)
+    check_grads(lambda a, b: gt.nn.conv2d(a, b, 3, padding), (x, w), order=2)
+    y_shape = (2, 3, 3, 3) if padding == "SAME" else (2, 2, 3, 3)
+    check_grads(lambda a, b: gt.nn.conv2d_transpose(a, b, [2, 7, 8, 2], 3, padding),
+                (RNG.normal(size=y_shape), w), order=1)
+
+
+def test_a_kernel_as_large_as_the_image_and_an_empty_batch():
+    x, w = RNG.normal(size=(3, 4, 4, 2)), RNG.normal(size=(4, 4, 2, 5))
+    got = gt.nn.conv2d(x, w, 1, "VALID")  # a dense layer over the flattened image
+    np.testing.assert_allclose(got.numpy()[:, 0, 0], x.reshape(3, -1) @ w.reshape(-1, 5),
+                               atol=1e-12)
+    check_grads(lambda a, b: gt.nn.conv2d(a, b, 1, "VALID"), (x, w), order=2)
+    empty = gt.constant(np.zeros((0, 5, 5, 3), np.float32))
+    kernel = gt.Variable(np.ones((3, 3, 3, 2), np.float32))
+    with gt.GradientTape() as tape:
+        y = gt.nn.conv2d(empty, kernel, 1, "SAME")
+        loss = gt.reduce_sum(y)
+    assert y.shape == (0, 5, 5, 2)
+    np.testing.assert_array_equal(tape.gradient(loss, kernel).numpy(), 0)
