@@ -236,3 +236,27 @@ def test_keras_3_aliases_are_the_same_classes():
     assert layers.Convolution3D is layers.Conv3D
     assert layers.Convolution2DTranspose is layers.Conv2DTranspose
     assert layers.SeparableConvolution2D is layers.SeparableConv2D
+
+
+def test_keras_ops_convolutions_equal_the_layers_and_take_keras_tensors():
+    ops = keras.ops
+    x = RNG.normal(size=(2, 7, 7, 3))
+    conv = keras.layers.Conv2D(4, 3, strides=2, padding="same", use_bias=False, dtype="float64")
+    t = keras.layers.Conv2DTranspose(2, 3, strides=2, output_padding=1, use_bias=False,
+                                     dtype="float64")
+    dw = keras.layers.DepthwiseConv2D(3, depth_multiplier=2, use_bias=False, dtype="float64")
+    sep = keras.layers.SeparableConv2D(5, 3, use_bias=False, dtype="float64")
+    expected = [layer(x).numpy() for layer in (conv, t, dw, sep)]  # also builds them
+    got = [ops.conv(x, conv.kernel, strides=2, padding="same"),
+           ops.conv_transpose(x, t.kernel, strides=2, output_padding=1),
+           ops.depthwise_conv(x, dw.kernel),
+           ops.separable_conv(x, sep.depthwise_kernel, sep.pointwise_kernel)]
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a.numpy(), b, atol=1e-12)
+    assert ops.nn.conv is ops.conv
+    inputs = keras.Input((7, 7, 3))
+    out = ops.conv(inputs, np.ones((3, 3, 3, 2), np.float32), padding="same")
+    assert out.shape == (None, 7, 7, 2)
+    model = keras.Model(inputs, out)
+    np.testing.assert_allclose(model(x.astype(np.float32)).numpy()[0, 3, 3],
+                               np.full(2, x[0, 2:5, 2:5].sum()), rtol=1e-5)

@@ -12,6 +12,7 @@ from ... import ops
 from ...core.tensor import Tensor, convert_to_tensor
 from ...ops.conv import tf_ops as _conv
 from .. import activations, initializers, regularizers
+from ..ops.conv_ops import conv_transpose_output_length
 from .base import Layer
 from .shape import standardize_data_format
 
@@ -208,16 +209,6 @@ class Conv3D(_Conv):
         super().__init__(3, filters, kernel_size, **kwargs)
 
 
-def transpose_output_length(size: int, kernel: int, padding: str, output_padding: Any,
-                            stride: int, dilation: int) -> int:
-    """Keras 3's ``compute_conv_transpose_output_length``."""
-    kernel = kernel + (kernel - 1) * (dilation - 1)
-    if output_padding is None:
-        return size * stride + max(kernel - stride, 0) if padding == "valid" else size * stride
-    pad = kernel // 2 if padding == "same" else 0
-    return (size - 1) * stride + kernel - 2 * pad + output_padding
-
-
 class _ConvTranspose(_Conv):
     """Keras 3's ``BaseConvTranspose``: ``kernel`` ``kernel_size + (filters,
     in_channels)``; the output length ``input * stride`` (SAME) or ``input * stride +
@@ -250,8 +241,9 @@ class _ConvTranspose(_Conv):
         first = self.data_format == "channels_first"
         spatial = shape[2:] if first else shape[1:-1]
         paddings = self.output_padding or (None,) * self.rank
-        lengths = [transpose_output_length(n, k, self.padding, p, s, d) for n, k, p, s, d in
-                   zip(spatial, self.kernel_size, paddings, self.strides, self.dilation_rate)]
+        lengths = [conv_transpose_output_length(n, k, self.padding, p, s, d)
+                   for n, k, p, s, d in zip(spatial, self.kernel_size, paddings,
+                                            self.strides, self.dilation_rate)]
         output_shape = ([shape[0], self.filters, *lengths] if first
                         else [shape[0], *lengths, self.filters])
         outputs = _conv.conv_transpose(inputs, self.kernel, output_shape, self.strides,
