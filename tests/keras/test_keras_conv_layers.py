@@ -260,3 +260,17 @@ def test_keras_ops_convolutions_equal_the_layers_and_take_keras_tensors():
     model = keras.Model(inputs, out)
     np.testing.assert_allclose(model(x.astype(np.float32)).numpy()[0, 3, 3],
                                np.full(2, x[0, 2:5, 2:5].sum()), rtol=1e-5)
+
+
+def test_depthwise_conv1d():
+    layer = keras.layers.DepthwiseConv1D(3, depth_multiplier=2, padding="same", dtype="float64")
+    x = RNG.normal(size=(2, 6, 3))
+    y = layer(x).numpy()
+    k = layer.kernel.numpy()
+    assert k.shape == (3, 3, 2) and layer.bias.shape == (6,) and y.shape == (2, 6, 6)
+    xp = np.pad(x, [(0, 0), (1, 1), (0, 0)])
+    for c in range(3):
+        for m in range(2):
+            want = sum(xp[:, t:t + 6, c] * k[t, c, m] for t in range(3))
+            np.testing.assert_allclose(y[..., c * 2 + m], want, atol=1e-12)
+    assert layer.name.startswith("depthwise_conv1d")

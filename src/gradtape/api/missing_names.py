@@ -93,7 +93,7 @@ _KERAS_MODULES: dict[str, str] = {
               "CategoryEncoding CenterCrop Conv1D Conv1DTranspose Conv2D Conv2DTranspose "
               "Conv3D Conv3DTranspose ConvLSTM1D ConvLSTM2D ConvLSTM3D Convolution1D "
               "Convolution2D Convolution3D Cropping1D Cropping2D Cropping3D "
-              "DepthwiseConv1D DepthwiseConv2D Discretization Dot ELU EinsumDense FlaxLayer "
+              "Discretization Dot ELU EinsumDense FlaxLayer "
               "GRU GRUCell GaussianDropout GaussianNoise GlobalAveragePooling1D "
               "GlobalAveragePooling2D GlobalAveragePooling3D GlobalAvgPool1D "
               "GlobalAvgPool2D GlobalAvgPool3D GlobalMaxPool1D GlobalMaxPool2D "

@@ -17,6 +17,7 @@ from .convolutional import (
     Convolution2DTranspose,
     Convolution3D,
     Convolution3DTranspose,
+    DepthwiseConv1D,
     DepthwiseConv2D,
     SeparableConv1D,
     SeparableConv2D,
@@ -116,7 +117,8 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
 __all__ += ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
             "Conv3DTranspose", "Convolution1D", "Convolution1DTranspose", "Convolution2D",
             "Convolution2DTranspose", "Convolution3D", "Convolution3DTranspose",
-            "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
+            "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+            "SeparableConvolution1D",
             "SeparableConvolution2D"]
 # Issue 22's pooling layers (keras/layers/pooling.py).
 __all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",

@@ -19,7 +19,7 @@ from .shape import standardize_data_format
 __all__ = ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
            "Conv3DTranspose", "Convolution1D", "Convolution1DTranspose", "Convolution2D",
            "Convolution2DTranspose", "Convolution3D", "Convolution3DTranspose",
-           "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+           "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
            "SeparableConvolution1D", "SeparableConvolution2D"]
 
 _TF_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
@@ -289,21 +289,23 @@ def _depthwise(layer: _BaseConv, inputs: Any, kernel: Any, padding: str) -> Any:
                              data_format=layer._tf_format, dilations=layer.dilation_rate)
 
 
-class DepthwiseConv2D(_BaseConv):
-    """Keras 3's ``DepthwiseConv2D(kernel_size, strides=(1, 1), padding="valid",
-    depth_multiplier=1, ...)``: ``kernel`` ``kernel_size + (in_channels,
+class _DepthwiseConv(_BaseConv):
+    """Keras 3's ``BaseDepthwiseConv``: ``kernel`` ``kernel_size + (in_channels,
     depth_multiplier)``, ``bias`` ``(in_channels * depth_multiplier,)``."""
 
-    def __init__(self, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+    def __init__(self, rank: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
                  depth_multiplier: int = 1, data_format: str | None = None,
-                 dilation_rate: Any = (1, 1), activation: Any = None, use_bias: bool = True,
+                 dilation_rate: Any = 1, activation: Any = None, use_bias: bool = True,
                  depthwise_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  depthwise_regularizer: Any = None, bias_regularizer: Any = None,
                  activity_regularizer: Any = None, depthwise_constraint: Any = None,
                  bias_constraint: Any = None, **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        _ConvOptions(self, 2, kernel_size, strides, padding, data_format, dilation_rate,
+        _ConvOptions(self, rank, kernel_size, strides, padding, data_format, dilation_rate,
                      activation, use_bias, bias_initializer, bias_regularizer, bias_constraint)
+        if padding == "causal":
+            raise ValueError(f"{type(self).__name__} takes padding 'valid' or 'same', not "
+                             "'causal'.")
         self.depth_multiplier = depth_multiplier
         self.depthwise_initializer = initializers.get(depthwise_initializer)
         self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
@@ -324,6 +326,22 @@ class DepthwiseConv2D(_BaseConv):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "depth_multiplier": self.depth_multiplier}
+
+
+class DepthwiseConv1D(_DepthwiseConv):
+    """Keras 3's ``DepthwiseConv1D(kernel_size, strides=1, padding="valid",
+    depth_multiplier=1, ...)``."""
+
+    def __init__(self, kernel_size: Any, **kwargs: Any):
+        super().__init__(1, kernel_size, **kwargs)
+
+
+class DepthwiseConv2D(_DepthwiseConv):
+    """Keras 3's ``DepthwiseConv2D(kernel_size, strides=(1, 1), padding="valid",
+    depth_multiplier=1, ...)``."""
+
+    def __init__(self, kernel_size: Any, **kwargs: Any):
+        super().__init__(2, kernel_size, **kwargs)
 
 
 class _SeparableConv(_BaseConv):
