@@ -254,3 +254,18 @@ def test_double_backward_through_conv2d_transpose(strides):
         return tf.reduce_sum(g * g)
 
     directional_check(penalty, layer.trainable_variables)
+
+
+def test_sequential_keeps_its_input_layers_dtype():
+    """Keras 3 converts a Sequential's inputs to its ``keras.Input``'s dtype: a float64
+    model stays float64 (it was cast to the model's float32 first, losing 1e-10)."""
+    model = keras.Sequential([keras.Input((3,), dtype=F64),
+                              keras.layers.Dense(1, use_bias=False, kernel_initializer="ones",
+                                                 dtype=F64)])
+    x = np.full((1, 3), 1 + 1e-10)
+    out = model(x)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.numpy(), [[3 + 3e-10]], rtol=1e-15)
+    np.testing.assert_allclose(model(tf.constant(x)).numpy(), [[3 + 3e-10]], rtol=1e-15)
+    default = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    assert default(x).dtype == np.float32  # a float32 Input: float64 data is cast
