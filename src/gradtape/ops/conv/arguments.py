@@ -124,12 +124,13 @@ def _check_output_size(spatial, window, strides, dilations, pads, op) -> None:
 
 
 def check_operands(x: Any, filters: Any, rank: int, op: str) -> None:
-    """Ranks and dtypes as TF's kernels check them."""
+    """Ranks and dtypes as TF's kernels check them (an ``InvalidArgumentError``, which
+    is a ``ValueError`` too)."""
     if len(x.shape) != rank + 2:
-        raise ValueError(f"{op}: input must be {rank + 2}-dimensional (batch, "
+        raise InvalidArgumentError(f"{op}: input must be {rank + 2}-dimensional (batch, "
                          f"{rank} spatial, channels), got shape {tuple(x.shape)}.")
     if len(filters.shape) != rank + 2:
-        raise ValueError(f"{op}: filter must be {rank + 2}-dimensional ({rank} spatial, "
+        raise InvalidArgumentError(f"{op}: filter must be {rank + 2}-dimensional ({rank} spatial, "
                          f"in_channels, out_channels), got shape {tuple(filters.shape)}.")
     if not np.issubdtype(x.dtype, np.floating):
         raise TypeError(f"{op}: input must be a floating-point tensor, got {x.dtype}; "
