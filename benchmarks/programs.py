@@ -1,9 +1,13 @@
-"""Real-program workloads: a ``tf.data`` input pipeline and ``fit`` over it.
+"""Real-program workloads: a ``tf.data`` input pipeline, ``fit`` over it, a CNN step.
 
 - one epoch of ``Dataset.from_tensor_slices((x, y)).shuffle(10_000).batch(64)`` over
   60,000 x 784 float32 (MNIST's size);
 - one epoch of ``fit`` of a 784-256-10 MLP (SGD, sparse categorical cross-entropy) over
-  that Dataset.
+  that Dataset;
+- one training step of a CNN on a batch of 64 28x28x1 images: Conv2D(32, 3, relu) ->
+  MaxPool(2) -> Conv2D(64, 3, relu) -> MaxPool(2) -> Flatten -> Dense(10), SGD, sparse
+  cross-entropy, eagerly and under ``@gt.function``/``tf.function``, beside PyTorch's
+  (in this process when it imports, else in ``--torch-python``'s interpreter).
 
 gradtape and TensorFlow (when installed: it is skipped cleanly otherwise) run in the
 same process, beside the floor: a plain NumPy loop (an index permutation and slicing;
@@ -15,13 +19,16 @@ on the shared 2-core machine OpenBLAS's two spinning threads made one 64x784x256
 up to 70x slower than one thread while other jobs ran, and TF's pool far less so).
 
 usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N] [--threads N]
+                                     [--torch-python PYTHON]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -29,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-if __name__ == "__main__":  # before NumPy and TensorFlow load their thread pools
-    import _threads
+import _threads
 
+if __name__ == "__main__":  # before NumPy and TensorFlow load their thread pools
     _threads.limit_from_argv()
 
 import numpy as np
@@ -41,6 +48,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 FULL = (60_000, 784, 10, 10_000, 64, 256)  # samples, features, classes, buffer, batch, hidden
 QUICK = (600, 16, 10, 100, 32, 8)
 NUMPY, GRADTAPE, TF = "NumPy loop (floor)", "gradtape", "TensorFlow"
+GT_EAGER, GT_FUNCTION = "gradtape eager", "gradtape @gt.function"
+TF_EAGER, TF_FUNCTION, TORCH = "TensorFlow eager", "TensorFlow tf.function", "PyTorch"
+CNN_FULL, CNN_QUICK = (64, 28, 10), (4, 12, 3)  # batch, image side, classes
 
 
 @dataclass
@@ -128,6 +138,102 @@ def numpy_fit_epoch(x: np.ndarray, y: np.ndarray, batch: int, hidden: int,
     return epoch
 
 
+# --- one CNN training step --------------------------------------------------------------
+def cnn_data(batch: int, side: int, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(2)
+    return (rng.random((batch, side, side, 1), dtype=np.float32),
+            rng.integers(0, classes, batch).astype(np.int64))
+
+
+def cnn_model(keras: object, side: int, classes: int) -> object:
+    layers = keras.layers
+    return keras.Sequential([
+        keras.Input((side, side, 1)),
+        layers.Conv2D(32, 3, activation="relu"), layers.MaxPooling2D(2),
+        layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(2),
+        layers.Flatten(), layers.Dense(classes)])
+
+
+def cnn_step(tf_like: object, size: tuple, compiled: bool) -> Callable[[], object]:
+    """The tape step TF's guides write (gradtape's and TF's: the same program)."""
+    batch, side, classes = size
+    x, y = cnn_data(batch, side, classes)
+    model = cnn_model(tf_like.keras, side, classes)
+    loss_fn = tf_like.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf_like.keras.optimizers.SGD(0.01)
+
+    def step(x: object, y: object) -> object:
+        with tf_like.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    run = tf_like.function(step) if compiled else step
+    x, y = tf_like.constant(x), tf_like.constant(y)
+    run(x, y)  # trace (compiled) and build the backward once
+    return lambda: run(x, y)
+
+
+def torch_cnn_step(size: tuple) -> Callable[[], object]:
+    import torch
+
+    if _threads.THREADS > 0:
+        torch.set_num_threads(_threads.THREADS)
+    batch, side, classes = size
+    x, y = cnn_data(batch, side, classes)
+    flat = 64 * (((side - 2) // 2 - 2) // 2) ** 2
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 32, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(32, 64, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(flat, classes))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    xt, yt = torch.from_numpy(x).permute(0, 3, 1, 2).contiguous(), torch.from_numpy(y)
+
+    def step() -> float:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(xt), yt)
+        loss.backward()
+        optimizer.step()
+        return loss
+    step()
+    return step
+
+
+def _torch_seconds(size: tuple, repeats: int, torch_python: str | None) -> float | str:
+    """PyTorch's best step here, or in ``torch_python``'s interpreter; a reason if neither."""
+    if importlib.util.find_spec("torch") is not None:
+        return best_of(torch_cnn_step(size), repeats)
+    if not torch_python:
+        return "not installed (see --torch-python)"
+    child = subprocess.run(
+        [torch_python, __file__, "--torch-child", json.dumps([list(size), repeats]),
+         "--threads", str(_threads.THREADS)], capture_output=True, text=True, check=True)
+    return float(child.stdout.strip().splitlines()[-1])
+
+
+def cnn(size: tuple, repeats: int, tf: object | None, why: str,
+        torch_python: str | None, peers: bool) -> Result:
+    import gradtape as gt
+
+    batch, side, classes = size
+    result = Result(f"one CNN training step, batch {batch} of {side}x{side}x1 "
+                    "(Conv2D 32 -> MaxPool -> Conv2D 64 -> MaxPool -> Dense)")
+    result.times[GT_EAGER] = best_of(cnn_step(gt, size, compiled=False), repeats)
+    result.times[GT_FUNCTION] = best_of(cnn_step(gt, size, compiled=True), repeats)
+    for name, compiled in ((TF_EAGER, False), (TF_FUNCTION, True)):
+        if tf is None:
+            result.skipped[name] = why
+        else:
+            result.times[name] = best_of(cnn_step(tf, size, compiled), repeats)
+    torch_time = _torch_seconds(size, repeats, torch_python) if peers else "--no-peers"
+    if isinstance(torch_time, str):
+        result.skipped[TORCH] = torch_time
+    else:
+        result.times[TORCH] = torch_time
+    return result
+
+
 # --- running ------------------------------------------------------------------------------
 def best_of(fn: Callable[[], object], repeats: int) -> float:
     best = float("inf")
@@ -145,7 +251,8 @@ def _tensorflow() -> object | None:
     return tf
 
 
-def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
+def run(size: tuple, repeats: int, peers: bool, cnn_size: tuple = CNN_FULL,
+        torch_python: str | None = None) -> list[Result]:
     import gradtape as gt
 
     n, d, classes, buffer, batch, hidden = size
@@ -167,19 +274,21 @@ def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
             result.skipped[TF] = why
         else:
             result.times[TF] = best_of(make(), repeats)
-    return [iteration, fitting]
+    cnn_repeats = max(repeats, 1 if cnn_size == CNN_QUICK else 20)
+    return [iteration, fitting, cnn(cnn_size, cnn_repeats, tf, why, torch_python, peers)]
 
 
 def report(results: list[Result]) -> str:
     lines = []
     for result in results:
-        floor = result.times[NUMPY]
+        floor = result.times.get(NUMPY)
         lines += [f"### {result.title}", "", "| implementation | seconds | × NumPy floor "
                   "| × TensorFlow |", "|---|---|---|---|"]
-        tf_time = result.times.get(TF)
+        tf_time = result.times.get(TF) or result.times.get(TF_EAGER)
         for name, seconds in result.times.items():
             versus_tf = f"{seconds / tf_time:.2f}" if tf_time else "—"
-            lines.append(f"| {name} | {seconds:.3f} | {seconds / floor:.2f} | {versus_tf} |")
+            versus_floor = f"{seconds / floor:.2f}" if floor else "—"
+            lines.append(f"| {name} | {seconds:.4f} | {versus_floor} | {versus_tf} |")
         lines += [f"| {name} | skipped: {why} | | |" for name, why in result.skipped.items()]
         lines.append("")
     return "\n".join(lines)
@@ -192,9 +301,17 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per library (default 1; 0: library defaults)")
+    parser.add_argument("--torch-python", default=None,
+                        help="a Python with PyTorch, for its CNN step (when this one has none)")
+    parser.add_argument("--torch-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.torch_child:  # the child --torch-python runs: PyTorch's best step, printed
+        size, repeats = json.loads(args.torch_child)
+        print(best_of(torch_cnn_step(tuple(size)), repeats))
+        return []
     repeats = args.repeats or (1 if args.quick else 3)
-    results = run(QUICK if args.quick else FULL, repeats, not args.no_peers)
+    results = run(QUICK if args.quick else FULL, repeats, not args.no_peers,
+                  CNN_QUICK if args.quick else CNN_FULL, args.torch_python)
     print(report(results))
     return results
 

@@ -128,12 +128,16 @@ def test_scale_benchmark_gradients_agree():
 
 
 def test_programs_benchmark_runs_quick_and_its_floor_trains():
-    """benchmarks/programs.py at a tiny size: both workloads time, TF is skipped cleanly
-    when absent, and the NumPy floor's hand-written MLP step lowers the loss."""
+    """benchmarks/programs.py at a tiny size: the workloads time, TF and PyTorch are
+    skipped cleanly when absent, and the NumPy floor's hand-written MLP step lowers the
+    loss."""
     programs = _load("programs")
     results = programs.main(["--quick", "--no-peers"])
-    assert [set(r.times) for r in results] == [{programs.NUMPY, programs.GRADTAPE}] * 2
-    assert all(r.skipped == {programs.TF: "--no-peers"} for r in results)
+    assert [set(r.times) for r in results[:2]] == [{programs.NUMPY, programs.GRADTAPE}] * 2
+    assert all(r.skipped == {programs.TF: "--no-peers"} for r in results[:2])
+    cnn = results[2]  # the CNN step: gradtape eager and compiled timed, peers skipped
+    assert set(cnn.times) == {programs.GT_EAGER, programs.GT_FUNCTION}
+    assert set(cnn.skipped) == {programs.TF_EAGER, programs.TF_FUNCTION, programs.TORCH}
     x, y = programs.make_data(256, 8, 3)
     assert programs.numpy_epoch(x, y, 64) == 4
     import gradtape as gt

@@ -269,7 +269,9 @@ UNSUPPORTED = {"convolve", "eig", "expm", "psd_pseudo", "solve_sylvester", "sqrt
                "last_occurrence", "searchsorted", "segment_layout", "unique", "unique_count",
                # pooling and resizing: strided views and NumPy buffers
                "max_pool", "avg_pool", "pool_argmax", "window_gather", "window_scatter",
-               "avg_pool_transpose", "resize", "resize_transpose"}
+               "avg_pool_transpose", "resize", "resize_transpose",
+               # tf.nn's convolutions: strided views and NumPy buffers
+               "conv_general"}
 
 
 def test_only_ops_without_a_standard_equivalent_are_unsupported():

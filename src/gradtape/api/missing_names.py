@@ -93,7 +93,7 @@ _KERAS_MODULES: dict[str, str] = {
               "CategoryEncoding CenterCrop Conv1D Conv1DTranspose Conv2D Conv2DTranspose "
               "Conv3D Conv3DTranspose ConvLSTM1D ConvLSTM2D ConvLSTM3D Convolution1D "
               "Convolution2D Convolution3D Cropping1D Cropping2D Cropping3D "
-              "DepthwiseConv1D DepthwiseConv2D Discretization Dot ELU EinsumDense FlaxLayer "
+              "Discretization Dot ELU EinsumDense FlaxLayer "
               "GRU GRUCell GaussianDropout GaussianNoise GlobalAveragePooling1D "
               "GlobalAveragePooling2D GlobalAveragePooling3D GlobalAvgPool1D "
               "GlobalAvgPool2D GlobalAvgPool3D GlobalMaxPool1D GlobalMaxPool2D "
@@ -152,13 +152,12 @@ _KERAS_HINTS: dict[str, str] = {
 # tf.nn, tf.math, tf.linalg, tf.random: the common names gradtape lacks.
 _SUBMODULES: dict[str, str] = {
     "nn": "atrous_conv2d batch_normalization "
-          "compute_average_loss conv1d conv1d_transpose conv2d conv2d_transpose conv3d "
-          "conv3d_transpose conv_transpose convolution crelu ctc_loss depthwise_conv2d "
+          "compute_average_loss crelu ctc_loss "
           "dilation2d erosion2d fractional_avg_pool fractional_max_pool "
           "isotonic_regression local_response_normalization log_poisson_loss "
           "nce_loss normalize_moments "
           "safe_embedding_lookup_sparse sampled_softmax_loss scale_regularization_loss "
-          "separable_conv2d sufficient_statistics weighted_cross_entropy_with_logits "
+          "sufficient_statistics weighted_cross_entropy_with_logits "
           "weighted_moments with_space_to_batch zero_fraction batch_norm_with_global_normalization "
           "embedding_lookup_sparse in_top_k",
     "math": "accumulate_n bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc bincount "

@@ -13,6 +13,7 @@ from ..core.tensor import Tensor, concrete_value
 from ..ops import nn as _nn
 from ..ops import pooling_tf as _pooling
 from ..ops.clipping import clip_by_norm
+from ..ops.conv import tf_ops as _conv
 from ..ops.elementwise import greater_equal, where
 from ..ops.index import gather
 from ..ops.registry import operand
@@ -97,5 +98,6 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None,
 
 
 namespace = public_namespace("gradtape.nn", "TF's tf.nn names over gradtape's ops.",
-                             {**_nn.MEMBERS, **_pooling.MEMBERS, "dropout": dropout, "top_k": top_k,
+                             {**_nn.MEMBERS, **_conv.MEMBERS, **_pooling.MEMBERS,
+                              "dropout": dropout, "top_k": top_k,
                               "embedding_lookup": embedding_lookup})

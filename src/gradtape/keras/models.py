@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from .. import ops
 from ..core.tensor import Tensor, convert_to_tensor
 from .functional import (
     Input,
@@ -288,4 +291,15 @@ class Sequential(Model):
         for layer in self._sequential_layers:
             inputs = layer(inputs)
         return inputs
+
+    def _convert_inputs(self, value: Any) -> Any:
+        """Keras 3's ``Sequential.input_dtype``: floating inputs become the dtype of its
+        ``keras.Input`` (``Input(shape, dtype="float64")`` keeps float64), else its own."""
+        dtype = getattr(self._input_tensor, "dtype", None)
+        if dtype is None or not isinstance(value, (Tensor, np.ndarray)):
+            return super()._convert_inputs(value)
+        tensor = convert_to_tensor(value)
+        if self._autocast and tensor.dtype.kind == "f" and tensor.dtype != dtype:
+            return ops.cast(tensor, dtype)
+        return tensor
 

@@ -13,6 +13,7 @@ from . import (
     arrange,
     backends,  # noqa: F401 - how primitives run on Dask, CuPy and array-API arrays
     clipping,
+    conv,  # noqa: F401 - tf.nn's convolutions (their names are in gt.nn)
     convolution,
     elementwise,
     fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal

@@ -4,6 +4,26 @@ from ..functional import Input, InputLayer
 from .activations import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from .attention import MultiHeadAttention
 from .base import Layer
+from .convolutional import (
+    Conv1D,
+    Conv1DTranspose,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
+    Convolution1D,
+    Convolution1DTranspose,
+    Convolution2D,
+    Convolution2DTranspose,
+    Convolution3D,
+    Convolution3DTranspose,
+    DepthwiseConv1D,
+    DepthwiseConv2D,
+    SeparableConv1D,
+    SeparableConv2D,
+    SeparableConvolution1D,
+    SeparableConvolution2D,
+)
 from .core import (
     Activation,
     ActivityRegularization,
@@ -93,6 +113,13 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
             "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
             "ZeroPadding3D", "add", "average", "concatenate", "dot", "maximum", "minimum",
             "multiply", "subtract"]
+# Issue 22's convolution layers.
+__all__ += ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
+            "Conv3DTranspose", "Convolution1D", "Convolution1DTranspose", "Convolution2D",
+            "Convolution2DTranspose", "Convolution3D", "Convolution3DTranspose",
+            "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+            "SeparableConvolution1D",
+            "SeparableConvolution2D"]
 # Issue 22's pooling layers (keras/layers/pooling.py).
 __all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
             "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",

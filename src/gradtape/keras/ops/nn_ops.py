@@ -11,6 +11,7 @@ from ... import ops as g
 from ...api.array_ops import top_k as _top_k
 from ...core.tensor import Tensor, convert_to_tensor
 from ...ops import nn as tf_nn
+from .conv_ops import conv, conv_transpose, depthwise_conv, separable_conv
 from .symbolic import keras_op
 
 _EPSILON = 1e-7  # Keras's backend epsilon: probabilities are clipped to [eps, 1 - eps]
@@ -218,6 +219,8 @@ def in_top_k(targets: Any, predictions: Any, k: int) -> Tensor:
 
 
 __all__ = ["binary_crossentropy", "categorical_crossentropy", "elu", "gelu",
+           # Keras 3's convolutions (conv_ops.py)
+           "conv", "conv_transpose", "depthwise_conv", "separable_conv",
            "hard_sigmoid", "hard_silu", "hard_swish", "in_top_k", "leaky_relu",
            "log_sigmoid", "log_softmax", "moments", "multi_hot", "normalize", "one_hot",
            "relu", "relu6", "selu", "sigmoid", "silu", "softmax", "softplus",

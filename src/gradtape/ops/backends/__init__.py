@@ -8,6 +8,8 @@ array-API namespace (``array_api_strict``).
     dask              Dask-only rules (where NumPy's protocols do not reach Dask)
     windows           the pooling and resize primitives: on Dask block by block, refused
                       on CuPy
+    conv              conv_general (tf.nn's convolutions): on Dask chunk-wise along the
+                      batch, refused on CuPy
     cupy              CuPy-only rules (where a NumPy implementation calls np.asarray)
     array_api         rules for kinds outside NumPy's protocols (array_api_strict)
     array_api_linalg  their linalg and fft extensions
@@ -21,6 +23,15 @@ Imports: ``core``, ``ir`` and the op families of ``ops``.
 """
 
 # Importing them registers the rules (and installs them in core/backends.py).
-from . import array_api, array_api_linalg, cupy, dask, namespaces, rules, windows  # noqa: F401
+from . import (  # noqa: F401
+    array_api,
+    array_api_linalg,
+    conv,
+    cupy,
+    dask,
+    namespaces,
+    rules,
+    windows,
+)
 
 __all__: list[str] = []
