@@ -15,6 +15,7 @@ from .core import (
     Flatten,
     Lambda,
 )
+from .masking import Masking
 from .merging import (
     Average,
     Dot,
@@ -33,6 +34,18 @@ from .merging import (
 )
 from .normalization import BatchNormalization, GroupNormalization, LayerNormalization
 from .regularization import GaussianDropout, GaussianNoise
+from .rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    Bidirectional,
+    GRUCell,
+    LSTMCell,
+    SimpleRNN,
+    SimpleRNNCell,
+    StackedRNNCells,
+    TimeDistributed,
+)
 from .shape import (
     Cropping1D,
     Cropping2D,
@@ -60,3 +73,6 @@ __all__ += ["Average", "Cropping1D", "Cropping2D", "Cropping3D", "Dot", "ELU",
             "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
             "ZeroPadding3D", "add", "average", "concatenate", "dot", "maximum", "minimum",
             "multiply", "subtract"]
+# Issue 22's recurrent layers (h25).
+__all__ += ["Bidirectional", "GRU", "GRUCell", "LSTM", "LSTMCell", "Masking", "RNN",
+            "SimpleRNN", "SimpleRNNCell", "StackedRNNCells", "TimeDistributed"]
