@@ -120,7 +120,7 @@ class RNN(Layer):
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
                  zero_output_for_mask: bool = False, **kwargs: Any):
         if _is_nested(cell):
-            cell = StackedRNNCells(cell)
+            cell = StackedRNNCells(cell, dtype=kwargs.get("dtype"))
         if not hasattr(cell, "call"):
             raise ValueError(f"Argument `cell` should have a `call` method. Received: "
                              f"cell={cell!r}")

@@ -34,8 +34,9 @@ def _masked_step(step: Step, zero_output_for_mask: bool) -> Callable[[Any, Any],
         previous_output, states = carry
         x_t, keep = elem
         output, new_states = step(x_t, states)
-        kept_states = nest.map_structure(lambda new, old: ops.where(keep, new, old),
-                                         new_states, states)
+        kept = [ops.where(keep, new, old)
+                for new, old in zip(nest.flatten(new_states), nest.flatten(states))]
+        kept_states = nest.pack_sequence_as(new_states, kept)
         fallback = ops.zeros_like(output) if zero_output_for_mask else previous_output
         return ops.where(keep, output, fallback), kept_states
 
