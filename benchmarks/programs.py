@@ -3,7 +3,10 @@
 - one epoch of ``Dataset.from_tensor_slices((x, y)).shuffle(10_000).batch(64)`` over
   60,000 x 784 float32 (MNIST's size);
 - one epoch of ``fit`` of a 784-256-10 MLP (SGD, sparse categorical cross-entropy) over
-  that Dataset.
+  that Dataset;
+- a GRU's training step (``_gru.py``: GRU(64) over 100 steps of a 32 x 32 batch, loss and
+  gradient), eager and compiled, beside TF's eager and ``tf.function`` steps (TF from
+  ``--tf-python``, the interpreter of an environment that has it, when TF is not here).
 
 gradtape and TensorFlow (when installed: it is skipped cleanly otherwise) run in the
 same process, beside the floor: a plain NumPy loop (an index permutation and slicing;
@@ -15,6 +18,7 @@ on the shared 2-core machine OpenBLAS's two spinning threads made one 64x784x256
 up to 70x slower than one thread while other jobs ran, and TF's pool far less so).
 
 usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N] [--threads N]
+                                     [--tf-python PATH]
 """
 
 from __future__ import annotations
@@ -170,6 +174,57 @@ def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
     return [iteration, fitting]
 
 
+def gru_result(repeats: int, quick: bool, peers: bool, tf_python: str | None,
+               threads: int) -> Result:
+    """The GRU step: gradtape's here, TF's in this process or from ``tf_python``."""
+    import _gru
+
+    import gradtape as gt
+
+    result = Result(f"a GRU({_gru.UNITS}) training step over {_gru.STEPS} steps, batch "
+                    f"{_gru.BATCH}, {_gru.FEATURES} features (milliseconds)")
+    for name, seconds in _gru.time_steps(gt, 5 * repeats, quick).items():
+        result.times[f"gradtape {name}"] = seconds
+    if not peers:
+        result.skipped[TF] = "--no-peers"
+        return result
+    tf = _tensorflow()
+    if tf is not None:
+        found = _gru.time_steps(tf, 5 * repeats, quick)
+    elif tf_python:
+        found = _gru_in(tf_python, 5 * repeats, quick, threads)
+    else:
+        result.skipped[TF] = "not installed (pass --tf-python)"
+        return result
+    for name, seconds in found.items():
+        result.times[f"TF {name}"] = seconds
+    return result
+
+
+def _gru_in(python: str, repeats: int, quick: bool, threads: int) -> dict[str, float]:
+    import json
+    import subprocess
+
+    threads_env = {k: str(max(threads, 1)) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                     "MKL_NUM_THREADS")}
+    command = [python, str(Path(__file__).resolve().parent / "_gru.py"), "--worker",
+               "--repeats", str(repeats)] + (["--quick"] if quick else [])
+    out = subprocess.run(command, capture_output=True, text=True, check=True,
+                         env={**os.environ, **threads_env}).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def report_gru(result: Result) -> str:
+    lines = [f"### {result.title}", "", "| implementation | ms | × TF eager | × tf.function |",
+             "|---|---|---|---|"]
+    eager, compiled = result.times.get("TF eager"), result.times.get("TF compiled")
+    for name, seconds in result.times.items():
+        ratios = [f"{seconds / t:.2f}" if t else "—" for t in (eager, compiled)]
+        lines.append(f"| {name} | {seconds * 1e3:.2f} | {ratios[0]} | {ratios[1]} |")
+    lines += [f"| {name} | skipped: {why} | | |" for name, why in result.skipped.items()]
+    return "\n".join(lines + [""])
+
+
 def report(results: list[Result]) -> str:
     lines = []
     for result in results:
@@ -192,11 +247,15 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per library (default 1; 0: library defaults)")
+    parser.add_argument("--tf-python", default=os.environ.get("TF_PYTHON"),
+                        help="a Python with TensorFlow, for the GRU step (or $TF_PYTHON)")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
     results = run(QUICK if args.quick else FULL, repeats, not args.no_peers)
     print(report(results))
-    return results
+    gru = gru_result(repeats, args.quick, not args.no_peers, args.tf_python, args.threads)
+    print(report_gru(gru))
+    return results + [gru]
 
 
 if __name__ == "__main__":
