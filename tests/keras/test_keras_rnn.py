@@ -190,7 +190,7 @@ def test_embedding_mask_zero_through_the_functional_api():
     tokens = np.array([[3, 1, 0, 0], [2, 0, 4, 0]])
     inputs = keras.Input(shape=(4,), dtype="int32")
     embedded = keras.layers.Embedding(5, F, mask_zero=True, dtype="float64")(inputs)
-    dropped = keras.layers.Dropout(0.5)(embedded)  # a mask passes through Dropout
+    dropped = keras.layers.Dropout(0.5, dtype="float64")(embedded)  # the mask passes
     outputs = keras.layers.GRU(U, dtype="float64")(dropped)
     model = keras.Model(inputs, outputs)
     embedding, gru = model.layers[1], model.layers[3]
@@ -285,3 +285,39 @@ def test_simple_rnn_activation_and_no_bias():
     np.testing.assert_allclose(got, h, rtol=1e-10)
     np.testing.assert_allclose(simple_step(x[:, 0], [np.zeros((B, U))], kernel, recurrent,
                                            0.0)[0], np.tanh(x[:, 0] @ kernel), rtol=1e-12)
+
+
+class TextModel(keras.Model):
+    """TF's text-generation tutorial's model (``get_initial_state(x)`` with the inputs,
+    Keras 2's form, as the tutorial calls it)."""
+
+    def __init__(self, vocab_size, embedding_dim, rnn_units):
+        super().__init__()
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim)
+        self.gru = keras.layers.GRU(rnn_units, return_sequences=True, return_state=True)
+        self.dense = keras.layers.Dense(vocab_size)
+
+    def call(self, inputs, states=None, return_state=False, training=False):
+        x = self.embedding(inputs, training=training)
+        if states is None:
+            states = self.gru.get_initial_state(x)
+        x, states = self.gru(x, initial_state=states, training=training)
+        x = self.dense(x, training=training)
+        return (x, states) if return_state else x
+
+
+def test_the_text_generation_tutorial_model_trains_and_generates_step_by_step():
+    rng = np.random.default_rng(14)
+    tokens = rng.integers(0, 12, (8, 6))
+    model = TextModel(12, 4, 8)
+    model.compile(optimizer="adam",
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(tokens[:, :-1], tokens[:, 1:], epochs=3, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    whole = model(tokens).numpy()
+    states, steps = None, []
+    for t in range(tokens.shape[1]):  # the tutorial's OneStep: states fed back
+        logits, states = model(tokens[:, t:t + 1], states=states, return_state=True)
+        steps.append(logits.numpy()[:, 0])
+    np.testing.assert_allclose(np.stack(steps, axis=1), whole, rtol=1e-5, atol=1e-6)
+    assert [tuple(s.shape) for s in model.gru.get_initial_state(3)] == [(3, 8)]

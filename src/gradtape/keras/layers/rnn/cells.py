@@ -17,7 +17,7 @@ from ....core.tensor import Tensor, convert_to_tensor
 from ... import activations, initializers, regularizers
 from ..base import Layer
 
-__all__ = ["DropoutRNNCell", "GRUCell", "LSTMCell", "SimpleRNNCell"]
+__all__ = ["DropoutRNNCell", "GRUCell", "LSTMCell", "SimpleRNNCell", "batch_size_of"]
 
 
 def _check_units(units: Any) -> int:
@@ -25,6 +25,17 @@ def _check_units(units: Any) -> int:
         raise ValueError("Received an invalid value for argument `units`, expected a "
                          f"positive integer, got {units!r}.")
     return int(units)
+
+
+def batch_size_of(value: Any) -> int:
+    """``get_initial_state``'s batch size: Keras 3's int, or (Keras 2's form, which TF's
+    text-generation tutorial calls) the inputs, whose first dimension it is."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    if value is None:
+        raise ValueError("get_initial_state needs the batch size (an int), or the inputs.")
+    return int(value)
 
 
 def _rate(value: float) -> float:
@@ -145,7 +156,8 @@ class _Cell(Layer, DropoutRNNCell):
 
     def get_initial_state(self, batch_size: Any = None) -> list[Tensor]:
         sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
-        return [ops.zeros_like(np.zeros((int(batch_size), n), self._dtype)) for n in sizes]
+        batch = batch_size_of(batch_size)
+        return [ops.zeros_like(np.zeros((batch, n), self._dtype)) for n in sizes]
 
     def get_config(self) -> dict:
         return {**super().get_config(), **self._config}

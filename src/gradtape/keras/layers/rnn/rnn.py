@@ -14,7 +14,7 @@ from ....core import nest
 from ....core.tensor import Tensor, convert_to_tensor
 from ....core.variable import Variable as _GtVariable
 from ..base import Layer
-from .cells import DropoutRNNCell
+from .cells import DropoutRNNCell, batch_size_of
 from .time_loop import time_loop
 
 __all__ = ["RNN", "StackedRNNCells"]
@@ -63,7 +63,7 @@ class StackedRNNCells(Layer):
         for cell in self.cells:
             make = getattr(cell, "get_initial_state", None)
             found = make(batch_size=batch_size) if make else \
-                _zero_states(cell.state_size, int(batch_size), self._dtype)
+                _zero_states(cell.state_size, batch_size_of(batch_size), self._dtype)
             states.append(found)
         return states
 
@@ -169,7 +169,7 @@ class RNN(Layer):
     def get_initial_state(self, batch_size: Any) -> list:
         make = getattr(self.cell, "get_initial_state", None)
         if make is None:
-            return _zero_states(self.state_size, int(batch_size), self._dtype)
+            return _zero_states(self.state_size, batch_size_of(batch_size), self._dtype)
         found = make(batch_size=batch_size)
         return list(found) if _is_nested(found) else [found]
 
