@@ -429,6 +429,8 @@ class Layer(Module):
         takes_mask, computes_mask = _mask_rule(type(self))
         if previous is not None and takes_mask and kwargs.get("mask") is None:
             kwargs["mask"] = previous  # Keras 3 hands the first input's mask to `call`
+        if masks.masks:
+            masks.fill_named_masks(type(self), args, kwargs)  # `query_mask=`...
         if args:
             args = (self._convert_inputs(args[0]),) + args[1:]
         elif "inputs" in kwargs:

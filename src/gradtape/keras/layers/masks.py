@@ -12,13 +12,14 @@ an empty dict.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 import weakref
 from typing import Any
 
 from ...core.tensor import Tensor
 
-__all__ = ["get_keras_mask", "propagate", "set_keras_mask"]
+__all__ = ["fill_named_masks", "get_keras_mask", "propagate", "set_keras_mask"]
 
 # id(tensor) -> (a weak reference to the tensor, its mask).
 masks: dict[int, tuple[Any, Any]] = {}
@@ -49,6 +50,33 @@ def first_leaf(value: Any) -> Any:
     while isinstance(value, (list, tuple)) and value:
         value = value[0]
     return value
+
+
+_named_masks: dict[type, tuple] = {}
+
+
+def _named_mask_arguments(cls: type) -> tuple:
+    """``(argument, position, mask argument)`` for each argument ``x`` of ``cls.call``
+    that has an ``x_mask`` parameter (``MultiHeadAttention``'s query, value, key)."""
+    found = _named_masks.get(cls)
+    if found is None:
+        names = list(inspect.signature(cls.call).parameters)[1:]  # without self
+        found = tuple((n, i, f"{n}_mask") for i, n in enumerate(names)
+                      if f"{n}_mask" in names)
+        _named_masks[cls] = found
+    return found
+
+
+def fill_named_masks(cls: type, args: tuple, kwargs: dict) -> None:
+    """Keras 3 hands a tensor argument ``x``'s mask to the ``x_mask`` parameter of
+    ``call`` when it is not given (so attention skips an embedding's padding)."""
+    for name, position, mask_name in _named_mask_arguments(cls):
+        if kwargs.get(mask_name) is not None:
+            continue
+        value = args[position] if position < len(args) else kwargs.get(name)
+        mask = None if value is None else get_keras_mask(first_leaf(value))
+        if mask is not None:
+            kwargs[mask_name] = mask
 
 
 def propagate(layer: Any, inputs: Any, outputs: Any, previous: Any) -> None:
