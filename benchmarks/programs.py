@@ -1,4 +1,4 @@
-"""Real-program workloads: a ``tf.data`` input pipeline, ``fit`` over it, a CNN step.
+"""Real-program workloads: a ``tf.data`` input pipeline, ``fit`` over it, a CNN step, a GRU step.
 
 - one epoch of ``Dataset.from_tensor_slices((x, y)).shuffle(10_000).batch(64)`` over
   60,000 x 784 float32 (MNIST's size);
@@ -8,6 +8,9 @@
   MaxPool(2) -> Conv2D(64, 3, relu) -> MaxPool(2) -> Flatten -> Dense(10), SGD, sparse
   cross-entropy, eagerly and under ``@gt.function``/``tf.function``, beside PyTorch's
   (in this process when it imports, else in ``--torch-python``'s interpreter).
+- a GRU's training step (``_gru.py``: GRU(64) over 100 steps of a 32 x 32 batch, loss and
+  gradient), eager and compiled, beside TF's eager and ``tf.function`` steps (TF from
+  ``--tf-python``, the interpreter of an environment that has it, when TF is not here).
 
 gradtape and TensorFlow (when installed: it is skipped cleanly otherwise) run in the
 same process, beside the floor: a plain NumPy loop (an index permutation and slicing;
@@ -20,6 +23,7 @@ up to 70x slower than one thread while other jobs ran, and TF's pool far less so
 
 usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N] [--threads N]
                                      [--torch-python PYTHON]
+                                     [--tf-python PATH]
 """
 
 from __future__ import annotations
@@ -278,6 +282,57 @@ def run(size: tuple, repeats: int, peers: bool, cnn_size: tuple = CNN_FULL,
     return [iteration, fitting, cnn(cnn_size, cnn_repeats, tf, why, torch_python, peers)]
 
 
+def gru_result(repeats: int, quick: bool, peers: bool, tf_python: str | None,
+               threads: int) -> Result:
+    """The GRU step: gradtape's here, TF's in this process or from ``tf_python``."""
+    import _gru
+
+    import gradtape as gt
+
+    result = Result(f"a GRU({_gru.UNITS}) training step over {_gru.STEPS} steps, batch "
+                    f"{_gru.BATCH}, {_gru.FEATURES} features (milliseconds)")
+    for name, seconds in _gru.time_steps(gt, 5 * repeats, quick).items():
+        result.times[f"gradtape {name}"] = seconds
+    if not peers:
+        result.skipped[TF] = "--no-peers"
+        return result
+    tf = _tensorflow()
+    if tf is not None:
+        found = _gru.time_steps(tf, 5 * repeats, quick)
+    elif tf_python:
+        found = _gru_in(tf_python, 5 * repeats, quick, threads)
+    else:
+        result.skipped[TF] = "not installed (pass --tf-python)"
+        return result
+    for name, seconds in found.items():
+        result.times[f"TF {name}"] = seconds
+    return result
+
+
+def _gru_in(python: str, repeats: int, quick: bool, threads: int) -> dict[str, float]:
+    import json
+    import subprocess
+
+    threads_env = {k: str(max(threads, 1)) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                     "MKL_NUM_THREADS")}
+    command = [python, str(Path(__file__).resolve().parent / "_gru.py"), "--worker",
+               "--repeats", str(repeats)] + (["--quick"] if quick else [])
+    out = subprocess.run(command, capture_output=True, text=True, check=True,
+                         env={**os.environ, **threads_env}).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def report_gru(result: Result) -> str:
+    lines = [f"### {result.title}", "", "| implementation | ms | × TF eager | × tf.function |",
+             "|---|---|---|---|"]
+    eager, compiled = result.times.get("TF eager"), result.times.get("TF compiled")
+    for name, seconds in result.times.items():
+        ratios = [f"{seconds / t:.2f}" if t else "—" for t in (eager, compiled)]
+        lines.append(f"| {name} | {seconds * 1e3:.2f} | {ratios[0]} | {ratios[1]} |")
+    lines += [f"| {name} | skipped: {why} | | |" for name, why in result.skipped.items()]
+    return "\n".join(lines + [""])
+
+
 def report(results: list[Result]) -> str:
     lines = []
     for result in results:
@@ -304,6 +359,8 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser.add_argument("--torch-python", default=None,
                         help="a Python with PyTorch, for its CNN step (when this one has none)")
     parser.add_argument("--torch-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--tf-python", default=os.environ.get("TF_PYTHON"),
+                        help="a Python with TensorFlow, for the GRU step (or $TF_PYTHON)")
     args = parser.parse_args(argv)
     if args.torch_child:  # the child --torch-python runs: PyTorch's best step, printed
         size, repeats = json.loads(args.torch_child)
@@ -313,7 +370,9 @@ def main(argv: list[str] | None = None) -> list[Result]:
     results = run(QUICK if args.quick else FULL, repeats, not args.no_peers,
                   CNN_QUICK if args.quick else CNN_FULL, args.torch_python)
     print(report(results))
-    return results
+    gru = gru_result(repeats, args.quick, not args.no_peers, args.tf_python, args.threads)
+    print(report_gru(gru))
+    return results + [gru]
 
 
 if __name__ == "__main__":

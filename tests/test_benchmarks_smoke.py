@@ -138,6 +138,9 @@ def test_programs_benchmark_runs_quick_and_its_floor_trains():
     cnn = results[2]  # the CNN step: gradtape eager and compiled timed, peers skipped
     assert set(cnn.times) == {programs.GT_EAGER, programs.GT_FUNCTION}
     assert set(cnn.skipped) == {programs.TF_EAGER, programs.TF_FUNCTION, programs.TORCH}
+    gru = results[3]  # the GRU step
+    assert set(gru.times) == {"gradtape eager", "gradtape compiled"}
+    assert gru.skipped == {programs.TF: "--no-peers"}
     x, y = programs.make_data(256, 8, 3)
     assert programs.numpy_epoch(x, y, 64) == 4
     import gradtape as gt

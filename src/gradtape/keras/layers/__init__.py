@@ -35,6 +35,7 @@ from .core import (
     Flatten,
     Lambda,
 )
+from .masking import Masking
 from .merging import (
     Average,
     Dot,
@@ -86,6 +87,18 @@ from .regularization import (
     SpatialDropout2D,
     SpatialDropout3D,
 )
+from .rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    Bidirectional,
+    GRUCell,
+    LSTMCell,
+    SimpleRNN,
+    SimpleRNNCell,
+    StackedRNNCells,
+    TimeDistributed,
+)
 from .shape import (
     Cropping1D,
     Cropping2D,
@@ -129,3 +142,6 @@ __all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
             "AvgPool2D", "AvgPool3D", "GlobalAvgPool1D", "GlobalAvgPool2D",
             "GlobalAvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D",
             "MaxPool1D", "MaxPool2D", "MaxPool3D"]
+# Issue 22's recurrent layers.
+__all__ += ["Bidirectional", "GRU", "GRUCell", "LSTM", "LSTMCell", "Masking", "RNN",
+            "SimpleRNN", "SimpleRNNCell", "StackedRNNCells", "TimeDistributed"]

@@ -63,6 +63,7 @@ class _EinsumDense(Layer):
                  kernel_regularizer: Any, bias_regularizer: Any, kernel_constraint: Any,
                  bias_constraint: Any, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # a projected query keeps its mask, without a warning
         self.equation, self.partial_output_shape = equation, tuple(output_shape)
         self.bias_axes, self.bound_dims = bias_axes, bound_dims
         self.kernel_initializer = kernel_initializer
@@ -108,6 +109,7 @@ class MultiHeadAttention(Layer):
                  activity_regularizer: Any = None, kernel_constraint: Any = None,
                  bias_constraint: Any = None, seed: int | None = None, **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.supports_masking = True  # Keras 3: the query's mask passes on
         if flash_attention:
             raise ValueError("MultiHeadAttention(flash_attention=True) is not supported "
                              "in gradtape; leave it None (the same numbers).")

@@ -38,6 +38,7 @@ from ...core.variable import Variable as _GtVariable
 from .. import initializers, regularizers
 from ..naming import layer_scope, to_snake_case, uniquify
 from ..variables import Variable
+from . import masks
 
 __all__ = ["Layer"]
 
@@ -45,7 +46,7 @@ __all__ = ["Layer"]
 _INTERNAL = frozenset((
     "_name", "_name_scope", "_added_weights", "_call_losses", "_trainable",
     "_dtype", "_autocast", "_input_shape_arg", "_build_shapes", "_activity_regularizer",
-    "_inbound_nodes", "_output_shape",
+    "_inbound_nodes", "_output_shape", "_supports_masking",
 ))
 
 
@@ -70,6 +71,19 @@ def _training_argument(cls: type) -> tuple[bool, Any]:
         default = parameters["training"].default if takes else None
         found = (takes, None if default is inspect.Parameter.empty else default)
         _takes_training[cls] = found
+    return found
+
+
+_mask_rules: dict[type, tuple[bool, bool]] = {}
+
+
+def _mask_rule(cls: type) -> tuple[bool, bool]:
+    """Whether ``cls.call`` takes ``mask``, and whether ``cls`` overrides
+    ``compute_mask`` (cached): what a call does with masks."""
+    found = _mask_rules.get(cls)
+    if found is None:
+        takes = "mask" in inspect.signature(cls.call).parameters
+        found = _mask_rules[cls] = (takes, cls.compute_mask is not Layer.compute_mask)
     return found
 
 
@@ -310,6 +324,22 @@ class Layer(Module):
                 penalty = divide_no_nan(penalty, batch)
             self._hold_loss(penalty)
 
+    # --- masks ------------------------------------------------------------------------------
+    @property
+    def supports_masking(self) -> bool:
+        """Keras 3's: whether the layer passes a mask on (by default, when it overrides
+        ``compute_mask``)."""
+        found = self.__dict__.get("_supports_masking")
+        return _mask_rule(type(self))[1] if found is None else found
+
+    @supports_masking.setter
+    def supports_masking(self, value: bool) -> None:
+        object.__setattr__(self, "_supports_masking", bool(value))
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The mask of the outputs: the input's (Keras 3's default)."""
+        return mask
+
     # --- weights ----------------------------------------------------------------------------
     def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None,
                    trainable: bool = True, autocast: bool = True, regularizer: Any = None,
@@ -393,6 +423,13 @@ class Layer(Module):
 
         if is_symbolic(args, kwargs):
             return symbolic_call(self, args, kwargs)
+        first = args[0] if args else kwargs.get("inputs")
+        previous = masks.get_keras_mask(masks.first_leaf(first)) if masks.masks else None
+        takes_mask, computes_mask = _mask_rule(type(self))
+        if previous is not None and takes_mask and kwargs.get("mask") is None:
+            kwargs["mask"] = previous  # Keras 3 hands the first input's mask to `call`
+        if masks.masks:
+            masks.fill_named_masks(type(self), args, kwargs)  # `query_mask=`...
         if args:
             args = (self._convert_inputs(args[0]),) + args[1:]
         elif "inputs" in kwargs:
@@ -413,6 +450,8 @@ class Layer(Module):
                 outputs = self.call(*args, **kwargs)
             finally:
                 _context.training.pop()
+        if previous is not None or computes_mask:
+            masks.propagate(self, first, outputs, previous)
         if self._activity_regularizer is not None:
             self._add_activity_losses(outputs)
         if self._output_shape is None:

@@ -29,6 +29,7 @@ class Dense(Layer):
                  activity_regularizer: Any = None, kernel_constraint: Any = None,
                  bias_constraint: Any = None, lora_rank: int | None = None, **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units!r}")
@@ -93,6 +94,7 @@ class Dropout(Layer):
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None,
                  **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         if not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
                              f"value between 0 and 1. Received: rate={rate}")
@@ -109,6 +111,7 @@ class Activation(Layer):
 
     def __init__(self, activation: Any, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         self.activation = activations.get(activation)
 
     def call(self, inputs: Any) -> Any:
@@ -157,6 +160,7 @@ class Embedding(Layer):
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = embeddings_constraint
         self.mask_zero = mask_zero
+        self.supports_masking = mask_zero
         self._initial_weights = weights
 
     def build(self, input_shape: Any = None) -> None:

@@ -40,6 +40,7 @@ class BatchNormalization(Layer):
                  gamma_regularizer: Any = None, beta_constraint: Any = None,
                  gamma_constraint: Any = None, synchronized: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         self.axis = axis
         self.momentum, self.epsilon = float(momentum), float(epsilon)
         self.center, self.scale = center, scale
@@ -122,6 +123,7 @@ class LayerNormalization(Layer):
                  beta_regularizer: Any = None, gamma_regularizer: Any = None,
                  beta_constraint: Any = None, gamma_constraint: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
         self.epsilon, self.center, self.scale = float(epsilon), center, scale
         self.rms_scaling = rms_scaling

@@ -30,6 +30,7 @@ class GaussianNoise(Layer):
 
     def __init__(self, stddev: float, seed: int | None = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         self.stddev = _fraction("GaussianNoise", "stddev", stddev)
         self.seed = seed
         self.built = True
@@ -52,6 +53,7 @@ class GaussianDropout(Layer):
 
     def __init__(self, rate: float, seed: int | None = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True  # Keras 3: a mask passes through
         self.rate = _fraction("GaussianDropout", "rate", rate)
         self.seed = seed
         self.built = True
