@@ -8,7 +8,6 @@ compiled metrics)."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,7 +22,7 @@ from . import data_adapter
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
-from .callbacks import CallbackList, History
+from .callbacks import CallbackList, History, batch_hooks_may_change_model
 from .compile_loss import CompiledLoss, wants_compiled_loss
 from .layers.base import unique_by_identity
 from .saving import WeightsSaving
@@ -270,16 +269,20 @@ class Trainer(StepFunctions, WeightsSaving):
         begin = getattr(callbacks, f"on_{mode}_batch_begin")
         end = getattr(callbacks, f"on_{mode}_batch_end")
         steps = getattr(self, "steps_per_execution", 1)
-        logs, iterator, step = None, iter(batches), 0
-        pending = next(iterator, _END)  # looked ahead: no begin without a batch
-        while pending is not _END:
+        # The step function reads the model's Python state once per epoch (its
+        # iterator); a callback's batch hook may change it between steps.
+        recheck = getattr(step_function, "recheck_state", None) \
+            if batch_hooks_may_change_model(callbacks, mode) else None
+        logs, iterator, step = None, data_adapter.Lookahead(batches), 0
+        while iterator.has_next():
             begin(step)
-            logs = step_function(itertools.chain((pending,), iterator))
+            if recheck is not None:
+                recheck()
+            logs = step_function(iterator)
             end(step, logs=logs)
             step += steps
             if mode == "train" and self.stop_training:
                 break
-            pending = next(iterator, _END)
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
