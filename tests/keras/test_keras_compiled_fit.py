@@ -247,6 +247,31 @@ def test_the_state_is_read_per_epoch_unless_a_callback_has_batch_hooks(monkeypat
     every_step = K.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: None)
     assert reads_in_fit([every_step]) == 2 * 18  # before every step
 
+    model = _scaled(False)
+    model.predict(X, batch_size=4, verbose=0)
+    reads.clear()
+    model.predict(X, batch_size=4, verbose=1)  # 18 batches
+    assert len(reads) == 1
+
+
+def test_predict_function_gets_one_iterator_per_predict_and_one_batch_a_call():
+    class Watched(K.Sequential):
+        def make_predict_function(self, force=False):
+            runner = super().make_predict_function(force)
+
+            def predict_function(iterator):
+                seen.append(iterator)
+                return runner(iterator)
+            return predict_function
+
+    seen = []
+    model = Watched([K.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)
+    out = model.predict(X, batch_size=16, verbose=0)  # 5 batches, each its own call
+    np.testing.assert_allclose(out, X @ model.layers[0].kernel.numpy()
+                               + model.layers[0].bias.numpy(), rtol=1e-6, atol=1e-6)
+    assert len(seen) == 5 and all(it is seen[0] for it in seen)
+
 
 def test_a_callback_changing_the_step_s_python_state_mid_epoch_is_seen_next_step():
     # A batch hook runs between two compiled steps: the next one reads the new state.

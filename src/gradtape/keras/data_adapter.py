@@ -116,6 +116,30 @@ class Lookahead:
         return self._ahead is not _NONE
 
 
+class OneBatchPerCall:
+    """``predict``'s iterator for its step function: the same object at every call (so
+    the step reads the model's Python state once per ``predict``), giving one batch per
+    call (a runner returns only its last step's outputs; ``predict`` keeps each's)."""
+
+    def __init__(self, batches: Iterator[Any]):
+        self._batches = Lookahead(batches)
+        self._given = True
+
+    def __iter__(self) -> OneBatchPerCall:
+        return self
+
+    def __next__(self) -> Any:
+        if self._given:
+            raise StopIteration
+        self._given = True
+        return next(self._batches)
+
+    def next_call(self) -> bool:
+        """Lets the next call take one batch; whether there is one."""
+        self._given = False
+        return self._batches.has_next()
+
+
 _NONE = object()  # nothing read ahead (or the end)
 
 

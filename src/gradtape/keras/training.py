@@ -30,7 +30,6 @@ from .step_functions import StepFunctions, pythonify, warn_at_user
 
 __all__ = ["History", "Trainer"]
 
-_END = object()  # an iterator's end, when looking one batch ahead
 
 _OPTIMIZERS = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam,
                "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
@@ -366,14 +365,16 @@ class Trainer(StepFunctions, WeightsSaving):
             inputs = data_adapter.limited((_take(x, index) for index in indexes), steps)
         callbacks = _callback_list(callbacks, self, verbose, 1, count)
         callbacks.on_predict_begin()
-        predict_function, outputs, pending = self.make_predict_function(), [], next(inputs,
-                                                                                    _END)
-        while pending is not _END:
+        predict_function, outputs = self.make_predict_function(), []
+        batches = data_adapter.OneBatchPerCall(inputs)
+        recheck = getattr(predict_function, "recheck_state", None) \
+            if batch_hooks_may_change_model(callbacks, "predict") else None
+        while batches.next_call():
             callbacks.on_predict_batch_begin(len(outputs))
-            # One batch per call: a runner returns only its last step's outputs.
-            outputs.append(predict_function(iter((pending,))))
+            if recheck is not None:
+                recheck()
+            outputs.append(predict_function(batches))
             callbacks.on_predict_batch_end(len(outputs) - 1, logs={"outputs": outputs[-1]})
-            pending = next(inputs, _END)
         callbacks.on_predict_end()
         return _concatenated(outputs)
 
