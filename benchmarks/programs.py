@@ -7,21 +7,28 @@
 
 gradtape and TensorFlow (when installed: it is skipped cleanly otherwise) run in the
 same process, beside the floor: a plain NumPy loop (an index permutation and slicing;
-for ``fit``, the hand-written forward and backward of the same MLP). Times are the best
-of a few epochs; docs/performance.md reports the ratios.
+for ``fit``, the hand-written forward and backward of the same MLP). Each round runs
+every implementation's epoch once, in turn; a time is the best of the rounds;
+docs/performance.md reports the ratios.
 
 Every library is pinned to ``--threads`` threads (1 by default, as the other scripts:
-on the shared 2-core machine OpenBLAS's two spinning threads made one 64x784x256 matmul
-up to 70x slower than one thread while other jobs ran, and TF's pool far less so).
+on the shared 2-core machine OpenBLAS's two threads made one 64x784x256 matmul up to
+70x slower than one thread while other jobs ran, and TF's pool far less so).
+``--compare-threads`` runs the whole script at one thread and at the libraries'
+defaults, in fresh processes taking turns (``--processes`` of each), and prints both
+settings side by side.
 
 usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N] [--threads N]
+                                     [--compare-threads [--processes N]]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -46,8 +53,17 @@ NUMPY, GRADTAPE, TF = "NumPy loop (floor)", "gradtape", "TensorFlow"
 @dataclass
 class Result:
     title: str
-    times: dict[str, float] = field(default_factory=dict)
+    times: dict[str, float] = field(default_factory=dict)  # the best epoch of each
     skipped: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # every epoch timed
+
+    def add(self, samples: dict[str, list[float]]) -> None:
+        for name, seconds in samples.items():
+            self.samples.setdefault(name, []).extend(seconds)
+            self.times[name] = min(self.samples[name])
+
+    def median(self, name: str) -> float:
+        return float(np.median(self.samples[name]))
 
 
 def make_data(n: int, d: int, classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -128,14 +144,17 @@ def numpy_fit_epoch(x: np.ndarray, y: np.ndarray, batch: int, hidden: int,
     return epoch
 
 
-# --- running ------------------------------------------------------------------------------
-def best_of(fn: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
+# --- running ---------------------------------------------------------------------------
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Each function once per round, in turn (a change of machine load hits them all
+    alike); every function's times over ``repeats`` rounds."""
+    samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - start)
+    return samples
 
 
 def _tensorflow() -> object | None:
@@ -151,23 +170,40 @@ def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
     n, d, classes, buffer, batch, hidden = size
     x, y = make_data(n, d, classes)
     tf = _tensorflow() if peers else None
-    why = "not installed" if peers else "--no-peers"
     iteration = Result(f"one epoch of from_tensor_slices((x, y)).shuffle({buffer})"
                        f".batch({batch}) over {n} x {d} float32")
     fitting = Result(f"one epoch of fit, a {d}-{hidden}-{classes} MLP over that Dataset")
-    iteration.times[NUMPY] = best_of(lambda: numpy_epoch(x, y, batch), repeats)
-    iteration.times[GRADTAPE] = best_of(dataset_epoch(gt.data, x, y, buffer, batch), repeats)
-    fitting.times[NUMPY] = best_of(numpy_fit_epoch(x, y, batch, hidden, classes), repeats)
-    fitting.times[GRADTAPE] = best_of(
-        fit_epoch(gt, x, y, buffer, batch, hidden, classes), repeats)
-    for result, make in ((iteration, lambda: dataset_epoch(tf.data, x, y, buffer, batch)),
-                         (fitting, lambda: fit_epoch(tf, x, y, buffer, batch, hidden,
-                                                     classes))):
-        if tf is None:
-            result.skipped[TF] = why
-        else:
-            result.times[TF] = best_of(make(), repeats)
+    epochs = {NUMPY: lambda: numpy_epoch(x, y, batch),
+              GRADTAPE: dataset_epoch(gt.data, x, y, buffer, batch)}
+    fits = {NUMPY: numpy_fit_epoch(x, y, batch, hidden, classes),
+            GRADTAPE: fit_epoch(gt, x, y, buffer, batch, hidden, classes)}
+    if tf is None:
+        for result in (iteration, fitting):
+            result.skipped[TF] = "not installed" if peers else "--no-peers"
+    else:
+        epochs[TF] = dataset_epoch(tf.data, x, y, buffer, batch)
+        fits[TF] = fit_epoch(tf, x, y, buffer, batch, hidden, classes)
+    iteration.add(interleaved(epochs, repeats))
+    fitting.add(interleaved(fits, repeats))
     return [iteration, fitting]
+
+
+def compare_threads(argv: list[str], processes: int) -> list[tuple[str, list[Result]]]:
+    """This script at ``--threads 1`` and ``--threads 0`` (the libraries' defaults), each
+    in ``processes`` fresh processes taking turns; the epochs of all of them."""
+    settings = {"1 thread": "1", "default threads": "0"}
+    best: dict[str, list[Result]] = {}
+    for _ in range(processes):
+        for label, threads in settings.items():
+            out = subprocess.run([sys.executable, __file__, *argv, "--threads", threads,
+                                  "--json"], check=True, capture_output=True, text=True)
+            results = [Result(**r) for r in json.loads(out.stdout.splitlines()[-1])]
+            if label not in best:
+                best[label] = results
+                continue
+            for kept, new in zip(best[label], results, strict=True):
+                kept.add(new.samples)
+    return list(best.items())
 
 
 def report(results: list[Result]) -> str:
@@ -185,17 +221,54 @@ def report(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def report_settings(settings: list[tuple[str, list[Result]]]) -> str:
+    """Both thread settings side by side per implementation: the best and the median
+    epoch, and the best's ratio to TF's best (— without TF)."""
+    labels = [label for label, _ in settings]
+    lines = []
+    for i, result in enumerate(settings[0][1]):
+        counts = ", ".join(f"{label}: {len(results[i].samples[NUMPY])}"
+                           for label, results in settings)
+        lines += [f"### {result.title}", "", f"Epochs timed per implementation: {counts}.",
+                  "", "| implementation | " + " | ".join(
+                      f"{label}: best s | median s | best × TF" for label in labels) + " |",
+                  "|---|" + "---|---|---|" * len(labels)]
+        for name in result.times:
+            cells = []
+            for _, results in settings:
+                times = results[i].times
+                versus = f"{times[name] / times[TF]:.2f}" if TF in times else "—"
+                cells += [f"{times[name]:.3f}", f"{results[i].median(name):.3f}", versus]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> list[Result]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tiny size (smoke test)")
     parser.add_argument("--no-peers", action="store_true", help="skip TensorFlow")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None, help="rounds in a process")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per library (default 1; 0: library defaults)")
+    parser.add_argument("--compare-threads", action="store_true",
+                        help="run at 1 thread and at the defaults, processes taking turns")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="processes of each setting for --compare-threads")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
+    if args.compare_threads:
+        passed = [*(["--quick"] if args.quick else []),
+                  *(["--no-peers"] if args.no_peers else []), "--repeats", str(repeats)]
+        settings = compare_threads(passed, args.processes)
+        print(report_settings(settings))
+        return [result for _, results in settings for result in results]
     results = run(QUICK if args.quick else FULL, repeats, not args.no_peers)
-    print(report(results))
+    if args.json:
+        print(json.dumps([vars(r) for r in results]))
+    else:
+        print(report(results))
     return results
 
 
