@@ -56,14 +56,18 @@ class Result:
     times: dict[str, float] = field(default_factory=dict)  # the best epoch of each
     skipped: dict[str, str] = field(default_factory=dict)
     samples: dict[str, list[float]] = field(default_factory=dict)  # every epoch timed
+    # The process's CPU seconds in each epoch (all its threads): the work done, which a
+    # loaded machine's share of the cores does not change (a spinning thread's adds).
+    cpu: dict[str, list[float]] = field(default_factory=dict)
 
-    def add(self, samples: dict[str, list[float]]) -> None:
+    def add(self, samples: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
         for name, seconds in samples.items():
             self.samples.setdefault(name, []).extend(seconds)
+            self.cpu.setdefault(name, []).extend(cpu[name])
             self.times[name] = min(self.samples[name])
 
-    def median(self, name: str) -> float:
-        return float(np.median(self.samples[name]))
+    def median(self, name: str, of: str = "samples") -> float:
+        return float(np.median(getattr(self, of)[name]))
 
 
 def make_data(n: int, d: int, classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -145,16 +149,19 @@ def numpy_fit_epoch(x: np.ndarray, y: np.ndarray, batch: int, hidden: int,
 
 
 # --- running ---------------------------------------------------------------------------
-def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+def interleaved(fns: dict[str, Callable[[], object]],
+                repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Each function once per round, in turn (a change of machine load hits them all
-    alike); every function's times over ``repeats`` rounds."""
+    alike); every function's wall times and CPU times over ``repeats`` rounds."""
     samples: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             samples[name].append(time.perf_counter() - start)
-    return samples
+            cpu[name].append(time.process_time() - start_cpu)
+    return samples, cpu
 
 
 def _tensorflow() -> object | None:
@@ -183,8 +190,8 @@ def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
     else:
         epochs[TF] = dataset_epoch(tf.data, x, y, buffer, batch)
         fits[TF] = fit_epoch(tf, x, y, buffer, batch, hidden, classes)
-    iteration.add(interleaved(epochs, repeats))
-    fitting.add(interleaved(fits, repeats))
+    iteration.add(*interleaved(epochs, repeats))
+    fitting.add(*interleaved(fits, repeats))
     return [iteration, fitting]
 
 
@@ -202,7 +209,7 @@ def compare_threads(argv: list[str], processes: int) -> list[tuple[str, list[Res
                 best[label] = results
                 continue
             for kept, new in zip(best[label], results, strict=True):
-                kept.add(new.samples)
+                kept.add(new.samples, new.cpu)
     return list(best.items())
 
 
@@ -223,7 +230,7 @@ def report(results: list[Result]) -> str:
 
 def report_settings(settings: list[tuple[str, list[Result]]]) -> str:
     """Both thread settings side by side per implementation: the best and the median
-    epoch, and the best's ratio to TF's best (— without TF)."""
+    epoch, the best's ratio to TF's best (— without TF), and the median CPU seconds."""
     labels = [label for label, _ in settings]
     lines = []
     for i, result in enumerate(settings[0][1]):
@@ -231,14 +238,16 @@ def report_settings(settings: list[tuple[str, list[Result]]]) -> str:
                            for label, results in settings)
         lines += [f"### {result.title}", "", f"Epochs timed per implementation: {counts}.",
                   "", "| implementation | " + " | ".join(
-                      f"{label}: best s | median s | best × TF" for label in labels) + " |",
-                  "|---|" + "---|---|---|" * len(labels)]
+                      f"{label}: best s | median s | best × TF | median CPU s"
+                      for label in labels) + " |",
+                  "|---|" + "---|---|---|---|" * len(labels)]
         for name in result.times:
             cells = []
             for _, results in settings:
                 times = results[i].times
                 versus = f"{times[name] / times[TF]:.2f}" if TF in times else "—"
-                cells += [f"{times[name]:.3f}", f"{results[i].median(name):.3f}", versus]
+                cells += [f"{times[name]:.3f}", f"{results[i].median(name):.3f}", versus,
+                          f"{results[i].median(name, 'cpu'):.3f}"]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
