@@ -297,6 +297,24 @@ def test_a_callback_changing_the_step_s_python_state_mid_epoch_is_seen_next_step
         np.testing.assert_array_equal(a, b)
 
 
+def test_a_layer_frozen_by_a_callback_mid_epoch_stops_training_at_the_next_step():
+    def fit(model):
+        def freeze(batch, logs):
+            if batch == 0:
+                model.layers[0].trainable = False
+                snapshots.extend(w.numpy().copy() for w in (model.layers[0].kernel,
+                                                             model.layers[-1].kernel))
+        snapshots = []
+        model.fit(X, LABELS, batch_size=16, epochs=1, shuffle=False, verbose=0,
+                  callbacks=[K.callbacks.LambdaCallback(on_train_batch_end=freeze)])
+        return snapshots
+
+    eager, compiled, _, (first, last) = _fit_both(fit, batch_norm=False)
+    np.testing.assert_array_equal(compiled.layers[0].kernel.numpy(), first)  # 4 steps
+    assert not np.array_equal(compiled.layers[-1].kernel.numpy(), last)  # still trains
+    _assert_same_weights(eager, compiled, atol=0)
+
+
 def test_a_step_that_changes_python_state_runs_eagerly_with_one_warning():
     class Counting(_Scaled):
         def train_step(self, data):
