@@ -30,7 +30,6 @@ from .step_functions import StepFunctions, pythonify, warn_at_user
 
 __all__ = ["History", "Trainer"]
 
-
 _OPTIMIZERS = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam,
                "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
 _LOSSES = {
@@ -268,10 +267,7 @@ class Trainer(StepFunctions, WeightsSaving):
         begin = getattr(callbacks, f"on_{mode}_batch_begin")
         end = getattr(callbacks, f"on_{mode}_batch_end")
         steps = getattr(self, "steps_per_execution", 1)
-        # The step function reads the model's Python state once per epoch (its
-        # iterator); a callback's batch hook may change it between steps.
-        recheck = getattr(step_function, "recheck_state", None) \
-            if batch_hooks_may_change_model(callbacks, mode) else None
+        recheck = _state_recheck(step_function, callbacks, mode)
         logs, iterator, step = None, data_adapter.Lookahead(batches), 0
         while iterator.has_next():
             begin(step)
@@ -367,8 +363,7 @@ class Trainer(StepFunctions, WeightsSaving):
         callbacks.on_predict_begin()
         predict_function, outputs = self.make_predict_function(), []
         batches = data_adapter.OneBatchPerCall(inputs)
-        recheck = getattr(predict_function, "recheck_state", None) \
-            if batch_hooks_may_change_model(callbacks, "predict") else None
+        recheck = _state_recheck(predict_function, callbacks, "predict")
         while batches.next_call():
             callbacks.on_predict_batch_begin(len(outputs))
             if recheck is not None:
@@ -525,6 +520,16 @@ def _callback_list(callbacks: Any, model: Any, verbose: Any, epochs: int, steps:
         return callbacks
     return CallbackList(callbacks, add_history=history, add_progbar=verbose != 0,
                         model=model, verbose=verbose, epochs=epochs, steps=steps)
+
+
+def _state_recheck(step_function: Any, callbacks: CallbackList,
+                   mode: str) -> Callable[[], None] | None:
+    """What to call before each step when a callback's batch hook may change the model's
+    Python state between steps (a step function reads it once per iterator, an epoch):
+    the runner's ``recheck_state``; else ``None``."""
+    if not batch_hooks_may_change_model(callbacks, mode):
+        return None
+    return getattr(step_function, "recheck_state", None)
 
 
 def _validates(epoch: int, validation_freq: Any) -> bool:
