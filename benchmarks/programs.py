@@ -14,16 +14,21 @@
 
 gradtape and TensorFlow (when installed: it is skipped cleanly otherwise) run in the
 same process, beside the floor: a plain NumPy loop (an index permutation and slicing;
-for ``fit``, the hand-written forward and backward of the same MLP). Times are the best
-of a few epochs; docs/performance.md reports the ratios.
+for ``fit``, the hand-written forward and backward of the same MLP). Each round runs
+every implementation's epoch once, in turn; a time is the best of the rounds;
+docs/performance.md reports the ratios.
 
 Every library is pinned to ``--threads`` threads (1 by default, as the other scripts:
-on the shared 2-core machine OpenBLAS's two spinning threads made one 64x784x256 matmul
-up to 70x slower than one thread while other jobs ran, and TF's pool far less so).
+on the shared 2-core machine OpenBLAS's two threads made one 64x784x256 matmul up to
+70x slower than one thread while other jobs ran, and TF's pool far less so).
+``--compare-threads`` runs the whole script at one thread and at the libraries'
+defaults, in fresh processes taking turns (``--processes`` of each), and prints both
+settings side by side.
 
 usage: python benchmarks/programs.py [--quick] [--no-peers] [--repeats N] [--threads N]
                                      [--torch-python PYTHON]
                                      [--tf-python PATH]
+                                     [--compare-threads [--processes N]]
 """
 
 from __future__ import annotations
@@ -60,8 +65,21 @@ CNN_FULL, CNN_QUICK = (64, 28, 10), (4, 12, 3)  # batch, image side, classes
 @dataclass
 class Result:
     title: str
-    times: dict[str, float] = field(default_factory=dict)
+    times: dict[str, float] = field(default_factory=dict)  # the best epoch of each
     skipped: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # every epoch timed
+    # The process's CPU seconds in each epoch (all its threads): the work done, which a
+    # loaded machine's share of the cores does not change (a spinning thread's adds).
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, samples: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+        for name, seconds in samples.items():
+            self.samples.setdefault(name, []).extend(seconds)
+            self.cpu.setdefault(name, []).extend(cpu[name])
+            self.times[name] = min(self.samples[name])
+
+    def median(self, name: str, of: str = "samples") -> float:
+        return float(np.median(getattr(self, of)[name]))
 
 
 def make_data(n: int, d: int, classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -240,12 +258,28 @@ def cnn(size: tuple, repeats: int, tf: object | None, why: str,
 
 # --- running ------------------------------------------------------------------------------
 def best_of(fn: Callable[[], object], repeats: int) -> float:
+    """The best of ``repeats`` calls (the CNN and GRU steps: one implementation at a time)."""
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def interleaved(fns: dict[str, Callable[[], object]],
+                repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each function once per round, in turn (a change of machine load hits them all
+    alike); every function's wall times and CPU times over ``repeats`` rounds."""
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            fn()
+            samples[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return samples, cpu
 
 
 def _tensorflow() -> object | None:
@@ -255,31 +289,28 @@ def _tensorflow() -> object | None:
     return tf
 
 
-def run(size: tuple, repeats: int, peers: bool, cnn_size: tuple = CNN_FULL,
-        torch_python: str | None = None) -> list[Result]:
+def run(size: tuple, repeats: int, peers: bool) -> list[Result]:
     import gradtape as gt
 
     n, d, classes, buffer, batch, hidden = size
     x, y = make_data(n, d, classes)
     tf = _tensorflow() if peers else None
-    why = "not installed" if peers else "--no-peers"
     iteration = Result(f"one epoch of from_tensor_slices((x, y)).shuffle({buffer})"
                        f".batch({batch}) over {n} x {d} float32")
     fitting = Result(f"one epoch of fit, a {d}-{hidden}-{classes} MLP over that Dataset")
-    iteration.times[NUMPY] = best_of(lambda: numpy_epoch(x, y, batch), repeats)
-    iteration.times[GRADTAPE] = best_of(dataset_epoch(gt.data, x, y, buffer, batch), repeats)
-    fitting.times[NUMPY] = best_of(numpy_fit_epoch(x, y, batch, hidden, classes), repeats)
-    fitting.times[GRADTAPE] = best_of(
-        fit_epoch(gt, x, y, buffer, batch, hidden, classes), repeats)
-    for result, make in ((iteration, lambda: dataset_epoch(tf.data, x, y, buffer, batch)),
-                         (fitting, lambda: fit_epoch(tf, x, y, buffer, batch, hidden,
-                                                     classes))):
-        if tf is None:
-            result.skipped[TF] = why
-        else:
-            result.times[TF] = best_of(make(), repeats)
-    cnn_repeats = max(repeats, 1 if cnn_size == CNN_QUICK else 20)
-    return [iteration, fitting, cnn(cnn_size, cnn_repeats, tf, why, torch_python, peers)]
+    epochs = {NUMPY: lambda: numpy_epoch(x, y, batch),
+              GRADTAPE: dataset_epoch(gt.data, x, y, buffer, batch)}
+    fits = {NUMPY: numpy_fit_epoch(x, y, batch, hidden, classes),
+            GRADTAPE: fit_epoch(gt, x, y, buffer, batch, hidden, classes)}
+    if tf is None:
+        for result in (iteration, fitting):
+            result.skipped[TF] = "not installed" if peers else "--no-peers"
+    else:
+        epochs[TF] = dataset_epoch(tf.data, x, y, buffer, batch)
+        fits[TF] = fit_epoch(tf, x, y, buffer, batch, hidden, classes)
+    iteration.add(*interleaved(epochs, repeats))
+    fitting.add(*interleaved(fits, repeats))
+    return [iteration, fitting]
 
 
 def gru_result(repeats: int, quick: bool, peers: bool, tf_python: str | None,
@@ -333,6 +364,24 @@ def report_gru(result: Result) -> str:
     return "\n".join(lines + [""])
 
 
+def compare_threads(argv: list[str], processes: int) -> list[tuple[str, list[Result]]]:
+    """This script at ``--threads 1`` and ``--threads 0`` (the libraries' defaults), each
+    in ``processes`` fresh processes taking turns; the epochs of all of them."""
+    settings = {"1 thread": "1", "default threads": "0"}
+    best: dict[str, list[Result]] = {}
+    for _ in range(processes):
+        for label, threads in settings.items():
+            out = subprocess.run([sys.executable, __file__, *argv, "--threads", threads,
+                                  "--json"], check=True, capture_output=True, text=True)
+            results = [Result(**r) for r in json.loads(out.stdout.splitlines()[-1])]
+            if label not in best:
+                best[label] = results
+                continue
+            for kept, new in zip(best[label], results, strict=True):
+                kept.add(new.samples, new.cpu)
+    return list(best.items())
+
+
 def report(results: list[Result]) -> str:
     lines = []
     for result in results:
@@ -349,11 +398,36 @@ def report(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def report_settings(settings: list[tuple[str, list[Result]]]) -> str:
+    """Both thread settings side by side per implementation: the best and the median
+    epoch, the best's ratio to TF's best (— without TF), and the median CPU seconds."""
+    labels = [label for label, _ in settings]
+    lines = []
+    for i, result in enumerate(settings[0][1]):
+        counts = ", ".join(f"{label}: {len(results[i].samples[NUMPY])}"
+                           for label, results in settings)
+        lines += [f"### {result.title}", "", f"Epochs timed per implementation: {counts}.",
+                  "", "| implementation | " + " | ".join(
+                      f"{label}: best s | median s | best × TF | median CPU s"
+                      for label in labels) + " |",
+                  "|---|" + "---|---|---|---|" * len(labels)]
+        for name in result.times:
+            cells = []
+            for _, results in settings:
+                times = results[i].times
+                versus = f"{times[name] / times[TF]:.2f}" if TF in times else "—"
+                cells += [f"{times[name]:.3f}", f"{results[i].median(name):.3f}", versus,
+                          f"{results[i].median(name, 'cpu'):.3f}"]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> list[Result]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tiny size (smoke test)")
     parser.add_argument("--no-peers", action="store_true", help="skip TensorFlow")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None, help="rounds in a process")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per library (default 1; 0: library defaults)")
     parser.add_argument("--torch-python", default=None,
@@ -361,16 +435,35 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser.add_argument("--torch-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--tf-python", default=os.environ.get("TF_PYTHON"),
                         help="a Python with TensorFlow, for the GRU step (or $TF_PYTHON)")
+    parser.add_argument("--compare-threads", action="store_true",
+                        help="run at 1 thread and at the defaults, processes taking turns")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="processes of each setting for --compare-threads")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.torch_child:  # the child --torch-python runs: PyTorch's best step, printed
         size, repeats = json.loads(args.torch_child)
         print(best_of(torch_cnn_step(tuple(size)), repeats))
         return []
     repeats = args.repeats or (1 if args.quick else 3)
-    results = run(QUICK if args.quick else FULL, repeats, not args.no_peers,
-                  CNN_QUICK if args.quick else CNN_FULL, args.torch_python)
+    if args.compare_threads:
+        passed = [*(["--quick"] if args.quick else []),
+                  *(["--no-peers"] if args.no_peers else []), "--repeats", str(repeats)]
+        settings = compare_threads(passed, args.processes)
+        print(report_settings(settings))
+        return [result for _, results in settings for result in results]
+    results = run(QUICK if args.quick else FULL, repeats, not args.no_peers)
+    if args.json:
+        print(json.dumps([vars(r) for r in results]))
+        return results
+    peers = not args.no_peers
+    tf = _tensorflow() if peers else None
+    why = "not installed" if peers else "--no-peers"
+    cnn_size = CNN_QUICK if args.quick else CNN_FULL
+    results.append(cnn(cnn_size, max(repeats, 1 if args.quick else 20), tf, why,
+                       args.torch_python, peers))
     print(report(results))
-    gru = gru_result(repeats, args.quick, not args.no_peers, args.tf_python, args.threads)
+    gru = gru_result(repeats, args.quick, peers, args.tf_python, args.threads)
     print(report_gru(gru))
     return results + [gru]
 

@@ -151,6 +151,19 @@ def test_programs_benchmark_runs_quick_and_its_floor_trains():
     assert np.mean(losses[-20:]) < np.mean(losses[:20]) - 0.1
 
 
+def test_programs_benchmark_compares_both_thread_settings_in_child_processes():
+    """--compare-threads runs the script at one thread and at the defaults, one fresh
+    process each, and reports both settings' times per implementation."""
+    programs = _load("programs")
+    settings = programs.compare_threads(["--quick", "--no-peers", "--repeats", "1"], 1)
+    assert [label for label, _ in settings] == ["1 thread", "default threads"]
+    for _, results in settings:
+        assert [set(r.times) for r in results] == [{programs.NUMPY, programs.GRADTAPE}] * 2
+        assert all(t > 0 for r in results for t in r.times.values())
+    table = programs.report_settings(settings)
+    assert "| gradtape | " in table and "default threads: best s" in table
+
+
 def test_the_cold_build_benchmark_times_this_checkout():
     cold_build = _load("cold_build")
     milliseconds = cold_build.cold_build_ms(str(BENCHMARKS.parent / "src"))

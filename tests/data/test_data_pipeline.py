@@ -181,6 +181,21 @@ def test_gathered_batches_equal_element_by_element_batches(drop):
     assert len(list(fast.batch(10, drop_remainder=drop))) == (10 if drop else 11)
 
 
+@pytest.mark.parametrize("n, buffer_size", [(9000, 5000), (9000, 300), (50, 100),
+                                             (40, 1), (1, 1)])
+def test_gathered_shuffle_order_is_the_buffer_algorithm_s(n, buffer_size):
+    # The gathered path computes the whole order at once (more than one block of 4,096
+    # draws here); element by element runs TF's buffer algorithm a draw at a time.
+    rows = np.arange(n)
+    fast = Dataset.from_tensor_slices(rows).shuffle(buffer_size, seed=3).batch(n)
+    slow = Dataset.from_tensor_slices(rows).shuffle(buffer_size, seed=3).map(lambda r: r)
+    order = next(iter(fast)).numpy()
+    assert order.tolist() == _values(slow)
+    assert sorted(order.tolist()) == list(range(n))
+    if buffer_size == 1:
+        assert order.tolist() == list(range(n))
+
+
 # --- transformations ---------------------------------------------------------------------
 def test_map_passes_tuple_components_as_arguments_and_a_dict_as_one():
     pairs = Dataset.from_tensor_slices(([1.0, 2.0], [10.0, 20.0]))

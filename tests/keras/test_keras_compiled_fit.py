@@ -205,6 +205,116 @@ def test_a_python_attribute_the_custom_step_reads_changed_between_fits():
         np.testing.assert_array_equal(a, b)
 
 
+def test_train_function_gets_one_iterator_per_epoch():
+    # Keras 3 hands `train_function` the epoch's iterator at every step. gradtape handed
+    # it a new one per step, so the compiled step re-read the model's state each step.
+    class Watched(K.Sequential):
+        def make_train_function(self, force=False):
+            runner = super().make_train_function(force)
+
+            def train_function(iterator):
+                seen.append(iterator)
+                return runner(iterator)
+            return train_function
+
+    seen = []
+    model = Watched([K.layers.Dense(1)])
+    model.compile(optimizer=K.optimizers.SGD(0.05), loss="mse")
+    dataset = gt.data.Dataset.from_tensor_slices((X, TARGETS)).batch(16)  # 5 batches
+    model.fit(dataset, epochs=2, verbose=0)
+    assert len(seen) == 10 and seen[0] is not seen[5]
+    assert all(it is seen[0] for it in seen[:5]) and all(it is seen[5] for it in seen[5:])
+
+
+def test_the_state_is_read_per_epoch_unless_a_callback_has_batch_hooks(monkeypatch):
+    from gradtape.keras import step_functions
+
+    reads = []
+    read = step_functions.state_key
+    monkeypatch.setattr(step_functions, "state_key", lambda m: reads.append(1) or read(m))
+
+    def reads_in_fit(callbacks):
+        model = _scaled(False)
+        model.fit(X, TARGETS, batch_size=4, epochs=2, shuffle=False, verbose=1,
+                  callbacks=callbacks)  # 18 steps an epoch
+        reads.clear()
+        model.fit(X, TARGETS, batch_size=4, epochs=2, shuffle=False, verbose=1,
+                  callbacks=callbacks)  # warm: no trace, no eager step
+        return len(reads)
+
+    early = K.callbacks.EarlyStopping(monitor="scaled", mode="min")
+    assert reads_in_fit([early]) == 2  # once an epoch
+    every_step = K.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: None)
+    assert reads_in_fit([every_step]) == 2 * 18  # before every step
+
+    model = _scaled(False)
+    model.predict(X, batch_size=4, verbose=0)
+    reads.clear()
+    model.predict(X, batch_size=4, verbose=1)  # 18 batches
+    assert len(reads) == 1
+
+
+def test_predict_function_gets_one_iterator_per_predict_and_one_batch_a_call():
+    class Watched(K.Sequential):
+        def make_predict_function(self, force=False):
+            runner = super().make_predict_function(force)
+
+            def predict_function(iterator):
+                seen.append(iterator)
+                return runner(iterator)
+            return predict_function
+
+    seen = []
+    model = Watched([K.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)
+    out = model.predict(X, batch_size=16, verbose=0)  # 5 batches, each its own call
+    np.testing.assert_allclose(out, X @ model.layers[0].kernel.numpy()
+                               + model.layers[0].bias.numpy(), rtol=1e-6, atol=1e-6)
+    assert len(seen) == 5 and all(it is seen[0] for it in seen)
+
+
+def test_a_callback_changing_the_step_s_python_state_mid_epoch_is_seen_next_step():
+    # A batch hook runs between two compiled steps: the next one reads the new state.
+    def freeze_after(step):
+        def hook(batch, logs):
+            if batch == step:
+                model.scale = 0.0  # the loss, and so every later update, is zero
+        return K.callbacks.LambdaCallback(on_train_batch_end=hook)
+
+    results = []
+    for run_eagerly in (True, False):
+        model = _scaled(run_eagerly)
+        model.fit(X, TARGETS, batch_size=8, epochs=1, shuffle=False, verbose=0)
+        model.scale = 1.0
+        before = _weights(model)
+        history = model.fit(X, TARGETS, batch_size=8, epochs=1, shuffle=False,
+                            verbose=0, callbacks=[freeze_after(1)])
+        results.append((history.history["scaled"][0], _weights(model)))
+        assert not np.array_equal(before[0], results[-1][1][0])
+    (eager_loss, eager_w), (compiled_loss, compiled_w) = results
+    assert compiled_loss == eager_loss
+    for a, b in zip(eager_w, compiled_w, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_layer_frozen_by_a_callback_mid_epoch_stops_training_at_the_next_step():
+    def fit(model):
+        def freeze(batch, logs):
+            if batch == 0:
+                model.layers[0].trainable = False
+                snapshots.extend(w.numpy().copy() for w in (model.layers[0].kernel,
+                                                             model.layers[-1].kernel))
+        snapshots = []
+        model.fit(X, LABELS, batch_size=16, epochs=1, shuffle=False, verbose=0,
+                  callbacks=[K.callbacks.LambdaCallback(on_train_batch_end=freeze)])
+        return snapshots
+
+    eager, compiled, _, (first, last) = _fit_both(fit, batch_norm=False)
+    np.testing.assert_array_equal(compiled.layers[0].kernel.numpy(), first)  # 4 steps
+    assert not np.array_equal(compiled.layers[-1].kernel.numpy(), last)  # still trains
+    _assert_same_weights(eager, compiled, atol=0)
+
+
 def test_a_step_that_changes_python_state_runs_eagerly_with_one_warning():
     class Counting(_Scaled):
         def train_step(self, data):

@@ -64,6 +64,39 @@ def buffer_shuffled(items: Iterable[Any], buffer_size: int, draws: _Draws) -> It
         buffer.pop()
 
 
+def buffer_order(n: int, buffer_size: int, rng: np.random.Generator) -> np.ndarray:
+    """``buffer_shuffled(range(n), buffer_size, _Draws(rng))`` as an index array: the
+    same uniform draws (``_Draws``'s blocks are one stream of ``rng``), all slots at once.
+    While the input lasts, step ``j`` outputs what slot ``s[j]`` holds: the item the last
+    earlier step with the same slot wrote there (row ``k + t``), else the slot's first
+    row; so that part is one stable sort. Only the drain is a Python loop."""
+    k = min(buffer_size, n)
+    sizes = np.full(n, k, np.intp)  # a full buffer while the input lasts,
+    sizes[n - k:] = np.arange(k, 0, -1)  # then draining
+    slots = (rng.random(n) * sizes).astype(np.intp)
+    steady = slots[:n - k]
+    by_slot = np.argsort(steady, kind="stable")  # each slot's steps, in time order
+    grouped = steady[by_slot]
+    follows = np.zeros(len(grouped), bool)  # the step before it took the same slot
+    follows[1:] = grouped[1:] == grouped[:-1]
+    earlier = np.empty_like(by_slot)
+    earlier[1:] = by_slot[:-1]
+    order = np.empty(n, np.intp)
+    order[by_slot] = np.where(follows, k + earlier, grouped)
+    buffer = np.arange(k)  # what each slot holds when the input ends
+    last = np.ones(len(grouped), bool)
+    last[:-1] = ~follows[1:]
+    buffer[grouped[last]] = k + by_slot[last]
+    held, drained = buffer.tolist(), []
+    take = drained.append
+    for slot in slots[n - k:].tolist():
+        take(held[slot])
+        held[slot] = held[-1]
+        held.pop()
+    order[n - k:] = drained
+    return order
+
+
 class Shuffle(Dataset):
     """``shuffle(buffer_size, seed, reshuffle_each_iteration)``."""
 
@@ -81,9 +114,7 @@ class Shuffle(Dataset):
 
     def index_order(self) -> np.ndarray:
         """The order of an in-memory source's rows in the next pass."""
-        n = self.input.n
-        return np.fromiter(buffer_shuffled(range(n), self.buffer_size, self._draws()),
-                           np.intp, count=n)
+        return buffer_order(self.input.n, self.buffer_size, self._draws().rng)
 
     def _elements(self) -> Iterator[Any]:
         if _in_memory(self.input):

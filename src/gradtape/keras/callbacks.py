@@ -148,6 +148,24 @@ for _hook in _HOOKS:
     setattr(CallbackList, _hook, _broadcast(_hook))
 
 
+def batch_hooks_may_change_model(callbacks: CallbackList, mode: str) -> bool:
+    """Whether a callback's ``on_{mode}_batch_*`` hook is the user's code (a
+    subclass's override, a ``LambdaCallback``'s function), which may change what the
+    step reads between two steps. ``History``'s and the progress bar's only read."""
+    hooks = [f"on_{mode}_batch_begin", f"on_{mode}_batch_end"]
+    if mode == "train":
+        hooks += ["on_batch_begin", "on_batch_end"]
+    return any(_overrides(callback, hook) for callback in callbacks.callbacks
+               if not isinstance(callback, (History, ProgbarLogger)) for hook in hooks)
+
+
+def _overrides(callback: Callback, hook: str) -> bool:
+    if isinstance(callback, CallbackList):
+        return any(_overrides(inner, hook) for inner in callback.callbacks)
+    method = getattr(callback, hook)
+    return getattr(method, "__func__", None) is not getattr(Callback, hook)
+
+
 class History(Callback):
     """Records each epoch's logs: ``history`` maps ``"loss"`` (each metric, each
     ``"val_..."``) to one value per epoch, ``epoch`` lists the epochs. ``fit`` adds one

@@ -89,6 +89,60 @@ class EpochBatches:
                       UserWarning, stacklevel=4)
 
 
+class Lookahead:
+    """One epoch's batches for the loop in ``fit``/``evaluate``: ``has_next()`` reads
+    one batch ahead (no ``on_batch_begin`` without a batch), and the step function gets
+    this same iterator at every step of the epoch, as Keras 3 hands ``train_function``
+    one iterator per epoch (a new iterator tells a step function that a new epoch
+    began)."""
+
+    def __init__(self, batches: Iterator[Any]):
+        self._batches = iter(batches)
+        self._ahead: Any = _NONE
+
+    def __iter__(self) -> Lookahead:
+        return self
+
+    def __next__(self) -> Any:
+        ahead = self._ahead
+        if ahead is _NONE:
+            return next(self._batches)
+        self._ahead = _NONE
+        return ahead
+
+    def has_next(self) -> bool:
+        if self._ahead is _NONE:
+            self._ahead = next(self._batches, _NONE)
+        return self._ahead is not _NONE
+
+
+class OneBatchPerCall:
+    """``predict``'s iterator for its step function: the same object at every call (so
+    the step reads the model's Python state once per ``predict``), giving one batch per
+    call (a runner returns only its last step's outputs; ``predict`` keeps each's)."""
+
+    def __init__(self, batches: Iterator[Any]):
+        self._batches = Lookahead(batches)
+        self._given = True
+
+    def __iter__(self) -> OneBatchPerCall:
+        return self
+
+    def __next__(self) -> Any:
+        if self._given:
+            raise StopIteration
+        self._given = True
+        return next(self._batches)
+
+    def next_call(self) -> bool:
+        """Lets the next call take one batch; whether there is one."""
+        self._given = False
+        return self._batches.has_next()
+
+
+_NONE = object()  # nothing read ahead (or the end)
+
+
 def limited(batches: Iterator[Any], steps: int | None) -> Iterator[Any]:
     """At most ``steps`` batches (``evaluate``/``predict``'s ``steps``)."""
     if steps is None:

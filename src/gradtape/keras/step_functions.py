@@ -159,6 +159,11 @@ class StepRunner:
             result = self.run_one(data)
         return result
 
+    def recheck_state(self) -> None:
+        """Something outside the step (a callback's batch hook) may have changed the
+        model's Python state: the next step reads the key again."""
+        self._key = None
+
     def run_one(self, data: Any) -> Any:
         """The step on one batch (compiled, unless it must run eagerly)."""
         compiled = self.compiled

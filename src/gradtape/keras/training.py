@@ -8,7 +8,6 @@ compiled metrics)."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,15 +22,13 @@ from . import data_adapter
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
-from .callbacks import CallbackList, History
+from .callbacks import CallbackList, History, batch_hooks_may_change_model
 from .compile_loss import CompiledLoss, wants_compiled_loss
 from .layers.base import unique_by_identity
 from .saving import WeightsSaving
 from .step_functions import StepFunctions, pythonify, warn_at_user
 
 __all__ = ["History", "Trainer"]
-
-_END = object()  # an iterator's end, when looking one batch ahead
 
 _OPTIMIZERS = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam,
                "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
@@ -270,16 +267,17 @@ class Trainer(StepFunctions, WeightsSaving):
         begin = getattr(callbacks, f"on_{mode}_batch_begin")
         end = getattr(callbacks, f"on_{mode}_batch_end")
         steps = getattr(self, "steps_per_execution", 1)
-        logs, iterator, step = None, iter(batches), 0
-        pending = next(iterator, _END)  # looked ahead: no begin without a batch
-        while pending is not _END:
+        recheck = _state_recheck(step_function, callbacks, mode)
+        logs, iterator, step = None, data_adapter.Lookahead(batches), 0
+        while iterator.has_next():
             begin(step)
-            logs = step_function(itertools.chain((pending,), iterator))
+            if recheck is not None:
+                recheck()
+            logs = step_function(iterator)
             end(step, logs=logs)
             step += steps
             if mode == "train" and self.stop_training:
                 break
-            pending = next(iterator, _END)
         return self._metrics_result_or_logs(logs)
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None,
@@ -363,14 +361,15 @@ class Trainer(StepFunctions, WeightsSaving):
             inputs = data_adapter.limited((_take(x, index) for index in indexes), steps)
         callbacks = _callback_list(callbacks, self, verbose, 1, count)
         callbacks.on_predict_begin()
-        predict_function, outputs, pending = self.make_predict_function(), [], next(inputs,
-                                                                                    _END)
-        while pending is not _END:
+        predict_function, outputs = self.make_predict_function(), []
+        batches = data_adapter.OneBatchPerCall(inputs)
+        recheck = _state_recheck(predict_function, callbacks, "predict")
+        while batches.next_call():
             callbacks.on_predict_batch_begin(len(outputs))
-            # One batch per call: a runner returns only its last step's outputs.
-            outputs.append(predict_function(iter((pending,))))
+            if recheck is not None:
+                recheck()
+            outputs.append(predict_function(batches))
             callbacks.on_predict_batch_end(len(outputs) - 1, logs={"outputs": outputs[-1]})
-            pending = next(inputs, _END)
         callbacks.on_predict_end()
         return _concatenated(outputs)
 
@@ -521,6 +520,16 @@ def _callback_list(callbacks: Any, model: Any, verbose: Any, epochs: int, steps:
         return callbacks
     return CallbackList(callbacks, add_history=history, add_progbar=verbose != 0,
                         model=model, verbose=verbose, epochs=epochs, steps=steps)
+
+
+def _state_recheck(step_function: Any, callbacks: CallbackList,
+                   mode: str) -> Callable[[], None] | None:
+    """What to call before each step when a callback's batch hook may change the model's
+    Python state between steps (a step function reads it once per iterator, an epoch):
+    the runner's ``recheck_state``; else ``None``."""
+    if not batch_hooks_may_change_model(callbacks, mode):
+        return None
+    return getattr(step_function, "recheck_state", None)
 
 
 def _validates(epoch: int, validation_freq: Any) -> bool:
