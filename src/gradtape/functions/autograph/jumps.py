@@ -129,12 +129,44 @@ def _returns_early(body: list) -> bool:
                not (stmt is last and isinstance(stmt, gast.Return)) for stmt in body)
 
 
+def _always_returns(stmts: list) -> bool:
+    last = stmts[-1] if stmts else None
+    return isinstance(last, gast.Return) or (
+        isinstance(last, gast.If) and _always_returns(last.body)
+        and _always_returns(last.orelse))
+
+
+def _rest_into_else(stmts: list) -> list:
+    """``if c: ...return`` followed by more statements: the rest becomes the ``else``
+    (the same in Python), so both branches of a tensor ``if`` return (TF's rule)."""
+    out: list = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            out.append(stmt)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            if getattr(stmt, field, None):
+                setattr(stmt, field, _rest_into_else(getattr(stmt, field)))
+        rest = stmts[i + 1:]
+        if isinstance(stmt, gast.If) and rest:
+            if _always_returns(stmt.body):
+                stmt.orelse = _rest_into_else(stmt.orelse + rest)
+                return [*out, stmt]
+            if _always_returns(stmt.orelse):
+                stmt.body = _rest_into_else(stmt.body + rest)
+                return [*out, stmt]
+        out.append(stmt)
+    return out
+
+
 def lower_jumps(function: gast.FunctionDef) -> gast.FunctionDef:
     """``function`` with its loops' ``break``/``continue`` and, if it returns early,
     its ``return`` statements as flags."""
     lowering = _Lowering()
     body = lowering.block(function.body)
     if _returns_early(body):
+        body = _rest_into_else(body)
+
         def returning(stmt: gast.Return) -> list:
             value = stmt.value if stmt.value is not None else parse_expression("None")
             return [assign("do_return", parse_expression("True")),
