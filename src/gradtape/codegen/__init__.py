@@ -33,9 +33,11 @@ def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
     (``"forward"`` for a @gt.function's trace), ``title`` adds a header comment line;
     ``array_kind`` (a ``core.backends.ArrayKind``) generates it for another library's
     arrays (``array_kinds.py``), ``None`` for NumPy's."""
+    from ..passes.control_flow import drop_unread_stacks
     from .emit import to_source
     from .to_gast import to_gast
 
+    program = drop_unread_stacks(program)  # a forward without gradient stacks nothing
     globs = None
     if array_kind is not None:
         from .array_kinds import NamespaceNames

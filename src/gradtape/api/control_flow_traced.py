@@ -1,0 +1,134 @@
+"""``while_loop``, ``cond``, ``switch_case`` and ``case`` inside a ``@gt.function``
+trace: one ``loop`` or ``switch`` equation with sub-programs (``ops/control_flow.py``),
+so a loop stays a loop in the compiled code, and its trip count and a branch's
+predicate are values of each call, not guards. Each function here raises
+``NotCompilable`` when its body cannot be a sub-program (``functions/subtrace.py``), or
+its loop variables change shape under ``shape_invariants``; the caller then runs Python
+control flow, as eagerly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ad.control_flow import with_residuals
+from ..core import nest
+from ..core.state import state
+from ..core.tensor import Tensor, convert_to_tensor, wrap
+from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
+from ..ops import elementwise as _ew
+from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
+
+__all__ = ["NotCompilable", "traced_while_loop", "traced_switch"]
+
+
+def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = False) -> list:
+    """Run ``prim`` on the arrays now and hand the tracer its equation (the stacks'
+    leading dimension is this run's trip count)."""
+    values = [a._value if isinstance(a, Tensor) else a for a in args]
+    arrays = prim.impl(*values, **params)
+    if set_length:
+        params = dict(params, length=int(arrays[params["n_carry"]]))
+    results = tuple(wrap(a) for a in arrays)
+    state.tracer.on_op(prim, tuple(args), values, params, results, None)
+    return list(results)
+
+
+def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
+    out = []
+    for leaf in leaves:
+        if leaf is None or not isinstance(leaf, (Tensor, bool, int, float, complex,
+                                                 np.ndarray, np.generic)):
+            raise NotCompilable  # a TensorArray, None, an object: Python control flow
+        out.append(leaf if isinstance(leaf, Tensor) else convert_to_tensor(leaf))
+    return out
+
+
+def _check_carry(before: Sequence[Tensor], after: Sequence[Tensor], relaxed: bool) -> None:
+    """TF's check that an iteration keeps each loop variable's dtype and shape."""
+    for k, (a, b) in enumerate(zip(before, after)):
+        if b.dtype != a.dtype:
+            raise TypeError(f"Loop variable {k} enters the loop as {a.dtype.name} and the "
+                            f"body returns {b.dtype.name}: keep its dtype (gt.cast).")
+        if tuple(b.shape) != tuple(a.shape):
+            if relaxed:
+                raise NotCompilable  # shape_invariants let it change: Python's loop
+            raise ValueError(
+                f"Loop variable {k} enters the loop with shape {tuple(a.shape)}, but has "
+                f"shape {tuple(b.shape)} after one iteration. Pass shape_invariants to "
+                "let it change.")
+
+
+def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_: Any,
+                      single: bool, relaxed: bool, maximum_iterations: Any,
+                      like_loop_vars: Callable[..., Any],
+                      same_structure: Callable[..., Any]) -> Any:
+    """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
+    flat = _leaves_as_tensors(nest.flatten(state_))
+
+    def args_of(tensors: list) -> tuple:
+        packed = nest.pack_sequence_as(state_, tensors)
+        return (packed,) if single else tuple(packed)
+
+    def call_cond(fn: Callable[..., Any], tensors: list) -> list:
+        pred = fn(*args_of(tensors))
+        if not isinstance(pred, Tensor):
+            raise NotCompilable  # a Python bool: Python decides
+        if pred.dtype != np.bool_ or pred.ndim != 0:
+            raise TypeError(f"cond's result must be a scalar bool tensor, got "
+                            f"{pred.dtype.name} of shape {list(pred.shape)}; compare "
+                            "first (x > 0).")
+        return [pred]
+
+    def call_body(fn: Callable[..., Any], tensors: list) -> list:
+        new = like_loop_vars(fn(*args_of(tensors)), state_, single)
+        same_structure(state_, new, "body's result", "loop_vars")
+        new_flat = _leaves_as_tensors(nest.flatten(new))
+        _check_carry(tensors, new_flat, relaxed)
+        return new_flat
+
+    traced_cond = trace_in_scope(cond, flat, call_cond)
+    traced_body = trace_in_scope(body, flat, call_body)
+    outer = outer_values([traced_cond, traced_body])
+    n_carry = len(flat)
+    body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
+    limit: Any = -1
+    if maximum_iterations is not None:
+        limit = _ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE)
+    params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
+                  n_inv=len(outer), reverse=False, length=0)
+    operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
+    results = _run_and_record(loop_p, operands, params, set_length=True)
+    return nest.pack_sequence_as(state_, results[:n_carry])
+
+
+def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
+                  same_structure: Callable[..., Any]) -> Any:
+    """``branch_fns[index]()`` as one ``switch`` equation (an index out of range runs the
+    last function): the chosen branch's results, in its structure."""
+    structures: list = []
+
+    def call_branch(fn: Callable[[], Any], tensors: list) -> list:
+        returned = fn()
+        structures.append(returned)
+        return _leaves_as_tensors(nest.flatten(returned))
+
+    traced = [trace_in_scope(fn, [], call_branch) for fn in branch_fns]
+    first = traced[0].returned
+    for k, t in enumerate(traced[1:], 1):
+        same_structure(structures[0], structures[k], f"branch {k}'s result",
+                       "branch 0's result")
+        for a, b in zip(first, t.returned):
+            if a.dtype != b.dtype:
+                raise TypeError(f"The branches return different dtypes ({a.dtype.name} "
+                                f"and {b.dtype.name}): cast one so both match.")
+            if tuple(a.shape) != tuple(b.shape):
+                raise NotCompilable  # differently shaped results: Python picks one
+    outer = outer_values(traced)
+    branches = tuple(close(t, outer) for t in traced)
+    operands = [index, *operand_tensors(outer, traced)]
+    results = _run_and_record(switch_p, operands, {"branches": branches})
+    return nest.pack_sequence_as(structures[0], results)
