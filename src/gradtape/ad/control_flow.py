@@ -54,19 +54,22 @@ def _value_like(value: IRValue | None, like: IRValue) -> IRValue:
     """``value`` as an array of ``like``'s aval (``like`` may belong to another program:
     only its aval is read): a zero for ``None``, a broadcast ``Literal``, a cast where
     the dtype differs."""
-    aval = like.aval
+    shape, dtype = tuple(like.shape), like.dtype  # an IR value's or a tensor's
+    if value is None and not isinstance(like, IRValue):  # a tensor: zeros now
+        return _ew.zeros_like(like)
     if value is None:
-        value = Literal(np.zeros((), aval.dtype)[()])
-    if isinstance(value, Literal) or tuple(value.aval.shape) != tuple(aval.shape):
-        value = _shape.broadcast_to(value if isinstance(value, Var) else
-                                    Literal(value.value), aval.shape)
-    if value.aval.dtype != aval.dtype:
-        value = _ew.cast(value, aval.dtype)
+        value = Literal(np.zeros((), dtype)[()])
+    if isinstance(value, Literal):
+        value = _shape.broadcast_to(Literal(value.value), shape)
+    elif tuple(value.shape) != shape:
+        value = _shape.broadcast_to(value, shape)
+    if value.dtype != dtype:
+        value = _ew.cast(value, dtype)
     return value
 
 
 def _float(v: Any) -> bool:
-    return is_differentiable_dtype(v.aval.dtype)
+    return is_differentiable_dtype(v.dtype)
 
 
 def _zero_cotangents(g: Sequence[Any]) -> set:
@@ -115,6 +118,7 @@ def _loop_vjp(g: tuple, y: tuple, n: Any, *operands: Any, cond: Program | None,
     stacked_at = {o: s for s, o in enumerate(outputs[n_carry:]) if isinstance(o, Var)}
     places = {v: i for i, v in enumerate(body.inputs)}
     missing = [r for r in residuals if places.get(r, -1) < n_carry and r not in stacked_at]
+    stacked_values = list(outputs[n_carry:]) + missing
     if missing:  # not stacked by the forward: stack them with the forward again
         extended = Program(body.inputs, body.eqns, list(outputs) + missing)
         again = bind(loop_p, n, *operands, cond=cond, body=extended, n_carry=n_carry,
@@ -144,7 +148,8 @@ def _loop_vjp(g: tuple, y: tuple, n: Any, *operands: Any, cond: Program | None,
                 + [g[n_carry + 1 + s] for s in seeded])
     reverse_body = _reverse_body(body, backward, residuals, n_carry, n_inv, float_carry,
                                  float_inv, float_xs, read_inv, read_xs, read_stacks,
-                                 seeded, stacked_at, carry_ins, inv_ins, xs_ins, outputs)
+                                 seeded, stacked_at, carry_ins, inv_ins, xs_ins, outputs,
+                                 stacked_values)
     outs = bind(loop_p, count, *carry_init, *inv_args, *row_args, cond=None,
                 body=reverse_body, n_carry=len(carry_init), n_inv=len(inv_args),
                 reverse=not reverse, length=length)
@@ -161,12 +166,12 @@ def _loop_vjp(g: tuple, y: tuple, n: Any, *operands: Any, cond: Program | None,
 
 def _reverse_body(body, backward, residuals, n_carry, n_inv, float_carry, float_inv,
                   float_xs, read_inv, read_xs, read_stacks, seeded, stacked_at,
-                  carry_ins, inv_ins, xs_ins, outputs) -> Program:
+                  carry_ins, inv_ins, xs_ins, outputs, stacked_values) -> Program:
     """One backward iteration: the body's VJP on one row of each stack."""
     ct_carry = _fresh([carry_ins[i] for i in float_carry], "d_carry")
     acc = _fresh([inv_ins[i] for i in float_inv], "d_invariant")
     inv_vars = _fresh([inv_ins[i] for i in read_inv], "invariant")
-    stack_rows = [Var(outputs[n_carry + s].aval, "row") for s in read_stacks]
+    stack_rows = [Var(stacked_values[s].aval, "row") for s in read_stacks]
     x_rows = [Var(body.inputs[n_carry + n_inv + i].aval, "row") for i in read_xs]
     seed_rows = [Var(outputs[n_carry + s].aval, "d_row") for s in seeded]
     with Builder() as b:

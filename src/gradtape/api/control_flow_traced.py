@@ -37,6 +37,13 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
     return list(results)
 
 
+def _check_no_inner_tapes() -> None:
+    """A tape or accumulator opened inside the function would see the body's first
+    iteration, not the loop: those keep Python's control flow (the unrolled trace)."""
+    if state.recording or state.accumulators:
+        raise NotCompilable
+
+
 def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
     out = []
     for leaf in leaves:
@@ -67,6 +74,7 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                       like_loop_vars: Callable[..., Any],
                       same_structure: Callable[..., Any]) -> Any:
     """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
+    _check_no_inner_tapes()
     flat = _leaves_as_tensors(nest.flatten(state_))
 
     def args_of(tensors: list) -> tuple:
@@ -109,6 +117,7 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
                   same_structure: Callable[..., Any]) -> Any:
     """``branch_fns[index]()`` as one ``switch`` equation (an index out of range runs the
     last function): the chosen branch's results, in its structure."""
+    _check_no_inner_tapes()
     structures: list = []
 
     def call_branch(fn: Callable[[], Any], tensors: list) -> list:
