@@ -52,6 +52,7 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
     (or Python numbers) in a fixed order."""
     tracer = state.tracer
     counts = _counts(tracer)
+    streams = {key: entry[0].bit_generator.state for key, entry in tracer.streams.items()}
     saved = (tracer.env, tracer.eqns, tracer.traced_arrays, tracer.__dict__.get("value_of"))
     env: dict = {}
     reads: dict[Var, Tensor] = {}
@@ -85,9 +86,11 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
             del tracer.value_of
         else:
             tracer.value_of = saved[3]
+    # A draw's result is kept so every call draws it; in a body, every iteration does.
+    del tracer.kept[counts[2]:]
     if _counts(tracer) != counts or any(
             e.prim.name in PYTHON_CALLS or e.prim is variable_read_p for e in eqns):
-        _undo(tracer, counts)
+        _undo(tracer, counts, streams)
         raise NotCompilable
     return Traced(eqns, placeholders, outputs, returned, reads)
 
@@ -103,9 +106,15 @@ def _counts(tracer: Any) -> tuple:
             len(tracer.saved), tracer.checked)
 
 
-def _undo(tracer: Any, counts: tuple) -> None:
+def _undo(tracer: Any, counts: tuple, streams: dict) -> None:
     """Forget what the failed scope left in the tracer; variables it assigned get their
-    values back."""
+    values back, random streams their states (Python's loop draws again)."""
+    for key, entry in list(tracer.streams.items()):
+        if key in streams:
+            entry[0].bit_generator.state = streams[key]
+        else:
+            entry[0].bit_generator.state = entry[1]
+            del tracer.streams[key]
     guards, prints, kept, drops, _, checked = counts
     del tracer.guards[guards:], tracer.prints[prints:], tracer.kept[kept:]
     del tracer.drops[drops:]
