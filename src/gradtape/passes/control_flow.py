@@ -63,7 +63,46 @@ def drop_unread_stacks(program: Program) -> Program:
     return Program(program.inputs, eqns, program.outputs)
 
 
+def _needed_inputs(program: Program, outputs: list) -> set:
+    pruned = eliminate_dead_code(Program(program.inputs, program.eqns, outputs))
+    needed = {v for e in pruned.eqns for v in e.inputs if isinstance(v, Var)}
+    return needed | {v for v in outputs if isinstance(v, Var)}
+
+
+def _drop_dead_carry(eqn: Eqn, read: set) -> Eqn:
+    """Without the carried values nobody reads after the loop and no other carried
+    value, stack or condition depends on (an invariant's gradient nobody asked for)."""
+    params = eqn.params
+    n_carry, body, cond = params["n_carry"], params["body"], params["cond"]
+    live = {i for i in range(n_carry) if eqn.outs[i] in read}
+    cond_needs = set() if cond is None else _needed_inputs(cond, list(cond.outputs))
+    live |= {i for i in range(n_carry) if cond is not None and cond.inputs[i] in cond_needs}
+    while True:
+        outputs = [body.outputs[i] for i in sorted(live)] + list(body.outputs[n_carry:])
+        needs = _needed_inputs(body, outputs)
+        grown = live | {i for i in range(n_carry) if body.inputs[i] in needs}
+        if grown == live:
+            break
+        live = grown
+    if len(live) == n_carry:
+        return eqn
+    keep = sorted(live)
+    rest = list(range(n_carry, len(body.inputs)))
+    new_body = eliminate_dead_code(Program(
+        [body.inputs[i] for i in keep] + [body.inputs[i] for i in rest],
+        body.eqns, [body.outputs[i] for i in keep] + list(body.outputs[n_carry:])))
+    new_cond = None if cond is None else Program(
+        [cond.inputs[i] for i in keep] + list(cond.inputs[n_carry:]), cond.eqns,
+        cond.outputs)
+    inputs = (eqn.inputs[0],) + tuple(eqn.inputs[1 + i] for i in keep) + \
+        tuple(eqn.inputs[1 + n_carry:])
+    outs = tuple(eqn.outs[i] for i in keep) + eqn.outs[n_carry:]
+    return Eqn(eqn.prim, inputs, outs, dict(params, body=new_body, cond=new_cond,
+                                            n_carry=len(keep)), eqn.loc)
+
+
 def _drop_stacks(eqn: Eqn, read: set) -> Eqn:
+    eqn = _drop_dead_carry(eqn, read)
     n_carry = eqn.params["n_carry"]
     stacks = eqn.outs[n_carry + 1:]
     kept = [j for j, s in enumerate(stacks) if s in read]
