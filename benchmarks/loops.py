@@ -101,7 +101,7 @@ def main() -> None:
         ratio = f"{ours['warm_s'] / peer['warm_s']:.2f}x" if ours and peer else "-"
         print(f"{T:>6} | {cell(ours, 'cold_s'):>13} {cell(ours, 'warm_s'):>9} | "
               f"{cell(peer, 'cold_s'):>8} {cell(peer, 'warm_s'):>9} | {ratio}")
-    for T, ours, peer in rows:
+    for _, ours, peer in rows:
         if ours and "newton_traces" in ours:
             print(f"Newton over 5 values of a: gradtape {ours['newton_traces']} trace(s), "
                   f"tf {peer['newton_traces'] if peer else '-'}")

@@ -321,3 +321,13 @@ def test_eager_control_flow_still_runs_python():
         return y + 1.0
     gt.while_loop(lambda y: y < 3.0, body, [gt.constant(0.0)])
     assert len(calls) == 3
+
+
+def test_golden_loop_forward_source():
+    import pathlib
+
+    f = gt.function(newton)
+    source = f.get_concrete_function(gt.constant(1.0, gt.float64),
+                                     gt.constant(2.0, gt.float64)).source
+    golden = pathlib.Path(__file__).parent / "golden" / "loop_forward.py"
+    assert source == golden.read_text()
