@@ -329,5 +329,5 @@ def test_golden_loop_forward_source():
     f = gt.function(newton)
     source = f.get_concrete_function(gt.constant(1.0, gt.float64),
                                      gt.constant(2.0, gt.float64)).source
-    golden = pathlib.Path(__file__).parent / "golden" / "loop_forward.py"
+    golden = pathlib.Path(__file__).parent / "golden" / "loop_forward.txt"
     assert source == golden.read_text()

@@ -131,9 +131,9 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
         w.locals.share(out, v)
     trips = w.locals.define(eqn.outs[n_carry], "trips")  # an array, as the interpreter's
     statements.append(_assign(trips, call(numpy_global(w.globs, "int64"), [name(count)])))
-    stack = w.globs.bind(stack_rows, "stack_rows",
-                         ("from", "gradtape.ops.control_flow", "stack_rows"))
     for out, rows, v in zip(eqn.outs[n_carry + 1:], lists, stacked):
+        stack = w.globs.bind(stack_rows, "stack_rows",
+                             ("from", "gradtape.ops.control_flow", "stack_rows"))
         target = w.locals.define(out, out.hint)
         args = [name(rows), literal(Aval(tuple(v.aval.shape), v.aval.dtype), w.globs)]
         if params["reverse"]:
