@@ -19,6 +19,7 @@ from ..core import nest
 from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor, wrap
 from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
+from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
 
@@ -29,12 +30,32 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
     """Run ``prim`` on the arrays now and hand the tracer its equation (the stacks'
     leading dimension is this run's trip count)."""
     values = [a._value if isinstance(a, Tensor) else a for a in args]
-    arrays = prim.impl(*values, **params)
+    arrays = _run_loop_compiled(values, params) if prim is loop_p else \
+        prim.impl(*values, **params)
     if set_length:
         params = dict(params, length=int(arrays[params["n_carry"]]))
     results = tuple(wrap(a) for a in arrays)
     state.tracer.on_op(prim, tuple(args), values, params, results, None)
     return list(results)
+
+
+def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
+    """The loop run now as generated code: the interpreter would pay its per-equation
+    cost on every iteration of the trace's run (thousands, for an RNN)."""
+    from ..codegen import compile_program
+
+    inputs = [Var(aval_of(v), "operand") for v in values[1:]]
+    n = values[0]
+    first = Literal(n) if isinstance(n, int) else Var(aval_of(n), "n")
+    eqn_inputs = [first, *inputs]
+    outs = [Var(a, "out") for a in loop_p.abstract_eval(tuple(eqn_inputs), params)]
+    program_inputs = inputs if isinstance(first, Literal) else [first, *inputs]
+    program = Program(program_inputs, [Eqn(loop_p, eqn_inputs, outs, params)], outs)
+    try:
+        function = compile_program(program, kind="forward").function
+    except Exception:  # a body the generator cannot write: the interpreter runs it
+        return loop_p.impl(*values, **params)
+    return function(*(values[1:] if isinstance(first, Literal) else values))
 
 
 def _check_no_inner_tapes() -> None:
