@@ -331,3 +331,44 @@ def test_golden_loop_forward_source():
                                      gt.constant(2.0, gt.float64)).source
     golden = pathlib.Path(__file__).parent / "golden" / "loop_forward.txt"
     assert source == golden.read_text()
+
+
+# --- scan / foldl / foldr / map_fn -----------------------------------------------------
+
+
+def _scan_programs():
+    return {
+        "scan": lambda x, w: gt.reduce_sum(gt.scan(lambda a, e: gt.sin(a * w + e), x,
+                                                   initializer=gt.zeros_like(x[0]))),
+        "scan_reverse": lambda x, w: gt.reduce_sum(gt.scan(
+            lambda a, e: a * w + e * e, x, initializer=gt.ones_like(x[0]), reverse=True)
+            * gt.reshape(gt.range(1.0, 6.0, dtype=gt.float64), [5, 1])),
+        "scan_no_init": lambda x, w: gt.reduce_sum(gt.scan(lambda a, e: gt.tanh(a + e * w),
+                                                           x) ** 2),
+        "foldl": lambda x, w: gt.reduce_sum(gt.foldl(lambda a, e: a * w + gt.cos(e), x,
+                                                     initializer=gt.ones_like(x[0]))),
+        "foldr": lambda x, w: gt.reduce_sum(gt.foldr(lambda a, e: a * w - e, x,
+                                                     initializer=gt.ones_like(x[0])) ** 2),
+        "map_fn": lambda x, w: gt.reduce_sum(gt.map_fn(lambda e: gt.exp(e * w), x)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_scan_programs()))
+def test_scan_family_compiles_to_a_loop_with_exact_gradients(name):
+    program = _scan_programs()[name]
+    f = gt.function(program)
+    rng = np.random.default_rng(7)
+    xv, wv = rng.normal(size=(5, 2)), rng.normal(size=(2,)) * 0.7
+    x, w = gt.constant(xv), gt.constant(wv)
+    assert loop_p in _prims(f, x, w)
+    for _ in range(3):
+        with gt.GradientTape() as tape:
+            tape.watch([x, w])
+            y = f(x, w)
+        gx, gw = tape.gradient(y, [x, w])
+        assert y.numpy() == pytest.approx(program(x, w).numpy(), rel=1e-12)
+        np.testing.assert_allclose(
+            gw.numpy(), _fd(lambda v: program(x, gt.constant(v)).numpy(), wv), rtol=1e-6)
+        np.testing.assert_allclose(
+            gx.numpy(), _fd(lambda v: program(gt.constant(v), w).numpy(), xv), rtol=1e-6,
+            atol=1e-9)

@@ -79,6 +79,18 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
     return true_fn() if _predicate(pred, "pred") else false_fn()
 
 
+def _traced_scan(fn: Any, elems: Any, initializer: Any, reverse: bool, mode: str) -> Any:
+    """Inside ``@gt.function``: one ``loop`` over the rows of ``elems``, or ``_PYTHON``."""
+    if state.tracer is None or not callable(fn):
+        return _PYTHON
+    from .control_flow_traced import NotCompilable, traced_scan
+
+    try:
+        return traced_scan(fn, elems, initializer, reverse, mode, assert_same_structure)
+    except NotCompilable:
+        return _PYTHON
+
+
 def _tracing() -> bool:
     return state.tracer is not None
 
@@ -343,6 +355,10 @@ def map_fn(fn: Callable[[Any], Any], elems: Any, dtype: Any = None,
     del parallel_iterations, swap_memory, infer_shape, name
     _check_callable(fn, "fn")
     signature = fn_output_signature if fn_output_signature is not None else dtype
+    found = _traced_scan(fn, elems, None, False, "map")
+    if found is not _PYTHON:
+        _check_signature(found, signature)
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     elems, flat, n = _elements(elems)
     results = []
     for i in range(n):
@@ -381,6 +397,9 @@ def scan(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
     if ``reverse``), every accumulator stacked; without ``initializer`` the first element
     is the first accumulator (and the first result)."""
     del parallel_iterations, swap_memory, infer_shape, name
+    found = _traced_scan(fn, elems, initializer, reverse, "scan")
+    if found is not _PYTHON:
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     _, steps = _scan_steps(fn, elems, initializer, reverse, "scan")
     out = _stacked(steps, initializer, "scan")
     return out if back_prop else nest.map_structure(_without_gradient, out)
@@ -391,6 +410,9 @@ def foldl(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
           name: str | None = None) -> Any:
     """TF's ``tf.foldl``: the last accumulator of ``acc = fn(acc, x)`` along axis 0."""
     del parallel_iterations, swap_memory, name
+    found = _traced_scan(fn, elems, initializer, False, "fold")
+    if found is not _PYTHON:
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     acc, _ = _scan_steps(fn, elems, initializer, False, "foldl")
     return acc if back_prop else nest.map_structure(_without_gradient, acc)
 
@@ -400,6 +422,9 @@ def foldr(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
           name: str | None = None) -> Any:
     """TF's ``tf.foldr``: ``foldl`` from the last element to the first."""
     del parallel_iterations, swap_memory, name
+    found = _traced_scan(fn, elems, initializer, True, "fold")
+    if found is not _PYTHON:
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     acc, _ = _scan_steps(fn, elems, initializer, True, "foldr")
     return acc if back_prop else nest.map_structure(_without_gradient, acc)
 

@@ -23,7 +23,7 @@ from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
 
-__all__ = ["NotCompilable", "traced_while_loop", "traced_switch"]
+__all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
 
 
 def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = False) -> list:
@@ -162,3 +162,71 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     operands = [index, *operand_tensors(outer, traced)]
     results = _run_and_record(switch_p, operands, {"branches": branches})
     return nest.pack_sequence_as(structures[0], results)
+
+
+def traced_scan(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool,
+                mode: str, same_structure: Callable[..., Any]) -> Any:
+    """``tf.scan`` (``mode="scan"``: every accumulator stacked), ``foldl``/``foldr``
+    (``"fold"``: the last one) and ``map_fn`` (``"map"``: ``fn(x)`` stacked) as one
+    ``loop`` over the rows of ``elems``."""
+    _check_no_inner_tapes()
+    flat_elems = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    n = int(flat_elems[0].shape[0]) if flat_elems and flat_elems[0].ndim else 0
+    if n == 0 or any(e.ndim == 0 or int(e.shape[0]) != n for e in flat_elems):
+        raise NotCompilable  # Python's version raises TF's errors
+    first_row = n - 1 if reverse else 0
+    rows = [e[first_row] for e in flat_elems]
+    start = None
+    if mode != "map":
+        if initializer is None:  # the first element is the first accumulator
+            start = nest.pack_sequence_as(elems, rows)
+            flat_elems = [e[:-1] if reverse else e[1:] for e in flat_elems]
+            n -= 1
+            if n == 0:
+                raise NotCompilable
+            rows = [e[n - 1 if reverse else 0] for e in flat_elems]
+            init = start
+        else:
+            init = initializer
+        flat_init = _leaves_as_tensors(nest.flatten(init))
+    else:
+        init, flat_init = None, []
+    n_carry = len(flat_init)
+    structure: list = []
+
+    def call(f: Callable[..., Any], tensors: list) -> list:
+        row = nest.pack_sequence_as(elems, tensors[n_carry:])
+        if mode == "map":
+            out = f(row)
+            structure.append(out)
+            return _leaves_as_tensors(nest.flatten(out))
+        acc = nest.pack_sequence_as(init, tensors[:n_carry])
+        new = f(acc, row)
+        same_structure(acc, new, "fn's result", "the accumulator")
+        new_flat = _leaves_as_tensors(nest.flatten(new))
+        _check_carry(tensors[:n_carry], new_flat, False)
+        return new_flat + (new_flat if mode == "scan" else [])
+
+    traced = trace_in_scope(fn, flat_init + rows, call)
+    outer = outer_values([traced])
+    closed = close(traced, outer)
+    k = len(closed.inputs) - len(outer)
+    inputs = closed.inputs[:n_carry] + closed.inputs[k:] + closed.inputs[n_carry:k]
+    body = Program(inputs, closed.eqns, closed.outputs)
+    body = with_residuals(body, n_carry, len(outer))
+    params = dict(cond=None, body=body, n_carry=n_carry, n_inv=len(outer),
+                  reverse=reverse, length=n)
+    operands = [n, *flat_init, *operand_tensors(outer, [traced]), *flat_elems]
+    results = _run_and_record(loop_p, operands, params)
+    if mode == "fold":
+        return nest.pack_sequence_as(init, results[:n_carry])
+    stacks = results[n_carry + 1:]
+    if mode == "map":
+        return nest.pack_sequence_as(structure[0], stacks[:len(nest.flatten(structure[0]))])
+    stacks = stacks[:n_carry]
+    if start is not None:  # the first accumulator is the first (last) result
+        from ..ops import concat, expand_dims
+
+        firsts = [expand_dims(s, 0) for s in nest.flatten(start)]
+        stacks = [concat([s, f] if reverse else [f, s], 0) for s, f in zip(stacks, firsts)]
+    return nest.pack_sequence_as(init, stacks)
