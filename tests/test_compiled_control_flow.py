@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.ops.control_flow import loop_p, switch_p
+
+loop_p, switch_p = "loop", "switch"  # the primitives' names
 
 
 def _prims(fn, *args):
     program = fn.get_concrete_function(*args).program
-    return {e.prim for e in program.eqns}
+    return {e.prim.name for e in program.eqns}
 
 
 def _fd(f, x, eps=1e-6):
@@ -55,6 +56,7 @@ def test_newton_gradient_matches_finite_differences(a):
         got = tape.gradient(y, av).numpy()
         want = _fd(lambda v: newton(x0, gt.constant(v, gt.float64)).numpy(), a)
         assert got == pytest.approx(want, rel=1e-6)
+    assert loop_p in _prims(f, x0, av)
 
 
 def rnn_loss(x, h0, wx, wh):
@@ -100,7 +102,7 @@ def test_rnn_backward_is_a_reversed_loop_reading_weights_unstacked():
     concrete = f.get_concrete_function(gt.constant(x), gt.constant(h0), *ws)
     backward = concrete.backward_source
     assert "while" in backward and "- 1 -" in backward  # iterates the stacks backwards
-    loops = [e for e in concrete._gradient.program.eqns if e.prim is loop_p]
+    loops = [e for e in concrete._gradient.program.eqns if e.prim.name == loop_p]
     assert len(loops) == 1
     # The backward reads the weights as invariants; only per-step values are stacked.
     stacked = [v.aval.shape for v in concrete._gradient.residual_forward.program.outputs
@@ -120,6 +122,7 @@ def test_trip_count_changes_between_calls_is_never_stale():
         fd = _fd(lambda v, x=x, h0=h0, wx=wx: rnn_loss(
             gt.constant(x), gt.constant(h0), gt.constant(wx), gt.constant(v)).numpy(), wh)
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+        assert loop_p in _prims(f, gt.constant(x), gt.constant(h0), gt.constant(wx), w)
 
 
 def test_counted_loop_with_trip_count_argument():
@@ -163,6 +166,7 @@ def test_second_derivative_of_a_loop():
         d2 = outer.gradient(dy, x)
         assert dy.numpy() == pytest.approx(3 * 1.7 ** 2)
         assert d2.numpy() == pytest.approx(6 * 1.7)
+    assert loop_p in _prims(f, x)
 
 
 def test_second_derivative_inside_the_function():
@@ -198,6 +202,7 @@ def test_forward_mode_through_a_compiled_loop():
         y = f(x0, a)
     want = _fd(lambda v: newton(x0, gt.constant(v, gt.float64)).numpy(), 7.0)
     assert acc.jvp(y).numpy() == pytest.approx(want, rel=1e-6)
+    assert loop_p in _prims(f, x0, a)
 
 
 def test_body_shape_change_raises_tf_value_error():
@@ -221,12 +226,14 @@ def test_random_draw_in_a_body_is_drawn_every_iteration():
     @gt.function
     def draws(n):
         _, out = gt.while_loop(lambda i, acc: i < n,
-                               lambda i, acc: (i + 1, gt.tensor_scatter_nd_update(
-                                   acc, [[i]], gt.random.uniform([1]))),
+                               lambda i, acc: (i + 1, acc + gt.one_hot(i, 4)
+                                               * gt.random.uniform([])),
                                (gt.constant(0), gt.zeros([4])))
         return out
     values = draws(gt.constant(4)).numpy()
     assert len(set(values.tolist())) == 4
+    assert loop_p in _prims(draws, gt.constant(4))
+    assert draws(gt.constant(4)).numpy().tolist() != values.tolist()  # drawn anew per call
 
 
 # --- cond / switch_case / case ---------------------------------------------------------
@@ -311,6 +318,7 @@ def test_cond_forward_mode():
         with gt.autodiff.ForwardAccumulator(x, gt.constant(1.0, gt.float64)) as acc:
             y = f(x)
         assert acc.jvp(y).numpy() == want
+    assert switch_p in _prims(f, x)
 
 
 def test_eager_control_flow_still_runs_python():
