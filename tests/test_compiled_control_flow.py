@@ -380,3 +380,49 @@ def test_scan_family_compiles_to_a_loop_with_exact_gradients(name):
         np.testing.assert_allclose(
             gx.numpy(), _fd(lambda v: program(gt.constant(v), w).numpy(), xv), rtol=1e-6,
             atol=1e-9)
+
+
+def test_tape_inside_the_function_sees_the_loop_and_its_variables():
+    # TF's train step: the tape opened inside the function, weights as variables.
+    w = gt.Variable(np.array([[0.5, 0.2], [-0.3, 0.8]]))
+
+    @gt.function
+    def step(x):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, gt.tanh(h @ w)),
+                              (0, x))[1]
+            loss = gt.reduce_sum(y * y)
+        return tape.gradient(loss, [x, w])
+
+    def loss_of(xv, wv):
+        h = xv
+        for _ in range(3):
+            h = np.tanh(h @ wv)
+        return float((h * h).sum())
+    xv = np.array([[1.0, -0.5]])
+    for _ in range(2):
+        gx, gw = step(gt.constant(xv))
+        np.testing.assert_allclose(gx.numpy(), _fd(lambda v: loss_of(v, w.numpy()), xv),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(gw.numpy(), _fd(lambda v: loss_of(xv, v), w.numpy()),
+                                   rtol=1e-6)
+    assert loop_p in _prims(step, gt.constant(xv))
+
+
+def test_jacobian_of_a_compiled_loop():
+    def f(x):
+        return gt.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, gt.sin(y) * x),
+                             (0, x))[1]
+    fc = gt.function(f)
+    xv = np.array([0.3, 0.7, -0.4])
+    x = gt.constant(xv)
+    for pfor in (True, False):
+        with gt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = fc(x)
+        got = tape.jacobian(y, x, experimental_use_pfor=pfor).numpy()
+        want = np.stack([_fd(lambda v, k=k: f(gt.constant(v)).numpy()[k], xv)
+                         for k in range(3)])
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    assert loop_p in _prims(fc, x)

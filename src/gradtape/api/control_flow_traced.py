@@ -22,6 +22,7 @@ from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_va
 from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
+from ..ops.registry import bind
 
 __all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
 
@@ -34,6 +35,8 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
         prim.impl(*values, **params)
     if set_length:
         params = dict(params, length=int(arrays[params["n_carry"]]))
+    if state.recording or state.accumulators:  # tapes opened inside the function
+        return list(bind(prim, *args, **params))
     results = tuple(wrap(a) for a in arrays)
     state.tracer.on_op(prim, tuple(args), values, params, results, None)
     return list(results)
@@ -56,13 +59,6 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
     except Exception:  # a body the generator cannot write: the interpreter runs it
         return loop_p.impl(*values, **params)
     return function(*(values[1:] if isinstance(first, Literal) else values))
-
-
-def _check_no_inner_tapes() -> None:
-    """A tape or accumulator opened inside the function would see the body's first
-    iteration, not the loop: those keep Python's control flow (the unrolled trace)."""
-    if state.recording or state.accumulators:
-        raise NotCompilable
 
 
 def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
@@ -95,7 +91,6 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                       like_loop_vars: Callable[..., Any],
                       same_structure: Callable[..., Any]) -> Any:
     """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
-    _check_no_inner_tapes()
     flat = _leaves_as_tensors(nest.flatten(state_))
 
     def args_of(tensors: list) -> tuple:
@@ -124,7 +119,8 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
     outer = outer_values([traced_cond, traced_body])
     n_carry = len(flat)
     body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
-    limit: Any = -1
+    # A tensor even when unbounded: a raw operand would make the tapes copy them all.
+    limit: Any = convert_to_tensor(np.int64(-1))
     if maximum_iterations is not None:
         limit = _ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE)
     params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
@@ -138,7 +134,6 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
                   same_structure: Callable[..., Any]) -> Any:
     """``branch_fns[index]()`` as one ``switch`` equation (an index out of range runs the
     last function): the chosen branch's results, in its structure."""
-    _check_no_inner_tapes()
     structures: list = []
 
     def call_branch(fn: Callable[[], Any], tensors: list) -> list:
@@ -169,7 +164,6 @@ def traced_scan(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: b
     """``tf.scan`` (``mode="scan"``: every accumulator stacked), ``foldl``/``foldr``
     (``"fold"``: the last one) and ``map_fn`` (``"map"``: ``fn(x)`` stacked) as one
     ``loop`` over the rows of ``elems``."""
-    _check_no_inner_tapes()
     flat_elems = [convert_to_tensor(e) for e in nest.flatten(elems)]
     n = int(flat_elems[0].shape[0]) if flat_elems and flat_elems[0].ndim else 0
     if n == 0 or any(e.ndim == 0 or int(e.shape[0]) != n for e in flat_elems):
@@ -216,7 +210,8 @@ def traced_scan(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: b
     body = with_residuals(body, n_carry, len(outer))
     params = dict(cond=None, body=body, n_carry=n_carry, n_inv=len(outer),
                   reverse=reverse, length=n)
-    operands = [n, *flat_init, *operand_tensors(outer, [traced]), *flat_elems]
+    operands = [convert_to_tensor(np.int64(n)), *flat_init,
+                *operand_tensors(outer, [traced]), *flat_elems]
     results = _run_and_record(loop_p, operands, params)
     if mode == "fold":
         return nest.pack_sequence_as(init, results[:n_carry])

@@ -75,12 +75,16 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
     tracer.eqns = []
     tracer.traced_arrays = collections.ChainMap({}, saved[2])
     tracer.value_of = value_of
+    # Tapes and accumulators opened inside the function see the loop, not its body.
+    hidden = state.recording, state.accumulators
+    state.recording, state.accumulators = [], []
     try:
         returned = call(fn, tensors)
         outputs = [tracer.value_of(t) if isinstance(t, Tensor) else Literal(t)
                    for t in returned]
         eqns = tracer.eqns
     finally:
+        state.recording, state.accumulators = hidden
         tracer.env, tracer.eqns, tracer.traced_arrays = saved[0], saved[1], saved[2]
         if saved[3] is None:
             del tracer.value_of
