@@ -426,3 +426,23 @@ def test_jacobian_of_a_compiled_loop():
                          for k in range(3)])
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
     assert loop_p in _prims(fc, x)
+
+
+def test_keras_fori_loop_compiles_with_run_time_bounds():
+    from gradtape import keras
+
+    @gt.function
+    def f(x, n):
+        return keras.ops.fori_loop(0, n, lambda i, v: v * x + gt.cast(i, x.dtype),
+                                   gt.zeros_like(x))
+    x = gt.constant(2.0, gt.float64)
+    for n, want, want_grad in [(2, 1.0, 0.0), (3, 4.0, 1.0), (5, 26.0, 23.0)]:
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, gt.constant(n))
+        # v_n = sum_i i * x^(n-1-i); d/dx at x = 2
+        assert y.numpy() == want
+        assert tape.gradient(y, x).numpy() == pytest.approx(want_grad)
+    assert f.experimental_get_tracing_count() == 1
+    assert loop_p in _prims(f, x, gt.constant(3))
+    assert keras.ops.fori_loop(0, 3, lambda i, v: v * 2.0 + i, 0.0) == 4.0  # eager: Python
