@@ -54,13 +54,17 @@ def drop_unread_stacks(program: Program) -> Program:
     read = {v for eqn in program.eqns for v in eqn.inputs if isinstance(v, Var)}
     read.update(v for v in program.outputs if isinstance(v, Var))
     eqns = []
+    dropped = False
     for eqn in program.eqns:
         if eqn.prim is loop_p:
-            eqn = _drop_stacks(eqn, read)
+            before, eqn = eqn, _drop_stacks(eqn, read)
+            dropped = dropped or eqn is not before
         if eqn.prim in CONTROL_FLOW:
             eqn = _inside(eqn)
         eqns.append(eqn)
-    return Program(program.inputs, eqns, program.outputs)
+    program = Program(program.inputs, eqns, program.outputs)
+    # What only a dropped value needed (the zeros a dropped accumulator started from).
+    return eliminate_dead_code(program) if dropped else program
 
 
 def _needed_inputs(program: Program, outputs: list) -> set:
@@ -124,3 +128,94 @@ def _inside(eqn: Eqn) -> Eqn:
             value = tuple(drop_unread_stacks(p) for p in value)
         params[key] = value
     return _with_params(eqn, params)
+
+
+# Work moved out of a loop runs even when the loop runs no iteration: only primitives
+# that cannot raise on operands of the right shapes (elementwise ones, layout changes,
+# products, static indexing) move, and only pure ones (never a random draw).
+_HOISTABLE = frozenset(("transpose", "reshape", "broadcast_to", "matmul", "getitem"))
+
+
+def _hoistable(eqn: Eqn) -> bool:
+    prim = eqn.prim
+    if not prim.pure or prim in CONTROL_FLOW or prim.multiple_results:
+        return False
+    if prim.name == "getitem":
+        return len(eqn.inputs) == 1  # a static index: no index arrays
+    return prim.elementwise or prim.name in _HOISTABLE
+
+
+def hoist_invariants(program: Program) -> Program:
+    """``program`` with each loop's loop-invariant work (in its body and condition)
+    computed once before the loop, as new invariants (``w.T`` of a matmul's VJP)."""
+    if not has_control_flow(program):
+        return program
+    eqns: list[Eqn] = []
+    for eqn in program.eqns:
+        if eqn.prim is loop_p:
+            moved, eqn = _hoist(eqn)
+            eqns.extend(moved)
+        eqns.append(eqn)
+    return Program(program.inputs, eqns, program.outputs)
+
+
+def _hoist(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
+    params = eqn.params
+    n_carry, n_inv = params["n_carry"], params["n_inv"]
+    body, cond = params["body"], params["cond"]
+    operands = list(eqn.inputs[1:])
+    # An invariant input of either sub-program -> the outer value it stands for.
+    outer: dict = {}
+    for program in (body, cond):
+        if program is not None:
+            for v, op in zip(program.inputs[n_carry:n_carry + n_inv],
+                             operands[n_carry:n_carry + n_inv]):
+                outer[v] = op
+    moved: list[Eqn] = []
+    new_invariants: list = []  # (outer value, the sub-program var it replaces)
+
+    def strip(program: Program | None) -> Program | None:
+        if program is None:
+            return None
+        kept = []
+        for e in program.eqns:
+            if _hoistable(e) and all(not isinstance(v, Var) or v in outer for v in e.inputs):
+                out = Var(e.outs[0].aval, e.outs[0].hint)
+                out.name = e.outs[0].name
+                # A traced body's locations are the user's (file, line) alone.
+                loc = (e.loc, e.prim.name) if e.loc is not None and isinstance(
+                    e.loc[0], str) else e.loc
+                moved.append(Eqn(e.prim, [outer.get(v, v) for v in e.inputs], [out],
+                                 e.params, loc))
+                outer[e.outs[0]] = out
+                new_invariants.append((out, e.outs[0]))
+            else:
+                kept.append(e)
+        return Program(program.inputs, kept, program.outputs)
+
+    new_body, new_cond = strip(body), strip(cond)
+    if not moved:
+        return [], eqn
+    extra = [out for out, _ in new_invariants]
+
+    def with_inputs(program: Program | None) -> Program | None:
+        if program is None:
+            return None
+        mine = {inner for _, inner in new_invariants if _defined_or_read(program, inner)}
+        ins = [inner if inner in mine else Var(inner.aval, inner.hint)
+               for _, inner in new_invariants]
+        k = n_carry + n_inv
+        return Program(program.inputs[:k] + ins + program.inputs[k:], program.eqns,
+                       program.outputs)
+
+    inputs = (eqn.inputs[0],) + tuple(operands[:n_carry + n_inv]) + tuple(extra) + \
+        tuple(operands[n_carry + n_inv:])
+    new_params = dict(params, body=with_inputs(new_body), cond=with_inputs(new_cond),
+                      n_inv=n_inv + len(extra))
+    return moved, Eqn(eqn.prim, inputs, eqn.outs, new_params, eqn.loc)
+
+
+def _defined_or_read(program: Program, var: Var) -> bool:
+    # ``is``, not ``in``: IR values compare with ``==`` by building an equation.
+    return any(v is var for e in program.eqns for v in e.inputs) or \
+        any(v is var for v in program.outputs)
