@@ -446,3 +446,13 @@ def test_keras_fori_loop_compiles_with_run_time_bounds():
     assert f.experimental_get_tracing_count() == 1
     assert loop_p in _prims(f, x, gt.constant(3))
     assert keras.ops.fori_loop(0, 3, lambda i, v: v * 2.0 + i, 0.0) == 4.0  # eager: Python
+
+
+def test_python_reads_the_loop_result_while_tracing():
+    # The trace runs the loop for its values: a Python branch on the result sees them.
+    @gt.function
+    def f(a):
+        root = newton(gt.constant(1.0, gt.float64), a)
+        return root * 2.0 if root > 2.0 else root - 1.0
+    assert f(gt.constant(9.0, gt.float64)).numpy() == pytest.approx(6.0, rel=1e-4)
+    assert f(gt.constant(2.0, gt.float64)).numpy() == pytest.approx(np.sqrt(2) - 1, rel=1e-4)

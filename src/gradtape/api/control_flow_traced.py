@@ -49,7 +49,8 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
 
     inputs = [Var(aval_of(v), "operand") for v in values[1:]]
     n = values[0]
-    first = Literal(n) if isinstance(n, int) else Var(aval_of(n), "n")
+    unbounded = int(n) < 0  # the trace's n is then a literal too: no bound
+    first = Literal(int(n)) if unbounded else Var(aval_of(n), "n")
     eqn_inputs = [first, *inputs]
     outs = [Var(a, "out") for a in loop_p.abstract_eval(tuple(eqn_inputs), params)]
     program_inputs = inputs if isinstance(first, Literal) else [first, *inputs]
@@ -58,7 +59,7 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
         function = compile_program(program, kind="forward").function
     except Exception:  # a body the generator cannot write: the interpreter runs it
         return loop_p.impl(*values, **params)
-    return function(*(values[1:] if isinstance(first, Literal) else values))
+    return function(*(values[1:] if unbounded else values))
 
 
 def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
@@ -121,8 +122,9 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
     body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
     # A tensor even when unbounded: a raw operand would make the tapes copy them all.
     limit: Any = convert_to_tensor(np.int64(-1))
-    if maximum_iterations is not None:
-        limit = _ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE)
+    if maximum_iterations is not None:  # a bound of each call (negative: no iteration)
+        limit = _ew.maximum(_ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE),
+                            np.int64(0))
     params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
                   n_inv=len(outer), reverse=False, length=0)
     operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]

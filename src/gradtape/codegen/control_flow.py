@@ -3,16 +3,18 @@
 The body is written by a writer of its own (the same local and global names, the same
 comments: each block still names the user's line), inside the loop statement:
 
+    rows = row_buffer(n, ((1, 8), dtype('float64')))   # a stack, preallocated
     k = 0                      # the trip count, an output of the loop
     while k < n:               # or ``while True`` with the cond's lines and a ``break``
         row = xs[k]            # a row of each input read per iteration
         ...the body's lines...
+        rows[k] = tanh_3       # a value the backward reads, stacked
         h = tanh_3             # the new carry
-        rows.append(tanh_3)    # a value the backward reads, stacked
         k += 1
-    tanh_stack = stack_rows(rows, (1, 8), 'float64')
+    tanh_stack = rows[:k]
 
-The carry's names are the loop outputs' names after it: nothing is copied.
+A loop that runs while a condition holds grows its stacks instead (``grow_rows``,
+doubling from the trace's trip count). The carry's names are the loop outputs' names after it: nothing is copied.
 """
 
 from __future__ import annotations
@@ -22,8 +24,17 @@ from typing import Any
 import gast
 
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
-from ..ops.control_flow import loop_p, stack_rows
+from ..ops.control_flow import grow_rows, loop_p, row_buffer
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
+
+
+def _runtime_global(w: Any, function: Any) -> str:
+    return w.globs.bind(function, function.__name__,
+                        ("from", "gradtape.ops.control_flow", function.__name__))
+
+
+def _row_aval(v: Any, w: Any) -> gast.expr:
+    return literal(Aval(tuple(v.aval.shape), v.aval.dtype), w.globs)
 
 
 def _assign(target: str, value: gast.expr) -> gast.stmt:
@@ -97,8 +108,14 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     count = w.locals.define(Var(eqn.outs[n_carry].aval, "k"), "k")
     statements.append(_assign(count, constant(0)))
     stacked = body.outputs[n_carry:]
-    lists = [w.locals.define(Var(v.aval, "rows"), "rows") for v in stacked]
-    statements += [_assign(r, make(gast.List, elts=[], ctx=LOAD)) for r in lists]
+    # Stacks are preallocated when the trip count is known as the loop starts (no
+    # condition: the bound ``n``), else grown by doubling from the trace's count.
+    known = bounded and cond is None
+    buffers = [w.locals.define(Var(v.aval, "rows"), "rows") for v in stacked]
+    make_buffer = _runtime_global(w, row_buffer) if stacked else None
+    capacity = name(n_name) if known else constant(max(int(params["length"]), 1))
+    statements += [_assign(b, call(make_buffer, [capacity, _row_aval(v, w)]))
+                   for b, v in zip(buffers, stacked)]
     inner: list[gast.stmt] = []
     if cond is not None:
         for cv, bv in zip(cond.inputs, body.inputs):
@@ -117,10 +134,15 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
                                           ctx=LOAD)))
     bw = _sub_writer(w, body)
     inner += bw.body_statements()
-    for rows, v in zip(lists, stacked):  # before the carry moves on: this iteration's
-        append = make(gast.Attribute, value=name(rows), attr="append", ctx=LOAD)
-        inner.append(make(gast.Expr, value=make(gast.Call, func=append,
-                                                 args=[bw.expr(v)], keywords=[])))
+    if stacked and not known:
+        grow = _runtime_global(w, grow_rows)
+        full = _compare(name(count), gast.Eq(), call("len", [name(buffers[0])]))
+        inner.append(make(gast.If, test=full, body=_assign_many(
+            buffers, [call(grow, [name(b)]) for b in buffers]), orelse=[]))
+    for rows, v in zip(buffers, stacked):  # before the carry moves on: this iteration's
+        target = make(gast.Subscript, value=name(rows), slice=row, ctx=STORE)
+        inner.append(make(gast.Assign, targets=[target], value=bw.expr(v),
+                          type_comment=None))
     inner += _assign_many([w.locals(v) for v in body.inputs[:n_carry]],
                           [bw.expr(o) for o in body.outputs[:n_carry]])
     inner.append(make(gast.AugAssign, target=name(count, store=True), op=gast.Add(),
@@ -131,14 +153,15 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
         w.locals.share(out, v)
     trips = w.locals.define(eqn.outs[n_carry], "trips")  # an array, as the interpreter's
     statements.append(_assign(trips, call(numpy_global(w.globs, "int64"), [name(count)])))
-    for out, rows, v in zip(eqn.outs[n_carry + 1:], lists, stacked):
-        stack = w.globs.bind(stack_rows, "stack_rows",
-                             ("from", "gradtape.ops.control_flow", "stack_rows"))
+    for out, rows in zip(eqn.outs[n_carry + 1:], buffers):
         target = w.locals.define(out, out.hint)
-        args = [name(rows), literal(Aval(tuple(v.aval.shape), v.aval.dtype), w.globs)]
-        if params["reverse"]:
-            args.append(constant(True))
-        statements.append(_assign(target, call(stack, args)))
+        if known and params["reverse"]:  # rows n - k .. n - 1 were written
+            part = make(gast.Slice, lower=make(gast.BinOp, left=name(n_name), op=gast.Sub(),
+                                               right=name(count)), upper=None, step=None)
+        else:
+            part = make(gast.Slice, lower=None, upper=name(count), step=None)
+        statements.append(_assign(target, make(gast.Subscript, value=name(rows),
+                                               slice=part, ctx=LOAD)))
     return statements
 
 

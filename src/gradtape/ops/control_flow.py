@@ -54,6 +54,21 @@ def stack_rows(rows: list, row_aval: tuple, reverse: bool = False) -> np.ndarray
     return np.stack(rows)
 
 
+def row_buffer(capacity: Any, row_aval: tuple) -> np.ndarray:
+    """An empty stack for ``capacity`` rows of ``row_aval`` (``(shape, dtype)``): a
+    loop whose trip count is known when it starts writes its rows into one of these."""
+    shape, dtype = row_aval
+    return np.empty((max(int(capacity), 0),) + tuple(shape), dtype)
+
+
+def grow_rows(buffer: np.ndarray) -> np.ndarray:
+    """``buffer`` with twice the rows (at least 16): a loop that runs while a condition
+    holds grows its stacks as it goes."""
+    grown = np.empty((max(2 * len(buffer), 16),) + buffer.shape[1:], buffer.dtype)
+    grown[:len(buffer)] = buffer
+    return grown
+
+
 def _loop_impl(n: Any, *operands: Any, cond: Program | None, body: Program, n_carry: int,
                n_inv: int, reverse: bool, length: int) -> tuple:
     del length
