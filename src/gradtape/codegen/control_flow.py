@@ -14,7 +14,8 @@ comments: each block still names the user's line), inside the loop statement:
     tanh_stack = rows[:k]
 
 A loop that runs while a condition holds grows its stacks instead (``grow_rows``,
-doubling from the trace's trip count). The carry's names are the loop outputs' names after it: nothing is copied.
+doubling from the trace's trip count). The carry's names are the loop outputs' names
+after it: nothing is copied.
 """
 
 from __future__ import annotations
