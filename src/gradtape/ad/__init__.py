@@ -6,3 +6,5 @@ what it derives from an entry).
 
 Imports: ``core``, ``ir``, ``ops``.
 """
+
+from . import control_flow  # noqa: F401 - installs the derivatives of loop and switch

@@ -13,6 +13,7 @@ from . import (
     arrange,
     backends,  # noqa: F401 - how primitives run on Dask, CuPy and array-API arrays
     clipping,
+    control_flow,  # noqa: F401 - loop and switch (their derivatives: ad/control_flow)
     convolution,
     elementwise,
     fft,  # noqa: F401 - registers np.fft on tensors; TF names in gt.signal
