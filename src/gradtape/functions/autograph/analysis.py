@@ -81,9 +81,10 @@ class Analysis:
         loads = self.loads.get(name, ())
         if any(i >= end for i in loads):
             return True
-        for loop in self.enclosing_loops[id(stmt)]:
+        start = self.spans[id(stmt)][0]
+        for loop in self.enclosing_loops[id(stmt)]:  # read on the next iteration
             lo, hi = self.spans[loop]
-            if any(lo <= i < hi for i in loads):
+            if any(lo <= i < hi and not start <= i < end for i in loads):
                 return True
         return False
 
