@@ -216,11 +216,28 @@ class _Converter:
                          args=[func, *node.args], keywords=node.keywords)
 
 
+class _ReturnsChecked(gast.NodeTransformer):
+    """``return x`` → ``return ag__.retval(x)``: returning a variable no path assigned
+    raises, as Python does (not in nested functions: converted on their own)."""
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        return node
+
+    def visit_Return(self, node: gast.Return) -> gast.Return:
+        value = node.value
+        is_checked = isinstance(value, gast.Call) and \
+            gast.dump(value.func) == gast.dump(parse_expression("ag__.retval"))
+        if value is not None and not is_checked:
+            node.value = gast.copy_location(_call("ag__.retval", value), value)
+        return node
+
+
 def convert_function(function: gast.FunctionDef) -> gast.FunctionDef:
     """``function`` (already through ``lower_jumps``) with its control flow converted."""
     function = lower_jumps(function)
     analysis = Analysis(function)
     converter = _Converter(analysis)
-    function.body = converter.block(function.body, set(analysis.params))
+    function.body = [_ReturnsChecked().visit(stmt)
+                     for stmt in converter.block(function.body, set(analysis.params))]
     function.args = _expression(function.args)  # defaults may hold ``a and b``
     return function

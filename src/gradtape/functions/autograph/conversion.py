@@ -85,9 +85,10 @@ def converted_source(function: Callable[..., Any]) -> str:
     function = getattr(function, "__func__", function)
     if not isinstance(function, types.FunctionType):
         raise TypeError(f"to_code needs a Python function, got {function!r}.")
-    conversion = _conversion(function)
-    if conversion.source is not None:
-        return conversion.source
+    if not getattr(function, DO_NOT_CONVERT, False):
+        conversion = _conversion(function)
+        if conversion.source is not None:
+            return conversion.source
     try:
         return textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):

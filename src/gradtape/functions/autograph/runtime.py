@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core import nest
 from ...core.tensor import Tensor, convert_to_tensor
 from ...ops.elementwise import cast, logical_and, logical_not, logical_or
 from .checks import check_branch_outputs, check_iteration, check_loop_entry
@@ -61,12 +62,12 @@ def if_stmt(cond: Any, body: Callable[[], None], orelse: Callable[[], None],
             after = get_state()
             check_branch_outputs(names, after, label)
             seen[label] = after
+            if len(seen) == 2:  # both branches traced (a graph cond): they must agree
+                check_branch_outputs(names, seen["main"], "main", seen["else"])
             return tuple(after)
         return run_branch
 
     results = _api["cond"](cond, branch(body, "main"), branch(orelse, "else"))
-    if len(seen) == 2:  # both branches ran (a graph cond): they must agree
-        check_branch_outputs(names, seen["main"], "main", seen["else"])
     set_state(tuple(results) if names else ())
 
 
@@ -243,5 +244,11 @@ def _range_while(loop: RangeLoop, extra_test: Callable[[], Any] | None,
 # --- return ------------------------------------------------------------------------------
 
 def retval(value: Any) -> Any:
-    """The value a function with lowered ``return`` statements returns."""
-    return None if isinstance(value, UndefinedReturnValue) else value
+    """What a converted function returns: ``None`` for a lowered ``return`` that never
+    ran; a variable no path assigned raises (Python's ``UnboundLocalError``)."""
+    if isinstance(value, UndefinedReturnValue):
+        return None
+    for leaf in nest.flatten(value):
+        if isinstance(leaf, Undefined):
+            leaf._raise()
+    return value
