@@ -75,7 +75,9 @@ def test_episode_lengths_and_steps_are_the_environments(compile_mode, wrap):
     """Lengths 4, 2, 5, 3 came back as 4, 1, 4, 1, the env stepped 22 times for 14."""
     env = Env([4, 2, 5, 3])
     gt.random.set_seed(0)
-    run_episode = _run_episode_function(env, wrap)
+    # autograph=False: the loop appends to Python lists, so it must stay a Python loop
+    # (converted, it is a tensor loop and the lists would see one trace's appends).
+    run_episode = _run_episode_function(env, wrap, autograph=False)
     lengths, actions = [], []
     for _ in range(4):
         rewards, taken = run_episode(gt.constant(env.reset()), gt.constant(100))
