@@ -436,3 +436,22 @@ def test_a_python_if_on_a_random_draw_is_a_cond():
 
     values = {float(f(gt.constant(1.0))) for _ in range(20)}
     assert values == {10.0, -9.0}
+
+
+def test_a_retrace_names_the_converted_statement_that_read(caplog):
+    # A body that reads a value in Python keeps the loop a Python one (guards): the
+    # retrace reason names the loop, not AutoGraph's runtime function.
+    import logging
+
+    @gt.function
+    def f(n):
+        s = gt.constant(0.0)
+        for i in gt.range(n):
+            s = s + float(i)
+        return s
+
+    with caplog.at_level(logging.INFO, logger="gradtape"):
+        assert f(gt.constant(2)).numpy() == 1.0
+        assert f(gt.constant(4)).numpy() == 6.0
+    reasons = [r.getMessage() for r in caplog.records if "traced (" in r.getMessage()]
+    assert any("a for loop over a tensor at " + __file__ in r for r in reasons), reasons
