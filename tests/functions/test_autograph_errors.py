@@ -106,12 +106,21 @@ def test_a_function_without_source_falls_back_with_one_warning():
     namespace = {"gt": gt}
     exec("def g(x):\n    if x > 0:\n        return x * 2.0\n    return -x\n", namespace)
     g = gt.function(namespace["g"])
-    with pytest.warns(UserWarning, match="AutoGraph could not convert g"):
+    with pytest.warns(UserWarning, match="AutoGraph could not convert g") as caught:
         assert g(gt.constant(2.0)).numpy() == 4.0
+    assert caught[0].filename == "<string>" and caught[0].lineno == 1  # its definition
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the warning was the one: no second
         assert g(gt.constant(-2.0)).numpy() == 2.0  # traced as written: a guard
         assert gt.function(namespace["g"])(gt.constant(3.0)).numpy() == 6.0
+
+
+def test_a_function_without_source_or_control_flow_is_traced_without_a_warning():
+    namespace = {"gt": gt}
+    exec("def double(x):\n    return x * 2.0\n", namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to convert: nothing to warn about
+        assert gt.function(namespace["double"])(gt.constant(2.0)).numpy() == 4.0
 
 
 def test_a_builtin_falls_back_with_a_warning_and_runs():

@@ -12,6 +12,7 @@ convert.
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import textwrap
 import threading
@@ -109,10 +110,35 @@ def _conversion(function: types.FunctionType) -> _Conversion:
 
 
 def _warn(function: Any, reason: str) -> None:
+    """One warning, at the function's definition when it has one."""
     name = getattr(function, "__qualname__", repr(function))
-    warnings.warn(f"AutoGraph could not convert {name} ({reason}): @gt.function traces "
-                  "it as it is, so its Python control flow on tensors reads their values "
-                  "while tracing (a guard per read).", AutoGraphWarning, stacklevel=4)
+    message = (f"AutoGraph could not convert {name} ({reason}): @gt.function traces it "
+               "as it is, so its Python control flow on tensors reads their values while "
+               "tracing (a guard per read).")
+    code = getattr(function, "__code__", None)
+    if code is None:
+        warnings.warn(message, AutoGraphWarning, stacklevel=4)
+    else:
+        warnings.warn_explicit(message, AutoGraphWarning, code.co_filename,
+                               code.co_firstlineno)
+
+
+def _has_control_flow(code: types.CodeType) -> bool:
+    """Whether ``code`` (or a function or comprehension in it) branches or loops: a
+    function without has nothing to convert, so a missing source costs nothing. The
+    branches ``with`` and ``except`` compile to do not count."""
+    previous = ""
+    for instruction in dis.get_instructions(code):
+        name = instruction.opname
+        if name.startswith(_BRANCHES) and previous not in _HANDLER_TESTS:
+            return True
+        previous = name
+    return any(isinstance(c, types.CodeType) and _has_control_flow(c)
+               for c in code.co_consts)
+
+
+_BRANCHES = ("POP_JUMP", "JUMP_IF", "FOR_ITER", "UNARY_NOT")
+_HANDLER_TESTS = frozenset({"WITH_EXCEPT_START", "CHECK_EXC_MATCH", "CHECK_EG_MATCH"})
 
 
 def _convert(function: types.FunctionType) -> _Conversion:
@@ -122,6 +148,8 @@ def _convert(function: types.FunctionType) -> _Conversion:
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
+        if not _has_control_flow(code):
+            return _Conversion(None, None, None)
         return _Conversion(None, None, "its source is not available: it was defined at "
                            "a prompt or with exec")
     if function.__name__ == "<lambda>":
