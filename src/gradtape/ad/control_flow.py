@@ -90,7 +90,48 @@ def body_vjp(body: Program) -> tuple[Program, list[Var]]:
     seeds = [Var(o.aval, "seed") if isinstance(o, Var) and _float(o) else None
              for o in body.outputs]
     backward, residuals = vjp_program(body, wrt, seeds)
-    return backward, residuals
+    return _recompute_inner_loops(body, backward, residuals)
+
+
+def _recompute_inner_loops(body: Program, backward: Program,
+                           residuals: list[Var]) -> tuple[Program, list[Var]]:
+    """A loop inside the body makes stacks whose length may change per iteration of
+    the outer loop: the outer one cannot stack them. Its backward computes that loop
+    again from its inputs (which it reads instead)."""
+    made_by = {}
+    for eqn in body.eqns:
+        if eqn.prim is loop_p:
+            for out in eqn.outs[eqn.params["n_carry"]:]:  # the trip count and stacks
+                made_by[out] = eqn
+    again: list = []
+    while True:
+        found = [made_by[r] for r in residuals if r in made_by and made_by[r] not in again]
+        if not found:
+            break
+        for eqn in found:
+            if eqn not in again:
+                again.append(eqn)
+        computed = {o for e in again for o in e.outs}
+        needed: dict[Var, None] = {}
+        for r in residuals:
+            if r not in computed:
+                needed[r] = None
+        for e in again:
+            for v in e.inputs:
+                if isinstance(v, Var) and v not in computed:
+                    needed[v] = None
+        residuals = list(needed)
+    if not again:
+        return backward, residuals
+    order = {id(e): i for i, e in enumerate(body.eqns)}
+    again.sort(key=lambda e: order[id(e)])
+    seeds = backward.inputs[len(backward.inputs) - _seed_count(backward, body):]
+    program = Program(residuals + list(seeds), again + list(backward.eqns), backward.outputs)
+    return program, residuals
+
+
+def _seed_count(backward: Program, body: Program) -> int:
+    return sum(1 for o in body.outputs if isinstance(o, Var) and _float(o))
 
 
 def with_residuals(body: Program, n_carry: int, n_inv: int) -> Program:

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..ir.interpreter import run
 from ..ir.nodes import Aval, Program
-from ..ir.primitive import Primitive
+from ..ir.primitive import Primitive, per_primitive
+from .batch_rules import batch_by_loop
 
 __all__: list[str] = []
 
@@ -102,8 +103,17 @@ def _loop_shape(*operands: Any, cond: Program | None, body: Program, n_carry: in
     return loop_avals(operands, body, n_carry, length)
 
 
+def _one_loop_per_element(prim: Primitive) -> Any:
+    """Batched (a jacobian's rows): one loop per element, since each may run a
+    different number of iterations (or take another branch)."""
+    def rule(size: int, args: list, batched: list, **params: Any) -> Any:
+        return batch_by_loop(prim, size, args, batched, **params)
+    return rule
+
+
 loop_p = Primitive(
     "loop", _loop_impl, vjp=_installed_later, shape_rule=_loop_shape,
+    batch=per_primitive(_one_loop_per_element),
     multiple_results=True, pure=False, kind_neutral=True,
 )
 
@@ -120,6 +130,7 @@ def _switch_shape(index: Any, *operands: Any, branches: tuple[Program, ...]) -> 
 
 switch_p = Primitive(
     "switch", _switch_impl, vjp=_installed_later, shape_rule=_switch_shape,
+    batch=per_primitive(_one_loop_per_element),
     multiple_results=True, pure=False, kind_neutral=True,
 )
 
