@@ -455,3 +455,37 @@ def test_a_retrace_names_the_converted_statement_that_read(caplog):
         assert f(gt.constant(4)).numpy() == 6.0
     reasons = [r.getMessage() for r in caplog.records if "traced (" in r.getMessage()]
     assert any("a for loop over a tensor at " + __file__ in r for r in reasons), reasons
+
+
+def test_super_inside_a_converted_branch_of_a_method():
+    class Base:
+        def scale(self, x):
+            return x * 2.0
+
+    class Child(Base):
+        @gt.function
+        def scale(self, x):
+            if x > 0:
+                y = super().scale(x)  # inside the branch's own function
+            else:
+                y = -x
+            return y
+
+    child = Child()
+    assert child.scale(gt.constant(3.0)).numpy() == 6.0
+    assert child.scale(gt.constant(-3.0)).numpy() == 3.0
+
+
+def test_a_bound_method_passed_to_gt_function_is_converted():
+    class Model:
+        w = 3.0
+
+        def call(self, x):
+            if x > 0:
+                return x * self.w
+            return x
+
+    f = gt.function(Model().call)
+    assert f(gt.constant(2.0)).numpy() == 6.0
+    assert f(gt.constant(-2.0)).numpy() == -2.0
+    assert f.experimental_get_tracing_count() == 1  # a cond, not a guard per branch

@@ -25,7 +25,7 @@ import gast
 
 from . import runtime
 from .control_flow import convert_function
-from .templates import inherit_lines
+from .templates import inherit_lines, name
 
 __all__ = ["converted", "converted_source", "do_not_convert", "AutoGraphWarning"]
 
@@ -166,10 +166,32 @@ def _convert(function: types.FunctionType) -> _Conversion:
                for n in gast.walk(definition)):
         return _Conversion(None, None, None)
     definition.decorator_list = []  # @gt.function's own: the result is what it wraps
+    if "__class__" in code.co_freevars and definition.args.args:
+        _ExplicitSuper(definition.args.args[0].id).visit(definition)
     definition = convert_function(definition)
     inherit_lines(definition)
     text = ast.unparse(gast.gast_to_ast(definition)) + "\n"
     return _Conversion(_compile(definition, code), text, None)
+
+
+class _ExplicitSuper(gast.NodeTransformer):
+    """``super()`` → ``super(__class__, self)``: converted code runs a method's branches
+    and loop bodies as functions of their own, where ``super()`` finds no arguments."""
+
+    def __init__(self, first_parameter: str):
+        self.first = first_parameter
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        if not hasattr(self, "_entered"):  # the method itself, not functions inside it
+            self._entered = True
+            self.generic_visit(node)
+        return node
+
+    def visit_Call(self, node: gast.Call) -> gast.Call:
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id == "super" and not node.args:
+            node.args = [name("__class__"), name(self.first)]
+        return node
 
 
 def _compile(definition: gast.FunctionDef, code: types.CodeType) -> types.CodeType:
