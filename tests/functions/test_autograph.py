@@ -489,3 +489,29 @@ def test_a_bound_method_passed_to_gt_function_is_converted():
     assert f(gt.constant(2.0)).numpy() == 6.0
     assert f(gt.constant(-2.0)).numpy() == -2.0
     assert f.experimental_get_tracing_count() == 1  # a cond, not a guard per branch
+
+
+COUNTED = []
+
+
+def test_nonlocal_and_global_names_assigned_in_python_branches_keep_their_values():
+    calls = 0
+
+    def make():
+        def f(x, count):
+            nonlocal calls
+            global COUNTED
+            if count:  # a Python bool: Python's if, run while tracing
+                calls = calls + 1
+                COUNTED = [*COUNTED, "traced"]
+            if x > 0:
+                y = x * 2.0
+            else:
+                y = -x
+            return y
+        return f
+
+    f = gt.function(make())
+    assert f(gt.constant(2.0), True).numpy() == 4.0
+    assert f(gt.constant(-2.0), True).numpy() == 2.0
+    assert calls == 1 and COUNTED == ["traced"]  # one trace; the outside names updated

@@ -46,6 +46,7 @@ class Analysis:
         self.stores: dict[str, list[int]] = collections.defaultdict(list)
         self.spans: dict[int, tuple[int, int]] = {}
         self.enclosing_loops: dict[int, list[int]] = {}
+        # Names bound when the body starts: parameters, and names declared nonlocal.
         self.params = {a.id for a in _parameters(function.args)}
         self.declared_global: set[str] = set()
         self._counter = 0
@@ -62,6 +63,8 @@ class Analysis:
                 self.stores[node.id].append(start)
         if isinstance(node, gast.Global):
             self.declared_global.update(node.names)
+        elif isinstance(node, gast.Nonlocal) and in_scope:
+            self.params.update(node.names)  # bound outside: defined before everything
         nested = isinstance(node, _SCOPES)
         if isinstance(node, (gast.FunctionDef, gast.ClassDef)) and in_scope:
             self.stores[node.name].append(start)

@@ -151,6 +151,10 @@ class _Converter:
                       stmts: list, bound_inside: set[str]) -> tuple[gast.FunctionDef, str]:
         fn_name = self.fresh(base)
         body = self.block(stmts, set(outputs) | bound_inside)
+        assigned_globals = sorted(self.analysis.declared_global &
+                                  {n for s in stmts for n in assigned_names(s)})
+        if assigned_globals:  # Python's global statement holds in the branch too
+            body = [gast.Global(names=assigned_globals), *body]
         return function_def(fn_name, params, outputs, body), fn_name
 
     # --- statements ----------------------------------------------------------------------
