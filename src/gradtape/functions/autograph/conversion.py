@@ -145,11 +145,11 @@ def _convert(function: types.FunctionType) -> _Conversion:
     code = function.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
         return _Conversion(None, None, None)  # gt.function refuses these itself
+    if not _has_control_flow(code):  # straight-line code: no source to read or parse
+        return _Conversion(None, None, None)
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
-        if not _has_control_flow(code):
-            return _Conversion(None, None, None)
         return _Conversion(None, None, "its source is not available: it was defined at "
                            "a prompt or with exec")
     if function.__name__ == "<lambda>":
