@@ -112,11 +112,11 @@ def while_stmt(test: Callable[[], Any], body: Callable[[], None], get_state: Get
             return
         body()
         cond = test()
-    _tensor_while(test, body, get_state, set_state, names, first_test=cond)
+    _tensor_while(test, body, get_state, set_state, names)
 
 
 def _tensor_while(test: Callable[[], Any], body: Callable[[], None], get_state: GetState,
-                  set_state: SetState, names: Sequence[str], first_test: Any = None,
+                  set_state: SetState, names: Sequence[str],
                   extra: Sequence[Any] = ()) -> None:
     """``gt.while_loop`` whose loop variables are ``extra`` (the runtime's own, such as
     a for loop's index) and then the user's variables ``names``."""
