@@ -544,3 +544,17 @@ def test_shape_invariants_that_let_a_shape_change_keep_python_loops():
                              shape_invariants=[gt.TensorShape([None])])[0]
     assert grow(gt.ones([2])).numpy().tolist() == [1.0] * 8
     assert loop_p not in _prims(grow, gt.ones([2]))
+
+
+def test_a_body_that_stays_python_gives_the_random_streams_back():
+    # The shape changes under shape_invariants: Python's loop runs after the body was
+    # traced once; the draw that trace made must not move the stream the call draws from.
+    gt.random.set_seed(5)
+
+    @gt.function
+    def grow(x):
+        return gt.while_loop(lambda y: gt.size(y) < 8,
+                             lambda y: gt.concat([y, gt.random.uniform(gt.shape(y))], 0),
+                             [x], shape_invariants=[gt.TensorShape([None])])[0]
+    first = grow(gt.ones([2])).numpy()
+    assert first.shape == (8,) and len(set(first[2:].tolist())) == 6
