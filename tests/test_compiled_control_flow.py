@@ -558,3 +558,11 @@ def test_a_body_that_stays_python_gives_the_random_streams_back():
                              [x], shape_invariants=[gt.TensorShape([None])])[0]
     first = grow(gt.ones([2])).numpy()
     assert first.shape == (8,) and len(set(first[2:].tolist())) == 6
+
+
+def test_case_with_a_vector_predicate_raises_tf_type_error_inside_a_function():
+    @gt.function
+    def f(x):
+        return gt.case([(x > 0.0, lambda: x)], default=lambda: -x)
+    with pytest.raises(TypeError, match="scalar bool"):
+        f(gt.constant([1.0, -1.0]))
