@@ -508,3 +508,61 @@ def test_loop_and_cond_inside_a_loop_first_and_second_order():
         return float(t.gradient(out, wt).numpy().sum())
     np.testing.assert_allclose(outer.gradient(s, w).numpy(), _fd(grad_sum, wv), rtol=1e-5)
     assert {loop_p, switch_p} <= _prims(f, x, w)
+
+
+def test_while_loop_options_and_structures_compiled():
+    x = gt.constant(1.5, gt.float64)
+
+    @gt.function
+    def no_backprop(x):
+        return gt.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), (0, x),
+                             back_prop=False)[1]
+
+    @gt.function
+    def dict_state(x):
+        out = gt.while_loop(lambda s: s["i"] < 4,
+                            lambda s: [{"i": s["i"] + 1, "y": s["y"] * x}],
+                            [{"i": gt.constant(0), "y": x}], maximum_iterations=2)
+        return out[0]["y"]
+
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        a = no_backprop(x)
+        b = dict_state(x)
+    assert a.numpy() == pytest.approx(1.5 ** 4)
+    g = tape.gradient(a, x, unconnected_gradients="zero")
+    assert g.numpy() == 0.0
+    assert b.numpy() == pytest.approx(1.5 ** 3)  # a Python bound of 2 iterations
+    assert tape.gradient(b, x).numpy() == pytest.approx(3 * 1.5 ** 2)
+    assert loop_p in _prims(no_backprop, x) and loop_p in _prims(dict_state, x)
+
+
+def test_shape_invariants_that_let_a_shape_change_keep_python_loops():
+    @gt.function
+    def grow(x):
+        return gt.while_loop(lambda y: gt.size(y) < 8, lambda y: gt.concat([y, y], 0), [x],
+                             shape_invariants=[gt.TensorShape([None])])[0]
+    assert grow(gt.ones([2])).numpy().tolist() == [1.0] * 8
+    assert loop_p not in _prims(grow, gt.ones([2]))
+
+
+def test_a_body_that_stays_python_gives_the_random_streams_back():
+    # The shape changes under shape_invariants: Python's loop runs after the body was
+    # traced once; the draw that trace made must not move the stream the call draws from.
+    gt.random.set_seed(5)
+
+    @gt.function
+    def grow(x):
+        return gt.while_loop(lambda y: gt.size(y) < 8,
+                             lambda y: gt.concat([y, gt.random.uniform(gt.shape(y))], 0),
+                             [x], shape_invariants=[gt.TensorShape([None])])[0]
+    first = grow(gt.ones([2])).numpy()
+    assert first.shape == (8,) and len(set(first[2:].tolist())) == 6
+
+
+def test_case_with_a_vector_predicate_raises_tf_type_error_inside_a_function():
+    @gt.function
+    def f(x):
+        return gt.case([(x > 0.0, lambda: x)], default=lambda: -x)
+    with pytest.raises(TypeError, match="scalar bool"):
+        f(gt.constant([1.0, -1.0]))

@@ -19,7 +19,7 @@ the branches).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -187,10 +187,10 @@ def _loop_vjp(g: tuple, y: tuple, n: Any, *operands: Any, cond: Program | None,
     inv_args = [inv_ins[i] for i in read_inv]
     row_args = ([stacks[s] for s in read_stacks] + [xs_ins[i] for i in read_xs]
                 + [g[n_carry + 1 + s] for s in seeded])
-    reverse_body = _reverse_body(body, backward, residuals, n_carry, n_inv, float_carry,
-                                 float_inv, float_xs, read_inv, read_xs, read_stacks,
-                                 seeded, stacked_at, carry_ins, inv_ins, xs_ins, outputs,
-                                 stacked_values)
+    plan = _Plan(body, backward, residuals, n_carry, n_inv, float_carry, float_inv,
+                 float_xs, read_inv, read_xs, read_stacks, seeded, stacked_at,
+                 stacked_values)
+    reverse_body = _reverse_body(plan, carry_ins, inv_ins)
     outs = bind(loop_p, count, *carry_init, *inv_args, *row_args, cond=None,
                 body=reverse_body, n_carry=len(carry_init), n_inv=len(inv_args),
                 reverse=not reverse, length=length)
@@ -205,10 +205,30 @@ def _loop_vjp(g: tuple, y: tuple, n: Any, *operands: Any, cond: Program | None,
     return tuple(cts)
 
 
-def _reverse_body(body, backward, residuals, n_carry, n_inv, float_carry, float_inv,
-                  float_xs, read_inv, read_xs, read_stacks, seeded, stacked_at,
-                  carry_ins, inv_ins, xs_ins, outputs, stacked_values) -> Program:
+class _Plan(NamedTuple):
+    """What a loop's backward computes and reads, by position in the forward loop."""
+
+    body: Program
+    backward: Program  # the body's VJP (``body_vjp``)
+    residuals: list[Var]  # the body values it reads
+    n_carry: int
+    n_inv: int
+    float_carry: list[int]  # the carried values, invariants and rows whose cotangents
+    float_inv: list[int]  # it computes
+    float_xs: list[int]
+    read_inv: list[int]  # the invariants it reads, as they are
+    read_xs: list[int]  # the inputs whose rows it reads
+    read_stacks: list[int]  # the stacks whose rows it reads
+    seeded: list[int]  # the stacked outputs that have a cotangent
+    stacked_at: dict  # body value -> its stack
+    stacked_values: list  # the stacked body values (the forward's, then the recomputed)
+
+
+def _reverse_body(plan: _Plan, carry_ins: Sequence[Any], inv_ins: Sequence[Any]) -> Program:
     """One backward iteration: the body's VJP on one row of each stack."""
+    (body, backward, residuals, n_carry, n_inv, float_carry, float_inv, float_xs,
+     read_inv, read_xs, read_stacks, seeded, stacked_at, stacked_values) = plan
+    outputs = body.outputs
     ct_carry = _fresh([carry_ins[i] for i in float_carry], "d_carry")
     acc = _fresh([inv_ins[i] for i in float_inv], "d_invariant")
     inv_vars = _fresh([inv_ins[i] for i in read_inv], "invariant")

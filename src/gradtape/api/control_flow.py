@@ -123,7 +123,7 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
                             f"tuple, got {pair!r}.")
         _check_callable(pair[1], "Each function of pred_fn_pairs")
     if state.tracer is not None and not exclusive and all(
-            isinstance(p, Tensor) for p, _ in pairs):
+            isinstance(p, Tensor) and p.dtype == np.bool_ and p.ndim == 0 for p, _ in pairs):
         chosen = convert_to_tensor(np.int32(len(pairs)))
         for k in range(len(pairs) - 1, -1, -1):  # the first predicate that holds
             chosen = ops.where(pairs[k][0], np.int32(k), chosen)

@@ -16,29 +16,27 @@ import numpy as np
 
 from ..ad.control_flow import with_residuals
 from ..core import nest
-from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor, wrap
 from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
 from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
-from ..ops.registry import bind
+from ..ops.registry import _hand_to_observers as hand_to_observers
 
 __all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
 
 
 def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = False) -> list:
-    """Run ``prim`` on the arrays now and hand the tracer its equation (the stacks'
-    leading dimension is this run's trip count)."""
+    """Run ``prim`` on the arrays now (a loop as generated code) and hand the op to its
+    observers (the stacks' leading dimension is this run's trip count)."""
     values = [a._value if isinstance(a, Tensor) else a for a in args]
     arrays = _run_loop_compiled(values, params) if prim is loop_p else \
         prim.impl(*values, **params)
     if set_length:
         params = dict(params, length=int(arrays[params["n_carry"]]))
-    if state.recording or state.accumulators:  # tapes opened inside the function
-        return list(bind(prim, *args, **params))
     results = tuple(wrap(a) for a in arrays)
-    state.tracer.on_op(prim, tuple(args), values, params, results, None)
+    # The tracer, and tapes or accumulators opened inside the function, as bind would.
+    hand_to_observers(prim, tuple(args), values, params, results, arrays)
     return list(results)
 
 

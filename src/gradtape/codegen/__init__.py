@@ -4,6 +4,7 @@
     user_source the user's statement at a file:line (comment text, assigned names)
     literals    values as expressions (dtype-preserving NumPy scalars)
     primitives  one equation as an expression (templates, NumPy calls, impl calls)
+    control_flow a loop as a Python while, a switch as if/else (their bodies inside)
     to_gast     the program as a gast module (uses the fusion and buffer analyses)
     emit        gast -> source text (astor, or ast.unparse where astor cannot serve)
     load        compile, register in linecache, dump to a directory

@@ -78,11 +78,14 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
     # Tapes and accumulators opened inside the function see the loop, not its body.
     hidden = state.recording, state.accumulators
     state.recording, state.accumulators = [], []
+    failed = False
     try:
         returned = call(fn, tensors)
         outputs = [tracer.value_of(t) if isinstance(t, Tensor) else Literal(t)
                    for t in returned]
         eqns = tracer.eqns
+    except NotCompilable:  # the body's result cannot be carried: Python's loop runs
+        failed = True
     finally:
         state.recording, state.accumulators = hidden
         tracer.env, tracer.eqns, tracer.traced_arrays = saved[0], saved[1], saved[2]
@@ -92,7 +95,7 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
             tracer.value_of = saved[3]
     # A draw's result is kept so every call draws it; in a body, every iteration does.
     del tracer.kept[counts[2]:]
-    if _counts(tracer) != counts or any(
+    if failed or _counts(tracer) != counts or any(
             e.prim.name in PYTHON_CALLS or e.prim is variable_read_p for e in eqns):
         _undo(tracer, counts, streams)
         raise NotCompilable
