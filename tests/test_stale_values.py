@@ -55,7 +55,39 @@ def _branchy(x):
     return gt.reduce_sum(gt.sin(x) * C)
 
 
+def _grow_until(x):
+    """Scale by 1.5 until the squared norm reaches 4: the trip count comes from x."""
+    return gt.reduce_sum(gt.while_loop(lambda y: gt.reduce_sum(y * y) < 4.0,
+                                       lambda y: y * 1.5, [x])[0] * C)
+
+
+def _growth_steps(x):
+    steps, y = 0, np.array(x)
+    while np.sum(y * y) < 4.0:
+        y, steps = y * 1.5, steps + 1
+    return steps
+
+
+def _cond_branchy(x):
+    return gt.cond(gt.reduce_sum(x) > 0, lambda: gt.reduce_sum(x * x * C),
+                   lambda: gt.reduce_sum(gt.sin(x) * C))
+
+
+LOOP_CASES = [
+    Case("while_loop_trip_count_from_values",
+         _grow_until,
+         lambda x: 1.5 ** _growth_steps(x) * C,
+         _points([0.5, -0.3, 0.8, -0.2], [0.1, 0.1, -0.1, 0.05], [1.5, -1.5, 0.5, 0.3],
+                 [0.02, 0.01, 0.03, -0.02], [0.5, -0.3, 0.8, -0.2])),
+    Case("cond_on_a_value",
+         _cond_branchy,
+         lambda x: 2 * x * C if x.sum() > 0 else np.cos(x) * C,
+         _points([0.5, -0.3, 0.8, 1.2], [-0.5, 0.3, -0.8, -1.2], [0.5, 0.3, 0.8, 1.2],
+                 [-0.5, 0.3, -0.8, -1.2])),
+]
+
 CASES = [
+    *LOOP_CASES,
     Case("where_mask",
          lambda x: gt.reduce_sum(gt.where(x > 0, x * x, gt.sin(x)) * C),
          lambda x: np.where(x > 0, 2 * x, np.cos(x)) * C,
@@ -180,6 +212,21 @@ def test_function_returning_the_gradient(case, compile_mode):
 
     for x in case.points + case.points[::-1]:
         assert_gradient(case, x, gradient_of(gt.constant(x)).numpy(), "(@gt.function)")
+
+
+@pytest.mark.parametrize("case", LOOP_CASES, ids=repr)
+def test_compiled_loop_or_branch_under_a_tape(case, compile_mode):
+    """The loop or branch is one equation of one trace: a trip count or predicate that
+    changes between calls is a value of the call, never a stale one."""
+    f = gt.function(case.f)
+    for x in case.points + case.points[::-1]:
+        xt = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xt)
+            y = f(xt)
+        assert float(y.numpy()) == pytest.approx(float(evaluate(case.f, [x])), rel=1e-12)
+        assert_gradient(case, x, tape.gradient(y, xt).numpy(), "(compiled loop)")
+    assert f.experimental_get_tracing_count() == 1
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)

@@ -87,10 +87,10 @@ from .core.tensor_shape import TensorShape
 from .core.unconnected import UnconnectedGradients
 from .core.variable import Variable
 from .data import dataset as _dataset
+from .functions import autograph as _autograph
 from .functions.api import function
 from .functions.printing import tf_print as print  # TF's name
 from .functions.protocols import TraceType as _TraceType
-from .functions.protocols import to_code as _to_code
 from .functions.py_function import numpy_function, py_function
 from .functions.spec import TensorSpec
 from .functions.trace import init_scope
@@ -113,9 +113,13 @@ linalg.__all__ = sorted([*linalg.__all__, "band_part", "diag", "set_diag"])
 # gt.dtypes: the dtype objects, as_dtype and the cast op, without the module's imports.
 dtypes = attribute_namespace({**{name: getattr(_dtypes, name) for name in _dtypes.__all__},
                               "cast": _ops.cast})
-# TF's tracing protocol base class and AutoGraph's to_code (functions/protocols.py).
+# TF's tracing protocol base class (functions/protocols.py) and tf.autograph.
 types = attribute_namespace({"experimental": attribute_namespace({"TraceType": _TraceType})})
-autograph = attribute_namespace({"to_code": _to_code})
+autograph = attribute_namespace({
+    "to_code": _autograph.to_code, "to_graph": _autograph.to_graph,
+    "experimental": attribute_namespace({"do_not_convert": _autograph.do_not_convert})})
+# Converted code's statements call gt.cond, gt.while_loop and gt.range (api/, above).
+_autograph.install(cond=cond, while_loop=while_loop, range=range)
 # TF's tf.autodiff: the forward-mode accumulator (also top level).
 autodiff = attribute_namespace({"ForwardAccumulator": ForwardAccumulator})
 # TF's tf.experimental.numpy, also importable as gradtape.numpy (api/numpy_namespace.py).

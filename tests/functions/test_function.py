@@ -224,7 +224,7 @@ def test_retracing_warns_after_five_consecutive_traces(caplog):
 
 
 def test_each_trace_is_logged_with_its_reason(caplog):
-    traced = gt.function(branchy)
+    traced = gt.function(branchy, autograph=False)  # its if stays a bool(t) guard
     with caplog.at_level(logging.INFO, logger="gradtape"):
         traced(gt.constant([1.0]))
         traced(gt.constant([1.0, 2.0]))
@@ -257,7 +257,7 @@ def branchy(x):
 
 
 def test_value_dependent_branch_is_guarded(compile_mode):
-    traced = gt.function(branchy)
+    traced = gt.function(branchy, autograph=False)  # Python's if: a guard
     values = [[1.0, 2.0], [-1.0, -2.0], [3.0, 4.0], [-5.0, 1.0], [2.0, -1.0], [-1.0, 0.0]]
     for v in values:
         x = gt.constant(v)
@@ -274,7 +274,7 @@ def test_loop_bound_depending_on_values_is_guarded():
             n += 1
         return x, n
 
-    traced = gt.function(steps_to_halve)
+    traced = gt.function(steps_to_halve, autograph=False)  # Python's loop: guards
     for v in [3.0, 5.0, 100.0, 3.5, 0.5, 100.0, 7.9]:
         x = gt.constant([v, 0.25])
         got, want = traced(x), steps_to_halve(x)
@@ -323,7 +323,7 @@ def test_int_guard_compares_what_python_saw():
 def test_guard_on_a_variable_sees_its_current_value():
     v = gt.Variable(1.0)
 
-    @gt.function
+    @gt.function(autograph=False)  # Python's conditional expression: a guard
     def fn(x):
         return x * 2.0 if v > 0 else x * -3.0
 
@@ -511,7 +511,7 @@ def test_more_value_reads_are_guards(read):
     def fn(x):
         return x * 2.0 if readers[read](x) else x * 3.0
 
-    traced = gt.function(fn)
+    traced = gt.function(fn, autograph=False)  # a tensor condition would be a cond
     for value in ([-1.0, -1.0], [3.0, 3.0], [-1.0, -1.0], [3.0, 3.0]):
         x = gt.constant(value)
         assert_same(traced(x), fn(x))

@@ -39,13 +39,13 @@ class Env:
                 np.array(done, np.int32))
 
 
-def _run_episode_function(env, wrap):
+def _run_episode_function(env, wrap, autograph=True):
     weights = gt.Variable(np.ones((2, 3), np.float32))
 
     def tf_env_step(action):
         return wrap(env.step, [action], [gt.float32, gt.int32, gt.int32])
 
-    @gt.function
+    @gt.function(autograph=autograph)
     def run_episode(initial_state, max_steps):
         rewards, actions = [], []
         state = initial_state
@@ -75,7 +75,9 @@ def test_episode_lengths_and_steps_are_the_environments(compile_mode, wrap):
     """Lengths 4, 2, 5, 3 came back as 4, 1, 4, 1, the env stepped 22 times for 14."""
     env = Env([4, 2, 5, 3])
     gt.random.set_seed(0)
-    run_episode = _run_episode_function(env, wrap)
+    # autograph=False: the loop appends to Python lists, so it must stay a Python loop
+    # (converted, it is a tensor loop and the lists would see one trace's appends).
+    run_episode = _run_episode_function(env, wrap, autograph=False)
     lengths, actions = [], []
     for _ in range(4):
         rewards, taken = run_episode(gt.constant(env.reset()), gt.constant(100))
@@ -88,7 +90,8 @@ def test_episode_lengths_and_steps_are_the_environments(compile_mode, wrap):
 
 def test_a_repeated_retrace_warns_naming_the_read(caplog):
     env = Env([6, 5, 4, 3, 2, 1])  # each break is a step before the traced one
-    run_episode = _run_episode_function(env, _numpy_function)
+    # autograph=False: the Python ``if`` stays a bool(t) read, the guard this names.
+    run_episode = _run_episode_function(env, _numpy_function, autograph=False)
     with caplog.at_level(logging.WARNING, logger="gradtape"):
         for _ in range(6):
             run_episode(gt.constant(env.reset()), gt.constant(100))

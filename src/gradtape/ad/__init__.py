@@ -2,7 +2,10 @@
 Program emitted with the ops' own VJP rules), batching (``batching.py``: jacobians),
 forward mode (``forward_mode.py``: ``ForwardAccumulator``), and a backward as one call
 op for nested tapes (``nested.py``, with its ``backward_call`` primitive and the memo of
-what it derives from an entry).
+what it derives from an entry); the derivatives of ``loop`` and ``switch``
+(``control_flow.py``, installed on the primitives: a reversed loop, a switch of VJPs).
 
 Imports: ``core``, ``ir``, ``ops``.
 """
+
+from . import control_flow  # noqa: F401 - installs the derivatives of loop and switch

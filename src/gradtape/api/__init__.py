@@ -8,6 +8,7 @@
     segment_ops         segment reductions and the scatter_nd family
     diag_ops            tf.linalg.diag and set_diag
     control_flow        cond, case, while_loop, map_fn, scan, foldl, foldr...
+    control_flow_traced the same inside @gt.function: one loop or switch equation
     tensor_array        gt.TensorArray
     transforms          grad, jacobian, hessian, jvp, vjp, value_and_grad
     module              gt.Module and gt.name_scope

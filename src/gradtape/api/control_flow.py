@@ -71,7 +71,41 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
     del name
     _check_callable(true_fn, "true_fn")
     _check_callable(false_fn, "false_fn")
+    if state.tracer is not None and isinstance(pred, Tensor) and pred.dtype == np.bool_ \
+            and pred.ndim == 0:
+        found = _traced_switch(pred, [false_fn, true_fn])
+        if found is not _PYTHON:
+            return found
     return true_fn() if _predicate(pred, "pred") else false_fn()
+
+
+def _traced_scan(fn: Any, elems: Any, initializer: Any, reverse: bool, mode: str) -> Any:
+    """Inside ``@gt.function``: one ``loop`` over the rows of ``elems``, or ``_PYTHON``."""
+    if state.tracer is None or not callable(fn):
+        return _PYTHON
+    from .control_flow_traced import NotCompilable, traced_scan
+
+    try:
+        return traced_scan(fn, elems, initializer, reverse, mode, assert_same_structure)
+    except NotCompilable:
+        return _PYTHON
+
+
+def _tracing() -> bool:
+    return state.tracer is not None
+
+
+_PYTHON = object()  # the traced form could not hold it: run Python's control flow
+
+
+def _traced_switch(index: Tensor, fns: list) -> Any:
+    """Inside ``@gt.function``: one ``switch`` equation, or ``_PYTHON``."""
+    from .control_flow_traced import NotCompilable, traced_switch
+
+    try:
+        return traced_switch(index, fns, assert_same_structure)
+    except NotCompilable:
+        return _PYTHON
 
 
 def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
@@ -88,6 +122,15 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
             raise TypeError("Each entry of pred_fn_pairs must be a (predicate, callable) "
                             f"tuple, got {pair!r}.")
         _check_callable(pair[1], "Each function of pred_fn_pairs")
+    if state.tracer is not None and not exclusive and all(
+            isinstance(p, Tensor) and p.dtype == np.bool_ and p.ndim == 0 for p, _ in pairs):
+        chosen = convert_to_tensor(np.int32(len(pairs)))
+        for k in range(len(pairs) - 1, -1, -1):  # the first predicate that holds
+            chosen = ops.where(pairs[k][0], np.int32(k), chosen)
+        last = default if default is not None else pairs[-1][1]
+        found = _traced_switch(chosen, [fn for _, fn in pairs] + [last])
+        if found is not _PYTHON:
+            return found
     holds = [_predicate(pred, "Each predicate of pred_fn_pairs") for pred, _ in pairs]
     if exclusive and sum(holds) > 1:
         raise InvalidArgumentError(
@@ -120,6 +163,11 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
     if not np.issubdtype(index.dtype, np.integer) or index.ndim != 0:
         raise TypeError(f"branch_index must be a scalar int32 tensor, got {index.dtype.name} "
                         f"of shape {list(index.shape)}.")
+    if state.tracer is not None:
+        fns = [table[k] for k in range(len(table))]
+        found = _traced_switch(index, fns + [default] if default is not None else fns)
+        if found is not _PYTHON:
+            return found
     chosen = _branch_read(int, index)  # a guard while tracing
     fn = table.get(chosen, default if default is not None else table[len(table) - 1])
     return fn()
@@ -192,6 +240,16 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     _check_callable(body, "body")
     single = not isinstance(loop_vars, (list, tuple))  # TF: body(x) returns x, not (x,)
     state = nest.map_structure(_as_loop_tensor, loop_vars)
+    if _tracing():
+        from .control_flow_traced import NotCompilable, traced_while_loop
+
+        try:
+            final = traced_while_loop(cond, body, state, single, shape_invariants is not None,
+                                      maximum_iterations, _like_loop_vars,
+                                      assert_same_structure)
+            return final if back_prop else nest.map_structure(_without_gradient, final)
+        except NotCompilable:
+            pass
     limit = None if maximum_iterations is None else int(maximum_iterations)
     iteration = 0
     while limit is None or iteration < limit:
@@ -297,6 +355,10 @@ def map_fn(fn: Callable[[Any], Any], elems: Any, dtype: Any = None,
     del parallel_iterations, swap_memory, infer_shape, name
     _check_callable(fn, "fn")
     signature = fn_output_signature if fn_output_signature is not None else dtype
+    found = _traced_scan(fn, elems, None, False, "map")
+    if found is not _PYTHON:
+        _check_signature(found, signature)
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     elems, flat, n = _elements(elems)
     results = []
     for i in range(n):
@@ -335,6 +397,9 @@ def scan(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
     if ``reverse``), every accumulator stacked; without ``initializer`` the first element
     is the first accumulator (and the first result)."""
     del parallel_iterations, swap_memory, infer_shape, name
+    found = _traced_scan(fn, elems, initializer, reverse, "scan")
+    if found is not _PYTHON:
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     _, steps = _scan_steps(fn, elems, initializer, reverse, "scan")
     out = _stacked(steps, initializer, "scan")
     return out if back_prop else nest.map_structure(_without_gradient, out)
@@ -345,6 +410,9 @@ def foldl(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
           name: str | None = None) -> Any:
     """TF's ``tf.foldl``: the last accumulator of ``acc = fn(acc, x)`` along axis 0."""
     del parallel_iterations, swap_memory, name
+    found = _traced_scan(fn, elems, initializer, False, "fold")
+    if found is not _PYTHON:
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     acc, _ = _scan_steps(fn, elems, initializer, False, "foldl")
     return acc if back_prop else nest.map_structure(_without_gradient, acc)
 
@@ -354,6 +422,9 @@ def foldr(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
           name: str | None = None) -> Any:
     """TF's ``tf.foldr``: ``foldl`` from the last element to the first."""
     del parallel_iterations, swap_memory, name
+    found = _traced_scan(fn, elems, initializer, True, "fold")
+    if found is not _PYTHON:
+        return found if back_prop else nest.map_structure(_without_gradient, found)
     acc, _ = _scan_steps(fn, elems, initializer, True, "foldr")
     return acc if back_prop else nest.map_structure(_without_gradient, acc)
 

@@ -4,6 +4,7 @@
     user_source the user's statement at a file:line (comment text, assigned names)
     literals    values as expressions (dtype-preserving NumPy scalars)
     primitives  one equation as an expression (templates, NumPy calls, impl calls)
+    control_flow a loop as a Python while, a switch as if/else (their bodies inside)
     to_gast     the program as a gast module (uses the fusion and buffer analyses)
     emit        gast -> source text (astor, or ast.unparse where astor cannot serve)
     load        compile, register in linecache, dump to a directory
@@ -33,9 +34,12 @@ def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
     (``"forward"`` for a @gt.function's trace), ``title`` adds a header comment line;
     ``array_kind`` (a ``core.backends.ArrayKind``) generates it for another library's
     arrays (``array_kinds.py``), ``None`` for NumPy's."""
+    from ..passes.control_flow import drop_unread_stacks, hoist_invariants
     from .emit import to_source
     from .to_gast import to_gast
 
+    # A forward without gradient stacks nothing; invariant work runs once per loop.
+    program = hoist_invariants(drop_unread_stacks(program))
     globs = None
     if array_kind is not None:
         from .array_kinds import NamespaceNames

@@ -16,8 +16,10 @@ from typing import Any, NamedTuple
 import gast
 
 from ..ir.nodes import Eqn, Literal, Program, Var
+from ..ops.control_flow import CONTROL_FLOW
 from ..passes.buffers import Reuse, plan_reuse
 from ..passes.fusion import inline_vars
+from .control_flow import statements_of
 from .indexing import scatter_add_statements, writes_out
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 from .naming import GlobalNames, LocalNames, plain_identifier
@@ -157,6 +159,8 @@ class _Writer:
         """The statements computing ``eqn``: one, or an array and its filling."""
         # Another library's arrays (Dask) cannot be written into: there scatter_add
         # calls its implementation on them (ops/backends/dask.py), writing no buffer.
+        if eqn.prim in CONTROL_FLOW:
+            return statements_of(self, eqn)
         if eqn.prim.name == "scatter_add" and self.globs.array_kind is None and \
                 writes_out(eqn):
             out = eqn.outs[0]
@@ -198,6 +202,18 @@ class _Writer:
         args = [name(self.locals.define(v, v.hint), store=False) for v in self.program.inputs]
         for a in args:
             a.ctx = gast.Param()
+        body = self.body_statements()
+        outputs = [self._output(v) for v in self.program.outputs]
+        body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
+        arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
+                                   kw_defaults=[], kwarg=None, defaults=[])
+        return gast.FunctionDef(name=self.kind, args=arguments, body=body,
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+
+    def body_statements(self) -> list[gast.stmt]:
+        """The statements of every equation, with a comment before each op's block
+        (a loop's or branch's body is written with these too)."""
         body: list[gast.stmt] = []
         current = object()
         described: set = set()
@@ -216,13 +232,7 @@ class _Writer:
                     body.append(comment(self.comments, text))
                     last_text = text
             body.extend(self.statements(index, eqn))
-        outputs = [self._output(v) for v in self.program.outputs]
-        body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
-        arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
-                                   kw_defaults=[], kwarg=None, defaults=[])
-        return gast.FunctionDef(name=self.kind, args=arguments, body=body,
-                                decorator_list=[], returns=None, type_comment=None,
-                                type_params=[])
+        return body
 
     def module(self, title: str) -> Generated:
         function = self.function()

@@ -38,6 +38,7 @@ from ..core.tensor import Tensor
 from ..ir.lower import PRIM, SEED, Feed, Trace, gatherer
 from ..ir.nodes import Aval, Literal, Program, Var
 from ..passes import pipeline
+from ..passes.control_flow import has_control_flow
 from .cache import backward_cache
 from .runner import CompiledRunner
 from .value_names import name_values
@@ -121,7 +122,8 @@ class BackwardEntry(CompiledRunner):
             return None
         self.calls += 1
         threshold = 1 if options.dump_dir else options.compile_after
-        if self.calls < threshold:
+        # Interpreting a loop costs per iteration: a backward with one compiles at once.
+        if self.calls < threshold and not has_control_flow(self.program):
             if self.calls == threshold - 1 and not self.optimized:
                 # The call before the one that compiles runs the passes: neither call
                 # then carries the whole cost of a new structure (issue 3's cold calls).

@@ -50,6 +50,7 @@ from ..core.state import state
 from ..core.tensor import Tensor, _next_id
 from ..core.variable import Variable
 from . import signature
+from .autograph import converted
 from .call import ConcreteFunction
 from .checkpoints import last_failure
 from .protocols import tracing_key
@@ -183,13 +184,19 @@ class Function:
     def __init__(self, python_function: Callable[..., Any], name: str | None = None,
                  max_traces: int | None = None,
                  input_signature: Sequence[TensorSpec] | None = None,
-                 reduce_retracing: bool = False):
+                 reduce_retracing: bool = False, autograph: bool = True):
         if not callable(python_function):
             raise TypeError(f"gt.function needs a callable, got {python_function!r}.")
         self.max_traces = _check_max_traces(max_traces)
         self.input_signature = _check_input_signature(input_signature)
         self.reduce_retracing = bool(reduce_retracing)  # accepted; see docs/function.md
         self.python_function = python_function
+        self.autograph = bool(autograph)
+        # What tracing runs: python_function with its control flow converted (made on
+        # the first trace; a method's Function converts the unbound function).
+        self._convert = functools.partial(converted, python_function) if autograph \
+            else (lambda: python_function)
+        self._converted: Callable[..., Any] | None = None
         functools.update_wrapper(self, python_function, updated=())
         self.__name__ = name or getattr(python_function, "__name__", "function")
         self._parameters = signature.parameters(python_function)
@@ -243,6 +250,8 @@ class Function:
             # eagerly: tf.config.run_functions_eagerly(True), or it cannot be traced.
             if self._tracing and state.tracer is not None:
                 _check_recursion(self.__name__, state.tracer)
+            if state.tracer is not None and self._eager_reason is None:
+                return self._traced_function()(*args, **kwargs)
             return self.python_function(*args, **kwargs)
         key, leaves = self._signature(args, kwargs)
         values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
@@ -384,12 +393,12 @@ class Function:
         before = _next_id()
         self._tracing = True
         try:
-            traced = trace(self.python_function, self.__name__, args, kwargs, hints,
+            traced = trace(self._traced_function(), self.__name__, args, kwargs, hints,
                            first_trace=first)
             if first and _creates_variables(traced, before):
                 start_try()  # the second trace replays the first's Python calls
-                traced = trace(self.python_function, self.__name__, args, kwargs, hints,
-                               first_trace=False)
+                traced = trace(self._traced_function(), self.__name__, args, kwargs,
+                               hints, first_trace=False)
         finally:
             self._tracing = False
         return traced
@@ -405,6 +414,12 @@ class Function:
             return signature_change(None, described, False)
         old_key, old_described = previous.signature
         return signature_change(old_described, described, old_key[-1:] != key[-1:])
+
+    def _traced_function(self) -> Callable[..., Any]:
+        """The function tracing runs: converted by AutoGraph unless ``autograph=False``."""
+        if self._converted is None:
+            self._converted = self._convert()
+        return self._converted
 
     # --- the traces kept ----------------------------------------------------------------
     def _limit(self) -> int:
@@ -452,7 +467,9 @@ class Function:
         bound = self._bound.get(id(instance))
         if bound is None:
             bound = Function(_method(self.python_function, instance), self.__name__,
-                             self.max_traces, self.input_signature, self.reduce_retracing)
+                             self.max_traces, self.input_signature, self.reduce_retracing,
+                             self.autograph)
+            bound._convert = lambda: _method(self._traced_function(), instance)
             bound._parameter_names = self._parameter_names[1:]  # without ``self``
             bound._parameters = self._parameters[1:]
             self._bound[id(instance)] = bound
@@ -623,12 +640,16 @@ def function(func: Callable[..., Any] | None = None,
     usable as ``@gt.function``, ``@gt.function(jit_compile=True)`` or ``gt.function(f)``.
 
     TF's flags that mean nothing here are accepted and change nothing: ``jit_compile``
-    (every trace is compiled, to NumPy code), ``autograph`` and its options (Python
-    control flow on a tensor's value is not converted; see docs/function.md),
+    (every trace is compiled, to NumPy code), ``experimental_autograph_options``,
     ``experimental_implements``, ``experimental_attributes`` and
     ``experimental_follow_type_hints``. The deprecated ``experimental_relax_shapes`` and
     ``experimental_compile`` stand for ``reduce_retracing`` and ``jit_compile``, with a
     ``DeprecationWarning`` as TF's. ``name`` and ``max_traces`` are gradtape's.
+
+    ``autograph=True`` (TF's default) converts ``func``'s Python control flow once:
+    ``if``, ``while`` and ``for`` on tensors become ``gt.cond`` and ``gt.while_loop``
+    (``gt.autograph.to_code(func)`` shows the result; docs/function.md, AutoGraph);
+    ``autograph=False`` traces ``func`` as written.
 
     ``max_traces`` bounds the traces kept (default ``gt.config().max_traces``, 128): the
     least recently used one is dropped first, and traced again if its signature comes
@@ -665,7 +686,7 @@ def function(func: Callable[..., Any] | None = None,
         ValueError: the function creates a variable on a call that is not its first;
             ``max_traces`` is not a positive int.
     """
-    del autograph, experimental_implements, experimental_autograph_options  # no-ops
+    del experimental_implements, experimental_autograph_options  # no-ops
     del experimental_attributes, experimental_follow_type_hints
     if experimental_relax_shapes is not None:
         reduce_retracing = experimental_relax_shapes
@@ -678,8 +699,8 @@ def function(func: Callable[..., Any] | None = None,
         _check_input_signature(input_signature)
         return functools.partial(function, name=name, max_traces=max_traces,
                                  input_signature=input_signature,
-                                 reduce_retracing=reduce_retracing)
-    return Function(func, name, max_traces, input_signature, reduce_retracing)
+                                 reduce_retracing=reduce_retracing, autograph=autograph)
+    return Function(func, name, max_traces, input_signature, reduce_retracing, autograph)
 
 
 def _deprecated(argument: str, replacement: str) -> None:

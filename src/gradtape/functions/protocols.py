@@ -1,6 +1,6 @@
-"""TF's hooks into ``tf.function`` that user code subclasses or calls:
-``tf.types.experimental.TraceType`` (the tracing protocol) and
-``tf.autograph.to_code``.
+"""TF's hook into ``tf.function`` that user code subclasses:
+``tf.types.experimental.TraceType`` (the tracing protocol). ``tf.autograph`` is
+``functions/autograph/``.
 
 An argument with a ``__tf_tracing_type__(context)`` method is part of a function's
 signature through what that method returns (compared with ``==``, hashed), not through
@@ -10,12 +10,10 @@ the object itself: two objects with equal trace types share a trace.
 from __future__ import annotations
 
 import abc
-import inspect
-import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["TraceType", "to_code", "tracing_key"]
+__all__ = ["TraceType", "tracing_key"]
 
 
 class TraceType(abc.ABC):
@@ -47,17 +45,3 @@ def tracing_key(value: Any) -> Any:
     if method is None:
         return None
     return ("trace_type", method(value, None))
-
-
-def to_code(entity: Callable[..., Any], recursive: bool = True,
-            experimental_optional_features: Any = None) -> str:
-    """TF's ``tf.autograph.to_code``: the source ``@gt.function`` runs. gradtape does not
-    rewrite Python code (control flow runs while tracing, guarded by the values it
-    read), so this is the function's own source."""
-    del recursive, experimental_optional_features
-    entity = inspect.unwrap(getattr(entity, "python_function", entity))
-    try:
-        return textwrap.dedent(inspect.getsource(entity))
-    except (OSError, TypeError):  # defined where Python keeps no source (``exec``)
-        name = getattr(entity, "__qualname__", repr(entity))
-        return f"# The source of {name} is not available (it was not defined in a file).\n"

@@ -75,6 +75,9 @@ _READ_NAMES = {
     "__bool__": "bool(t)", "__float__": "float(t)", "__int__": "int(t)",
     "__index__": "int(t)", "__complex__": "complex(t)", "__array__": "np.asarray(t)",
     "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()",
+    # AutoGraph's statements (functions/autograph/runtime.py), where a cond or loop reads
+    "if_stmt": "an if on a tensor", "while_stmt": "a while loop on a tensor",
+    "for_stmt": "a for loop over a tensor", "if_exp": "an `a if c else b` on a tensor",
 }
 
 

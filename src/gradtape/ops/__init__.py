@@ -13,6 +13,7 @@ from . import (
     arrange,
     backends,  # noqa: F401 - how primitives run on Dask, CuPy and array-API arrays
     clipping,
+    control_flow,  # noqa: F401 - loop and switch (their derivatives: ad/control_flow)
     conv,  # noqa: F401 - tf.nn's convolutions (their names are in gt.nn)
     convolution,
     elementwise,

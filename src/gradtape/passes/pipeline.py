@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..ir.nodes import Program
 from ..ir.verifier import verify as _verify
+from .control_flow import has_control_flow, optimize_inside
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .residuals import ResidualSelection, select_residuals
@@ -21,11 +22,14 @@ PASSES = (eliminate_dead_code, simplify, eliminate_common_subexpressions, elimin
 
 
 def optimize(program: Program, verify: bool = False) -> Program:
-    """``program`` after every pass; inputs and outputs keep their order and avals."""
+    """``program`` after every pass; inputs and outputs keep their order and avals.
+    Loop bodies and branches (sub-programs) get every pass too."""
     for run_pass in PASSES:
         program = run_pass(program)
         if verify:
             _verify(program)
+    if has_control_flow(program):
+        program = optimize_inside(program, lambda p: optimize(p, verify))
     return program
 
 

@@ -13,6 +13,7 @@ from ... import ops as g
 from ...api import control_flow
 from ...api import math as tf_math
 from ...api.math_special import MATH_MEMBERS
+from ...core.state import state
 from ...core.tensor import Tensor
 from ...core.tensor import convert_to_tensor as _convert
 from ...ops.shape import stop_gradient as _stop_gradient
@@ -100,7 +101,14 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
 
 def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any],
               init_val: Any) -> Any:
-    """``body_fun(i, value)`` for ``i`` in ``range(lower, upper)``, from ``init_val``."""
+    """``body_fun(i, value)`` for ``i`` in ``range(lower, upper)``, from ``init_val``.
+    Inside ``@gt.function`` one compiled loop (``i`` a tensor, as Keras's TF backend
+    gives it), its bounds values of each call; eagerly a Python loop."""
+    if state.tracer is not None:
+        lower, upper = _convert(lower), _convert(upper)
+        return control_flow.while_loop(
+            lambda i, value: i < upper, lambda i, value: (i + 1, body_fun(i, value)),
+            (lower, init_val))[1]
     value = init_val
     for i in range(int(lower), int(upper)):
         value = body_fun(i, value)

@@ -1,0 +1,227 @@
+"""``while_loop``, ``cond``, ``switch_case`` and ``case`` inside a ``@gt.function``
+trace: one ``loop`` or ``switch`` equation with sub-programs (``ops/control_flow.py``),
+so a loop stays a loop in the compiled code, and its trip count and a branch's
+predicate are values of each call, not guards. Each function here raises
+``NotCompilable`` when its body cannot be a sub-program (``functions/subtrace.py``), or
+its loop variables change shape under ``shape_invariants``; the caller then runs Python
+control flow, as eagerly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ad.control_flow import with_residuals
+from ..core import nest
+from ..core.tensor import Tensor, convert_to_tensor, wrap
+from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
+from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
+from ..ops import elementwise as _ew
+from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
+from ..ops.registry import _hand_to_observers as hand_to_observers
+
+__all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
+
+
+def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = False) -> list:
+    """Run ``prim`` on the arrays now (a loop as generated code) and hand the op to its
+    observers (the stacks' leading dimension is this run's trip count)."""
+    values = [a._value if isinstance(a, Tensor) else a for a in args]
+    arrays = _run_loop_compiled(values, params) if prim is loop_p else \
+        prim.impl(*values, **params)
+    if set_length:
+        params = dict(params, length=int(arrays[params["n_carry"]]))
+    results = tuple(wrap(a) for a in arrays)
+    # The tracer, and tapes or accumulators opened inside the function, as bind would.
+    hand_to_observers(prim, tuple(args), values, params, results, arrays)
+    return list(results)
+
+
+def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
+    """The loop run now as generated code: the interpreter would pay its per-equation
+    cost on every iteration of the trace's run (thousands, for an RNN)."""
+    from ..codegen import compile_program
+
+    inputs = [Var(aval_of(v), "operand") for v in values[1:]]
+    n = values[0]
+    unbounded = int(n) < 0  # the trace's n is then a literal too: no bound
+    first = Literal(int(n)) if unbounded else Var(aval_of(n), "n")
+    eqn_inputs = [first, *inputs]
+    outs = [Var(a, "out") for a in loop_p.abstract_eval(tuple(eqn_inputs), params)]
+    program_inputs = inputs if isinstance(first, Literal) else [first, *inputs]
+    program = Program(program_inputs, [Eqn(loop_p, eqn_inputs, outs, params)], outs)
+    try:
+        function = compile_program(program, kind="forward").function
+    except Exception:  # a body the generator cannot write: the interpreter runs it
+        return loop_p.impl(*values, **params)
+    return function(*(values[1:] if unbounded else values))
+
+
+def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
+    out = []
+    for leaf in leaves:
+        if leaf is None or not isinstance(leaf, (Tensor, bool, int, float, complex,
+                                                 np.ndarray, np.generic)):
+            raise NotCompilable  # a TensorArray, None, an object: Python control flow
+        out.append(leaf if isinstance(leaf, Tensor) else convert_to_tensor(leaf))
+    return out
+
+
+def _check_carry(before: Sequence[Tensor], after: Sequence[Tensor], relaxed: bool) -> None:
+    """TF's check that an iteration keeps each loop variable's dtype and shape."""
+    for k, (a, b) in enumerate(zip(before, after)):
+        if b.dtype != a.dtype:
+            raise TypeError(f"Loop variable {k} enters the loop as {a.dtype.name} and the "
+                            f"body returns {b.dtype.name}: keep its dtype (gt.cast).")
+        if tuple(b.shape) != tuple(a.shape):
+            if relaxed:
+                raise NotCompilable  # shape_invariants let it change: Python's loop
+            raise ValueError(
+                f"Loop variable {k} enters the loop with shape {tuple(a.shape)}, but has "
+                f"shape {tuple(b.shape)} after one iteration. Pass shape_invariants to "
+                "let it change.")
+
+
+def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_: Any,
+                      single: bool, relaxed: bool, maximum_iterations: Any,
+                      like_loop_vars: Callable[..., Any],
+                      same_structure: Callable[..., Any]) -> Any:
+    """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
+    flat = _leaves_as_tensors(nest.flatten(state_))
+
+    def args_of(tensors: list) -> tuple:
+        packed = nest.pack_sequence_as(state_, tensors)
+        return (packed,) if single else tuple(packed)
+
+    def call_cond(fn: Callable[..., Any], tensors: list) -> list:
+        pred = fn(*args_of(tensors))
+        if not isinstance(pred, Tensor):
+            raise NotCompilable  # a Python bool: Python decides
+        if pred.dtype != np.bool_ or pred.ndim != 0:
+            raise TypeError(f"cond's result must be a scalar bool tensor, got "
+                            f"{pred.dtype.name} of shape {list(pred.shape)}; compare "
+                            "first (x > 0).")
+        return [pred]
+
+    def call_body(fn: Callable[..., Any], tensors: list) -> list:
+        new = like_loop_vars(fn(*args_of(tensors)), state_, single)
+        same_structure(state_, new, "body's result", "loop_vars")
+        new_flat = _leaves_as_tensors(nest.flatten(new))
+        _check_carry(tensors, new_flat, relaxed)
+        return new_flat
+
+    traced_cond = trace_in_scope(cond, flat, call_cond)
+    traced_body = trace_in_scope(body, flat, call_body)
+    outer = outer_values([traced_cond, traced_body])
+    n_carry = len(flat)
+    body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
+    # A tensor even when unbounded: a raw operand would make the tapes copy them all.
+    limit: Any = convert_to_tensor(np.int64(-1))
+    if maximum_iterations is not None:  # a bound of each call (negative: no iteration)
+        limit = _ew.maximum(_ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE),
+                            np.int64(0))
+    params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
+                  n_inv=len(outer), reverse=False, length=0)
+    operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
+    results = _run_and_record(loop_p, operands, params, set_length=True)
+    return nest.pack_sequence_as(state_, results[:n_carry])
+
+
+def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
+                  same_structure: Callable[..., Any]) -> Any:
+    """``branch_fns[index]()`` as one ``switch`` equation (an index out of range runs the
+    last function): the chosen branch's results, in its structure."""
+    structures: list = []
+
+    def call_branch(fn: Callable[[], Any], tensors: list) -> list:
+        returned = fn()
+        structures.append(returned)
+        return _leaves_as_tensors(nest.flatten(returned))
+
+    traced = [trace_in_scope(fn, [], call_branch) for fn in branch_fns]
+    first = traced[0].returned
+    for k, t in enumerate(traced[1:], 1):
+        same_structure(structures[0], structures[k], f"branch {k}'s result",
+                       "branch 0's result")
+        for a, b in zip(first, t.returned):
+            if a.dtype != b.dtype:
+                raise TypeError(f"The branches return different dtypes ({a.dtype.name} "
+                                f"and {b.dtype.name}): cast one so both match.")
+            if tuple(a.shape) != tuple(b.shape):
+                raise NotCompilable  # differently shaped results: Python picks one
+    outer = outer_values(traced)
+    branches = tuple(close(t, outer) for t in traced)
+    operands = [index, *operand_tensors(outer, traced)]
+    results = _run_and_record(switch_p, operands, {"branches": branches})
+    return nest.pack_sequence_as(structures[0], results)
+
+
+def traced_scan(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool,
+                mode: str, same_structure: Callable[..., Any]) -> Any:
+    """``tf.scan`` (``mode="scan"``: every accumulator stacked), ``foldl``/``foldr``
+    (``"fold"``: the last one) and ``map_fn`` (``"map"``: ``fn(x)`` stacked) as one
+    ``loop`` over the rows of ``elems``."""
+    flat_elems = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    n = int(flat_elems[0].shape[0]) if flat_elems and flat_elems[0].ndim else 0
+    if n == 0 or any(e.ndim == 0 or int(e.shape[0]) != n for e in flat_elems):
+        raise NotCompilable  # Python's version raises TF's errors
+    first_row = n - 1 if reverse else 0
+    rows = [e[first_row] for e in flat_elems]
+    start = None
+    if mode != "map":
+        if initializer is None:  # the first element is the first accumulator
+            start = nest.pack_sequence_as(elems, rows)
+            flat_elems = [e[:-1] if reverse else e[1:] for e in flat_elems]
+            n -= 1
+            if n == 0:
+                raise NotCompilable
+            rows = [e[n - 1 if reverse else 0] for e in flat_elems]
+            init = start
+        else:
+            init = initializer
+        flat_init = _leaves_as_tensors(nest.flatten(init))
+    else:
+        init, flat_init = None, []
+    n_carry = len(flat_init)
+    structure: list = []
+
+    def call(f: Callable[..., Any], tensors: list) -> list:
+        row = nest.pack_sequence_as(elems, tensors[n_carry:])
+        if mode == "map":
+            out = f(row)
+            structure.append(out)
+            return _leaves_as_tensors(nest.flatten(out))
+        acc = nest.pack_sequence_as(init, tensors[:n_carry])
+        new = f(acc, row)
+        same_structure(acc, new, "fn's result", "the accumulator")
+        new_flat = _leaves_as_tensors(nest.flatten(new))
+        _check_carry(tensors[:n_carry], new_flat, False)
+        return new_flat + (new_flat if mode == "scan" else [])
+
+    traced = trace_in_scope(fn, flat_init + rows, call)
+    outer = outer_values([traced])
+    closed = close(traced, outer)
+    k = len(closed.inputs) - len(outer)
+    inputs = closed.inputs[:n_carry] + closed.inputs[k:] + closed.inputs[n_carry:k]
+    body = Program(inputs, closed.eqns, closed.outputs)
+    body = with_residuals(body, n_carry, len(outer))
+    params = dict(cond=None, body=body, n_carry=n_carry, n_inv=len(outer),
+                  reverse=reverse, length=n)
+    operands = [convert_to_tensor(np.int64(n)), *flat_init,
+                *operand_tensors(outer, [traced]), *flat_elems]
+    results = _run_and_record(loop_p, operands, params)
+    if mode == "fold":
+        return nest.pack_sequence_as(init, results[:n_carry])
+    stacks = results[n_carry + 1:]
+    if mode == "map":
+        return nest.pack_sequence_as(structure[0], stacks[:len(nest.flatten(structure[0]))])
+    stacks = stacks[:n_carry]
+    if start is not None:  # the first accumulator is the first (last) result
+        from ..ops import concat, expand_dims
+
+        firsts = [expand_dims(s, 0) for s in nest.flatten(start)]
+        stacks = [concat([s, f] if reverse else [f, s], 0) for s, f in zip(stacks, firsts)]
+    return nest.pack_sequence_as(init, stacks)
