@@ -52,8 +52,8 @@ from ..core.variable import Variable
 from . import signature
 from .autograph import converted
 from .call import ConcreteFunction
+from .call_key import walk_call_key
 from .checkpoints import last_failure
-from .protocols import tracing_key
 from .py_function import one_run_per_call, start_try
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
 from .shape_generic import ShapeGenericFunction, _has_open_spec, _specs_to_examples
@@ -74,51 +74,6 @@ trace_listeners: list[Callable[[Any, ConcreteFunction], None]] = []
 
 
 # --- the signature ------------------------------------------------------------------------
-
-def _hashable(value: Any, name: str) -> Any:
-    try:
-        hash(value)
-    except TypeError:
-        raise TypeError(
-            f"@gt.function {name!r} got an argument of type {type(value).__name__} that is "
-            f"not hashable: {value!r}. Arguments that are not tensors or arrays are part of "
-            "the signature (a new value traces again), so they must be hashable. Pass it "
-            "as a tensor (gt.constant), a tuple instead of a list of numbers, or capture "
-            "it in a closure."
-        ) from None
-    return value
-
-
-def _walk(value: Any, key: list, leaves: list, name: str) -> None:
-    """Append ``value``'s signature to ``key`` and its tensor leaves to ``leaves``, in
-    ``nest.flatten`` order."""
-    cls = value.__class__
-    if cls is Tensor:
-        array = value._value
-        key.append((array.shape, array.dtype))
-        leaves.append(value)
-    elif isinstance(value, Variable):
-        key.append(("variable", value._id, value.shape, value.dtype))
-    elif isinstance(value, Tensor):
-        key.append((value.shape, value.dtype))
-        leaves.append(value)
-    elif isinstance(value, (np.ndarray, np.generic)):
-        key.append((value.shape, value.dtype))
-        leaves.append(value)
-    elif isinstance(value, dict):
-        keys = sorted(value)
-        key.append((cls, tuple(keys)))
-        for k in keys:
-            _walk(value[k], key, leaves, name)
-    elif isinstance(value, (list, tuple)):
-        key.append((cls, len(value)))
-        for item in value:
-            _walk(item, key, leaves, name)
-    else:
-        protocol_key = tracing_key(value)  # TF's __tf_tracing_type__, if it has one
-        key.append(protocol_key if protocol_key is not None
-                   else (cls, _hashable(value, name)))
-
 
 class _CaptureProbe:
     """Variables and tensors a function reaches through its closure cells and the globals
@@ -235,9 +190,9 @@ class Function:
                 key.append((array.shape, array.dtype))
                 leaves.append(a)
             else:
-                _walk(a, key, leaves, self.__name__)
+                walk_call_key(a, key, leaves, self.__name__)
         if kwargs:
-            _walk(kwargs, key, leaves, self.__name__)
+            walk_call_key(kwargs, key, leaves, self.__name__)
         key.append(self._probe())
         return tuple(key), leaves
 
