@@ -566,3 +566,30 @@ def test_case_with_a_vector_predicate_raises_tf_type_error_inside_a_function():
         return gt.case([(x > 0.0, lambda: x)], default=lambda: -x)
     with pytest.raises(TypeError, match="scalar bool"):
         f(gt.constant([1.0, -1.0]))
+
+
+def test_verifier_and_passes_work_inside_bodies():
+    from gradtape.ir.nodes import Eqn, Program
+    from gradtape.ir.verifier import VerificationError, verify
+    from gradtape.passes.pipeline import optimize
+
+    @gt.function
+    def f(x, w):
+        def body(i, y):
+            twice = (y * w + 0.0) * 1.0  # a fold inside the body: x + 0 and x * 1
+            return i + 1, gt.sin(twice) + gt.sin(twice)  # and a common subexpression
+        return gt.while_loop(lambda i, y: i < 3, body, (0, x))[1]
+    x, w = gt.constant([0.2, 0.4], gt.float64), gt.constant([1.5, -0.5], gt.float64)
+    program = f.get_concrete_function(x, w).program
+    loop = next(e for e in program.eqns if e.prim.name == loop_p)
+    body_prims = [e.prim.name for e in optimize(program, verify=True).eqns[
+        program.eqns.index(loop)].params["body"].eqns]
+    assert body_prims.count("sin") == 1  # CSE inside the body
+    assert "add" in body_prims and body_prims.count("multiply") <= 2
+    verify(program)
+    broken_body = loop.params["body"]
+    stray = Program(broken_body.inputs[:1], broken_body.eqns, broken_body.outputs)
+    eqns = [Eqn(e.prim, e.inputs, e.outs, dict(e.params, body=stray), e.loc)
+            if e is loop else e for e in program.eqns]
+    with pytest.raises(VerificationError, match="loop"):
+        verify(Program(program.inputs, eqns, program.outputs))

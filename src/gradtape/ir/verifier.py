@@ -11,7 +11,9 @@ class VerificationError(AssertionError):
 
 def verify(program: Program) -> None:
     """Raise ``VerificationError`` unless every var is defined once, before its use,
-    and every equation's outputs have the avals its primitive's shape rule gives."""
+    and every equation's outputs have the avals its primitive's shape rule gives; the
+    sub-programs a loop or switch holds are checked the same way (each is closed: it
+    reads only its own inputs)."""
     defined: set[Var] = set()
     for v in program.inputs:
         _check_var(v)
@@ -25,6 +27,11 @@ def verify(program: Program) -> None:
             _check_var(v)
             if v not in defined:
                 raise VerificationError(f"eqn {i} ({eqn.prim.name}) reads {v} before it is defined")
+        for sub in _subprograms(eqn.params):  # a loop's body, a switch's branches
+            try:
+                verify(sub)
+            except VerificationError as error:
+                raise VerificationError(f"eqn {i} ({eqn.prim.name}): {error}") from None
         expected = eqn.prim.abstract_eval(eqn.inputs, eqn.params)
         if len(expected) != len(eqn.outs):
             raise VerificationError(f"eqn {i} ({eqn.prim.name}) has the wrong number of outputs")
@@ -40,6 +47,16 @@ def verify(program: Program) -> None:
     for v in program.outputs:
         if isinstance(v, Var) and v not in defined:
             raise VerificationError(f"output {v} is never defined")
+
+
+def _subprograms(params: dict) -> list[Program]:
+    found = []
+    for value in params.values():
+        if isinstance(value, Program):
+            found.append(value)
+        elif isinstance(value, tuple) and value and isinstance(value[0], Program):
+            found.extend(value)
+    return found
 
 
 def _check_var(v) -> None:
