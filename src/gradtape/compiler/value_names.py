@@ -29,7 +29,7 @@ from ..codegen.user_source import Statement, statement_at, statements_at
 from ..core.state import user_frame
 from ..core.tensor import Tensor
 from ..core.variable import Variable
-from ..ir.lower import LOCATION, OUT_IDS, SOURCE, Trace
+from ..ir.lower import LOCATION, OUT_IDS, SOURCE, Trace, feed_tensor_id, feed_value
 from ..ir.nodes import Var
 
 _DEFAULT_VARIABLE_NAME = "Variable"
@@ -240,25 +240,33 @@ def _library_scalar(trace: Trace, slot: int, sources: Sequence[Any]) -> bool:
 def _held_names(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
                 names: dict[int, str], caller: _Caller) -> None:
     """Name each slot still unnamed after the name the code calling into gradtape holds
-    its tensor under (or a tensor holding its array), the first in that code's locals,
-    then its globals."""
-    wanted: dict[Any, list[int]] = {}  # tensor id (``("array", id)``) -> its slots
+    its tensor under (a raw array: a tensor holding that array), the first in that
+    code's locals, then its globals."""
+    by_id: dict[int, list[int]] = {}  # tensor id -> its unnamed slots
+    by_array: dict[int, list[int]] = {}  # id of a raw array -> its unnamed slots
+    origins, records = trace.origins, trace.records
     for slot in range(len(slot_vars)):
-        if slot not in names and (sources or trace.origins[slot].kind != SOURCE):
-            tensor_id = trace.tensor_id(slot, sources)
-            if tensor_id is None:  # a raw array: maybe the array a held tensor holds
-                tensor_id = ("array", id(trace.value(slot, sources)))
-            wanted.setdefault(tensor_id, []).append(slot)
-    if not wanted:
+        if slot not in names and (sources or origins[slot].kind != SOURCE):
+            tensor_id = feed_tensor_id(origins[slot], records, sources)
+            if tensor_id is None:
+                by_array.setdefault(id(feed_value(origins[slot], records, sources)),
+                                    []).append(slot)
+            else:
+                by_id.setdefault(tensor_id, []).append(slot)
+    if not (by_id or by_array):
         return
-    found: dict[Any, str] = {}
+    found: dict[int, str] = {}
+    found_arrays: dict[int, str] = {}
     for scope in caller.scopes:
         for name, value in list(scope.items()):
             if isinstance(value, Tensor) and isinstance(name, str) and \
                     not name.startswith("_"):
-                for key in (value._id, ("array", id(value._value))):
-                    if key in wanted and key not in found:
-                        found[key] = name
-    for key, name in found.items():
-        for slot in wanted[key]:
-            names[slot] = name
+                found.setdefault(value._id, name)
+                if by_array:
+                    found_arrays.setdefault(id(value._value), name)
+    for wanted, held in ((by_id, found), (by_array, found_arrays)):
+        for key, slots in wanted.items():
+            name = held.get(key)
+            if name is not None:
+                for slot in slots:
+                    names[slot] = name

@@ -81,6 +81,9 @@ class Rewriter:
         self._subst: dict[Var, IRValue] = {}
         self._defs: dict[Var, Eqn] = {}
         self._uses: dict[Var, int] = {}
+        # made: the primitives of the equations kept so far (a rule that needs one of
+        # them among the definitions, like merged selects, knows at once it can't apply).
+        self.made: set[Primitive] = set()
         self._loc: Any = None
         self._depth = 0
         # Rules ask these for every operand: bound lookups, no method call in between.
@@ -149,6 +152,7 @@ class Rewriter:
                 self._depth -= 1
                 self._loc = saved_loc
         self.eqns.append(eqn)
+        self.made.add(eqn.prim)
         for o in eqn.outs:
             self._defs[o] = eqn
         self.fills.observe(eqn)
