@@ -29,7 +29,7 @@ from ..codegen.user_source import Statement, statement_at, statements_at
 from ..core.state import user_frame
 from ..core.tensor import Tensor
 from ..core.variable import Variable
-from ..ir.lower import LOCATION, OUT_IDS, SOURCE, Trace, feed_tensor_id, feed_value
+from ..ir.lower import LOCATION, OUT_IDS, SOURCE, Trace
 from ..ir.nodes import Var
 
 _DEFAULT_VARIABLE_NAME = "Variable"
@@ -223,12 +223,13 @@ def _operand_names(trace: Trace, names: dict[int, str], sources: Sequence[Any],
         if statement is not None and statement.operands:
             made = {s for outs in out_slots[start:end] for s in outs}
             read = {s for ins in wiring[start:end] for s in ins if type(s) is int}
-            unnamed = [s for s in read - made if s not in names
-                       and not _library_scalar(trace, s, sources)]
             known = {names[s] for s in read | made if s in names}
             candidates = [n for n in statement.operands if n not in known]
-            if len(unnamed) == 1 and len(candidates) == 1:
-                names[unnamed[0]] = candidates[0]
+            if len(candidates) == 1:  # then the unnamed inputs (each asks the trace)
+                unnamed = [s for s in read - made if s not in names
+                           and not _library_scalar(trace, s, sources)]
+                if len(unnamed) == 1:
+                    names[unnamed[0]] = candidates[0]
         start = end
 
 
@@ -244,15 +245,13 @@ def _held_names(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
     code's locals, then its globals."""
     by_id: dict[int, list[int]] = {}  # tensor id -> its unnamed slots
     by_array: dict[int, list[int]] = {}  # id of a raw array -> its unnamed slots
-    origins, records = trace.origins, trace.records
-    for slot in range(len(slot_vars)):
-        if slot not in names and (sources or origins[slot].kind != SOURCE):
-            tensor_id = feed_tensor_id(origins[slot], records, sources)
-            if tensor_id is None:
-                by_array.setdefault(id(feed_value(origins[slot], records, sources)),
-                                    []).append(slot)
-            else:
-                by_id.setdefault(tensor_id, []).append(slot)
+    for slot, tensor_id in enumerate(trace.tensor_ids(sources)[:len(slot_vars)]):
+        if slot in names:
+            continue
+        if tensor_id is not None:
+            by_id.setdefault(tensor_id, []).append(slot)
+        elif trace.origins[slot].kind != SOURCE:  # a raw array: a held tensor's, maybe
+            by_array.setdefault(id(trace.value(slot, sources)), []).append(slot)
     if not (by_id or by_array):
         return
     found: dict[int, str] = {}
