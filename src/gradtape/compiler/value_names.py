@@ -48,15 +48,18 @@ def name_values(trace: Trace, slot_vars: list[Var], sources: Sequence[Any],
     # Each record's statement, looked up once per build (the locations' answers are
     # kept across builds by user_source).
     recorded_statements = statements_at([rec[LOCATION] for rec in recorded])
-    position = {id(rec): i for i, rec in enumerate(recorded)}
-    statements = recorded_statements if trace.records is recorded else [
-        recorded_statements[position[id(rec)]] if id(rec) in position
-        else statement_at(rec[LOCATION]) for rec in trace.records]
     caller = _Caller(sys._getframe(1))
-    _assigned_names(trace, recorded, recorded_statements, statements, position, names,
-                    caller)
+    told = any(recorded_statements)  # else no source text to read (python -c, <stdin>)
+    if told:
+        position = {id(rec): i for i, rec in enumerate(recorded)}
+        statements = recorded_statements if trace.records is recorded else [
+            recorded_statements[position[id(rec)]] if id(rec) in position
+            else statement_at(rec[LOCATION]) for rec in trace.records]
+        _assigned_names(trace, recorded, recorded_statements, statements, position, names,
+                        caller)
     _held_names(trace, slot_vars, sources, names, caller)
-    _operand_names(trace, names, sources, statements)
+    if told:
+        _operand_names(trace, names, sources, statements)
     for k, slot in enumerate(trace.source_slots):
         names.setdefault(slot, f"source_{k + 1}")
     for slot, name in names.items():
