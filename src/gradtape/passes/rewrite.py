@@ -179,14 +179,11 @@ class Rewriter:
     def _applicable(self, eqn: Eqn) -> tuple[Rule, ...]:
         """The rules for ``eqn`` whose preconditions hold, in order. What they ask of
         the operands cannot change while the rules run: rules only define new vars."""
-        value_of = self.fills.value
-        has_fill = False
-        for v in eqn.inputs:
-            if value_of(v) is not None:
-                has_fill = True
-                break
+        has_fill = self.fills.any_known(eqn.inputs)
         defs = self._defs
-        makers = frozenset([defs[v].prim for v in eqn.inputs if v in defs])
+        # In operand order, duplicates kept: a tuple is cheaper to make than a set, and
+        # the selections are kept across walks (a few more keys cost nothing).
+        makers = tuple([defs[v].prim for v in eqn.inputs if v in defs])
         key = (eqn.prim, has_fill, makers)
         rules = self._selected.get(key)
         if rules is None:
