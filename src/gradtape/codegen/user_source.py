@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import linecache
 import os
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import gast
@@ -53,6 +54,19 @@ def statement_at(location: tuple[str, int] | None) -> Statement | None:
     if len(_locations) >= _MAX_LOCATIONS:
         _locations.clear()
     _locations[location] = found
+    return found
+
+
+def statements_at(locations: Iterable[tuple[str, int] | None]) -> list[Statement | None]:
+    """``statement_at`` of each location, in one call: a build asks about every record,
+    and most locations are known already."""
+    known = _locations
+    found = []
+    for location in locations:
+        try:
+            found.append(known[location])
+        except (KeyError, TypeError):
+            found.append(statement_at(location))
     return found
 
 

@@ -145,9 +145,12 @@ def location_from(frame) -> tuple[str, int] | None:
 def user_frame(frame):
     """``frame`` or the first frame above it outside gradtape (``None``: none is); the
     frame ``location_from`` reports. Build time only: ``location_from`` stays one loop on
-    the recording path."""
+    the recording path. One walk up, each code object classified once (``_is_internal``)."""
     while frame is not None:
-        if location_from(frame) == (frame.f_code.co_filename, frame.f_lineno):
+        internal = _is_internal.get(frame.f_code)
+        if internal is None:  # not classified yet: location_from classifies it
+            internal = location_from(frame) != (frame.f_code.co_filename, frame.f_lineno)
+        if not internal:
             return frame
         frame = frame.f_back
     return None

@@ -216,6 +216,14 @@ class Trace:
         """The id of the tensor in ``slot`` (``None`` for a raw constant)."""
         return feed_tensor_id(self.origins[slot], self.records, sources)
 
+    def tensor_ids(self, sources) -> list[int | None]:
+        """``tensor_id`` of every slot in one call (naming asks about all of them);
+        ``None`` also for a source's slot when ``sources`` is empty."""
+        records = self.records
+        return [(sources[index]._id if sources else None) if kind == SOURCE
+                else records[index][IN_IDS if kind == RECORDED_INPUT else OUT_IDS][position]
+                for kind, index, position in self.origins]
+
     def to_program(self) -> tuple[Program, list[Var]]:
         """The forward Program (inputs: sources, then constants) and a Var per slot."""
         slot_vars = []

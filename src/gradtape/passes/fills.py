@@ -10,6 +10,7 @@ only a Python scalar literal stays a Python scalar (weakly typed, like NumPy tre
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,18 @@ class Fills:
         if isinstance(v, Literal):
             return literal_scalar(v)
         return self._known.get(v)
+
+    def any_known(self, values: Iterable[IRValue]) -> bool:
+        """Whether ``value`` knows the fill of one of ``values`` (one call per equation:
+        the rewriter asks it of every equation it visits)."""
+        known = self._known
+        for v in values:
+            if isinstance(v, Literal):
+                if literal_scalar(v) is not None:
+                    return True
+            elif v in known:  # only known fills are kept
+                return True
+        return False
 
     def observe(self, eqn: Eqn) -> None:
         c = self.infer(eqn)

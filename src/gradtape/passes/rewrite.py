@@ -63,6 +63,26 @@ def same_aval(value: IRValue, var: Var) -> bool:
     return tuple(value.aval.shape) == tuple(var.aval.shape) and value.aval.dtype == var.dtype
 
 
+# The rule selections of the last few rule sets (a walk per backward built would
+# otherwise work out again which rules each kind of equation asks). Keyed by the rule
+# table itself, held here so its identity stays its own: a rule table is not changed
+# once a walk has used it (make a new one, as merge_rules does).
+_SELECTIONS: list[tuple[Mapping, tuple, tuple, dict, dict]] = []
+_MAX_SELECTIONS = 8
+
+
+def _selection_tables(rules: Mapping, generic: tuple, late: tuple) -> tuple[dict, dict]:
+    for known, known_generic, known_late, table, selected in _SELECTIONS:
+        if known is rules and known_generic == generic and known_late == late:
+            return table, selected
+    table: dict[Primitive, tuple[tuple[Rule, tuple | None], ...]] = {}
+    selected: dict[tuple, tuple[Rule, ...]] = {}
+    if len(_SELECTIONS) >= _MAX_SELECTIONS:
+        del _SELECTIONS[0]
+    _SELECTIONS.append((rules, generic, late, table, selected))
+    return table, selected
+
+
 class Rewriter:
     """One pass over a program applying ``rules`` (per primitive, then ``generic``)."""
 
@@ -71,16 +91,18 @@ class Rewriter:
         self._rules = rules
         self._generic = tuple(generic)
         self._late = tuple(late)
-        # primitive -> its rules, each with its precondition (``None``: always asked)
-        self._table: dict[Primitive, tuple[tuple[Rule, tuple | None], ...]] = {}
+        # primitive -> its rules, each with its precondition (``None``: always asked);
         # (primitive, an operand is a fill, primitives making the operands) -> the rules
-        # whose preconditions hold then
-        self._selected: dict[tuple, tuple[Rule, ...]] = {}
+        # whose preconditions hold then. Shared by the walks with the same rules.
+        self._table, self._selected = _selection_tables(rules, self._generic, self._late)
         self.fills = Fills()
         self.eqns: list[Eqn] = []
         self._subst: dict[Var, IRValue] = {}
         self._defs: dict[Var, Eqn] = {}
         self._uses: dict[Var, int] = {}
+        # made: the primitives of the equations kept so far (a rule that needs one of
+        # them among the definitions, like merged selects, knows at once it can't apply).
+        self.made: set[Primitive] = set()
         self._loc: Any = None
         self._depth = 0
         # Rules ask these for every operand: bound lookups, no method call in between.
@@ -149,6 +171,7 @@ class Rewriter:
                 self._depth -= 1
                 self._loc = saved_loc
         self.eqns.append(eqn)
+        self.made.add(eqn.prim)
         for o in eqn.outs:
             self._defs[o] = eqn
         self.fills.observe(eqn)
@@ -156,14 +179,11 @@ class Rewriter:
     def _applicable(self, eqn: Eqn) -> tuple[Rule, ...]:
         """The rules for ``eqn`` whose preconditions hold, in order. What they ask of
         the operands cannot change while the rules run: rules only define new vars."""
-        value_of = self.fills.value
-        has_fill = False
-        for v in eqn.inputs:
-            if value_of(v) is not None:
-                has_fill = True
-                break
+        has_fill = self.fills.any_known(eqn.inputs)
         defs = self._defs
-        makers = frozenset([defs[v].prim for v in eqn.inputs if v in defs])
+        # In operand order, duplicates kept: a tuple is cheaper to make than a set, and
+        # the selections are kept across walks (a few more keys cost nothing).
+        makers = tuple([defs[v].prim for v in eqn.inputs if v in defs])
         key = (eqn.prim, has_fill, makers)
         rules = self._selected.get(key)
         if rules is None:

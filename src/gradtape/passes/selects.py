@@ -120,6 +120,8 @@ def _emit(branch: Branch, rw: Rewriter) -> IRValue | None:
 
 @applies_when(defined_by=[_where, *_TREE])
 def merge_selects(eqn: Eqn, rw: Rewriter) -> IRValue | None:
+    if _where not in rw.made:
+        return None  # no where defined yet: nothing to merge (most backwards)
     out = eqn.outs[0]
     if not is_inexact(out.dtype):
         return None

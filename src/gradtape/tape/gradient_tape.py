@@ -508,7 +508,8 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     _, hit = lookup.whole_tape(tape, tuple(slots), (tracked.get(target._id),), lookup.ONES)
     if hit is None:
         return _UNKNOWN
-    mode = unconnected_mode(mode)
+    if mode.__class__ is not UnconnectedGradients:  # the default needs no call
+        mode = unconnected_mode(mode)
     if state.recording or state.accumulators:  # an outer tape sees one call op
         raw = backward.call_located(hit, tape._records, watched, [None])
     else:
