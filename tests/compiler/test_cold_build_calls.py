@@ -18,7 +18,9 @@ import gradtape as gt
 ROOT = os.path.dirname(os.path.abspath(gt.__file__)) + os.sep
 
 # A cold gradient of the two-layer structure below, at lines already read once.
-COLD_BUILD_CALLS = 1891
+# Raised on purpose from 1,891 to 1,893 by issue [5/6]: the build and the pass pipeline
+# each ask once whether the program holds a loop or a switch.
+COLD_BUILD_CALLS = 1893
 
 
 def _calls_of(fn) -> Counter:

@@ -21,7 +21,11 @@ Pass = Callable[[Program], Program]
 
 
 def has_control_flow(program: Program) -> bool:
-    return any(eqn.prim in CONTROL_FLOW for eqn in program.eqns)
+    # A plain loop: every build asks this, and a generator would cost a call per equation.
+    for eqn in program.eqns:
+        if eqn.prim in CONTROL_FLOW:
+            return True
+    return False
 
 
 def _with_params(eqn: Eqn, params: dict, outs=None) -> Eqn:
