@@ -1,0 +1,74 @@
+"""Names and arguments that public TF programs (tests/programs) reach for: the DCGAN
+tutorial's ``Sequential.output_shape``, the actor-critic tutorial's
+``tf.keras.losses.Reduction.SUM``, the text-generation tutorial's ``tf.losses``, and the
+PINN's ``ProgbarLogger(count_mode="steps", stateful_metrics=[...])``."""
+
+import numpy as np
+import pytest
+
+import gradtape as tf
+from gradtape.keras import layers
+
+
+def test_sequential_output_shape_after_each_add_as_the_dcgan_tutorial_asserts():
+    model = tf.keras.Sequential()
+    model.add(layers.Dense(7 * 7 * 8, use_bias=False, input_shape=(10,)))
+    model.add(layers.Reshape((7, 7, 8)))
+    assert model.output_shape == (None, 7, 7, 8)
+    model.add(layers.Conv2DTranspose(4, (5, 5), strides=(2, 2), padding="same"))
+    assert model.output_shape == (None, 14, 14, 4)
+    assert model.input_shape == (None, 10)
+
+
+def test_sequential_output_shape_from_keras_input_and_after_a_call():
+    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), layers.Dense(2)])
+    assert model.output_shape == (None, 2) and model.input_shape == (None, 3)
+    unbuilt = tf.keras.Sequential([layers.Dense(5)])
+    with pytest.raises(AttributeError, match="output_shape"):
+        unbuilt.output_shape  # noqa: B018  (the attribute read is the test)
+    unbuilt(np.zeros((4, 3), np.float32))
+    assert unbuilt.output_shape == (None, 5)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("SUM", 0.5 * (0.25 + 1.0) + (3.0 - 0.5)),
+    ("SUM_OVER_BATCH_SIZE", (0.5 * (0.25 + 1.0) + 2.5) / 3),
+    ("AUTO", (0.5 * (0.25 + 1.0) + 2.5) / 3),
+])
+def test_reduction_names_reduce_as_keras(name, expected):
+    # Huber with delta 1: 0.5 e^2 for |e| <= 1, |e| - 0.5 beyond; errors 0.5, 1, 3
+    huber = tf.keras.losses.Huber(reduction=getattr(tf.keras.losses.Reduction, name))
+    value = huber(np.array([[0.0], [0.0], [0.0]]), np.array([[0.5], [1.0], [3.0]]))
+    np.testing.assert_allclose(float(value), expected, rtol=1e-6)
+
+
+def test_reduction_none_and_validate():
+    assert tf.keras.losses.Reduction.NONE == "none"
+    assert set(tf.keras.losses.Reduction.all()) == {"auto", "none", "sum",
+                                                    "sum_over_batch_size"}
+    with pytest.raises(ValueError, match="Invalid Reduction Key"):
+        tf.keras.losses.Reduction.validate("mean")
+
+
+def test_tf_losses_is_keras_losses():
+    assert tf.losses.SparseCategoricalCrossentropy is \
+        tf.keras.losses.SparseCategoricalCrossentropy
+    loss = tf.losses.SparseCategoricalCrossentropy(from_logits=True)
+    logits = np.array([[2.0, 0.0, -1.0]], np.float32)
+    expected = -np.log(np.exp(2.0) / np.exp(logits).sum())
+    np.testing.assert_allclose(float(loss(np.array([0]), logits)), expected, rtol=1e-6)
+
+
+def test_progbar_logger_takes_keras_2_arguments(capsys):
+    progbar = tf.keras.callbacks.ProgbarLogger(count_mode="steps",
+                                               stateful_metrics=["loss"])
+    progbar.set_params({"verbose": 1, "epochs": 1, "steps": 2, "metrics": ["loss"]})
+    progbar.on_train_begin()
+    progbar.on_epoch_begin(1)
+    for step in range(2):
+        progbar.on_batch_begin(step)
+        progbar.on_batch_end(step, logs={"loss": 0.25})
+    progbar.on_epoch_end(1)
+    assert "2/2" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="counts steps"):
+        tf.keras.callbacks.ProgbarLogger(count_mode="samples")
