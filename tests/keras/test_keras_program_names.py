@@ -72,3 +72,75 @@ def test_progbar_logger_takes_keras_2_arguments(capsys):
     assert "2/2" in capsys.readouterr().out
     with pytest.raises(ValueError, match="counts steps"):
         tf.keras.callbacks.ProgbarLogger(count_mode="samples")
+
+
+class _Regressor(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = layers.Dense(1)
+
+    def call(self, x, training=False):
+        return self.dense(x)
+
+
+class _CustomStep(_Regressor):
+    """TF's text-generation tutorial's CustomTraining: a `train_step` returning
+    ``{"loss": loss}`` without updating the compiled loss tracker."""
+
+    def train_step(self, inputs):
+        x, y = inputs
+        with tf.GradientTape() as tape:
+            loss = self.loss(y, self(x, training=True))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"loss": loss}
+
+
+@pytest.mark.parametrize("run_eagerly", [False, True])
+def test_fit_logs_a_custom_steps_loss_when_the_tracker_never_saw_it(run_eagerly):
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+    y = x.sum(axis=1, keepdims=True)
+    model = _CustomStep()
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
+                  loss=tf.keras.losses.MeanSquaredError(), run_eagerly=run_eagerly)
+    model(x)  # build, so the weights can be read before the step
+    w, b = (v.numpy() for v in model.trainable_variables)
+    history = model.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    # one batch: the epoch's loss is the step's loss on the initial weights (was 0.0)
+    expected = np.mean((x @ w + b - y) ** 2)
+    np.testing.assert_allclose(history.history["loss"][0], expected, rtol=1e-5)
+
+
+def test_fit_with_the_default_step_still_logs_the_tracker_mean():
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+    y = x.sum(axis=1, keepdims=True)
+    model = _Regressor()
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="mse")
+    model(x)
+    w, b = (v.numpy() for v in model.trainable_variables)
+    history = model.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False)
+    expected = np.mean((x @ w + b - y) ** 2)  # lr 0: both batches on the same weights
+    np.testing.assert_allclose(history.history["loss"][0], expected, rtol=1e-5)
+
+
+def test_a_model_first_called_inside_a_compiled_step_builds_an_orthogonal_kernel():
+    # the text-generation tutorial's CustomTraining model is built by its first
+    # @tf.function train_step; a GRU's recurrent kernel is Orthogonal (NumPy's QR)
+    gru = layers.GRU(3)
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(gru(x))
+
+    step(np.ones((2, 4, 2), np.float32))
+    kernel = gru.cell.recurrent_kernel.numpy()  # (3, 9): orthonormal rows, as Keras's
+    np.testing.assert_allclose(kernel @ kernel.T, np.eye(3), atol=1e-5)
+
+
+def test_metric_reset_states_is_keras_2s_reset_state():
+    mean = tf.metrics.Mean()
+    mean.update_state([1.0, 3.0])
+    assert float(mean.result()) == 2.0
+    mean.reset_states()
+    mean.update_state([5.0])
+    assert float(mean.result()) == 5.0

@@ -244,9 +244,17 @@ class Trainer(StepFunctions, WeightsSaving):
         """Keras 3: the metrics' results when the step returned exactly their names,
         else what the last step returned."""
         results = self.get_metrics_result()
-        if logs is None or set(logs) == set(results):
+        if logs is None or (set(logs) == set(results) and not self._loss_never_updated()):
             return results
         return logs
+
+    def _loss_never_updated(self) -> bool:
+        """Whether the compiled loss tracker saw no value this epoch: a custom
+        ``train_step`` returning ``{"loss": loss}`` without updating it (TF's
+        text-generation tutorial). Keras 3 then reports the tracker's 0; the step's own
+        value is the one that means something."""
+        tracker = self._loss_tracker
+        return tracker is not None and float(tracker.count.numpy()) == 0.0
 
     def _keeping_metrics(self, *epoch: Any) -> dict[str, Any]:
         """``_run_epoch(*epoch)`` with ``metrics`` looked up once (not at every step),
