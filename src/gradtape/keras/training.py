@@ -244,15 +244,16 @@ class Trainer(StepFunctions, WeightsSaving):
         """Keras 3: the metrics' results when the step returned exactly their names,
         else what the last step returned."""
         results = self.get_metrics_result()
-        if logs is None or (set(logs) == set(results) and not self._loss_never_updated()):
+        if logs is None or set(logs) == set(results):
+            if logs is not None and self._loss_never_updated():
+                warn_at_user(_UNTRACKED_LOSS)
             return results
         return logs
 
     def _loss_never_updated(self) -> bool:
         """Whether the compiled loss tracker saw no value this epoch: a custom
         ``train_step`` returning ``{"loss": loss}`` without updating it (TF's
-        text-generation tutorial). Keras 3 then reports the tracker's 0; the step's own
-        value is the one that means something."""
+        text-generation tutorial), whose epoch loss Keras 3 logs as the tracker's 0."""
         tracker = self._loss_tracker
         return tracker is not None and float(tracker.count.numpy()) == 0.0
 
@@ -467,6 +468,13 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     if not isinstance(data, tuple):
         return data, None, None
     return (tuple(data) + (None, None))[:3]
+
+
+_UNTRACKED_LOSS = (
+    "The step returned {'loss': ...} but never updated the compiled loss tracker, so the "
+    "epoch's logs (History, callbacks) show its 0.0, as Keras 3's do. Update a metric in "
+    "train_step (self.compute_loss(...) with the default tracker, or a "
+    "keras.metrics.Mean you return in `metrics`), or return the value under another key.")
 
 
 def _step_logs(step_function: Callable[[Iterator], Any], data: tuple) -> dict[str, Any]:
