@@ -144,3 +144,78 @@ def test_metric_reset_states_is_keras_2s_reset_state():
     mean.reset_states()
     mean.update_state([5.0])
     assert float(mean.result()) == 5.0
+
+
+class _XOnly(tf.keras.Model):
+    """keras-io's VAE: ``fit(x)`` with no targets, a step that takes the batch as is."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = layers.Dense(1, kernel_initializer="ones", use_bias=False)
+        self.seen = []
+
+    def train_step(self, data):
+        self.seen.append(type(data).__name__)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.dense(data) ** 2)
+        grads = tape.gradient(loss, self.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+        return {"loss": loss}
+
+
+def test_fit_of_x_alone_hands_the_step_x_itself_as_keras():
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    model = _XOnly()
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.01), run_eagerly=True)
+    model.fit(x, batch_size=4, epochs=1, verbose=0, shuffle=False)
+    assert model.seen == ["Tensor"]
+    # kernel ones: loss = mean((x0 + x1)^2), d/dk_j = mean(2 (x0 + x1) x_j); one SGD step
+    grad = np.mean(2 * x.sum(axis=1, keepdims=True) * x, axis=0)
+    np.testing.assert_allclose(model.dense.kernel.numpy()[:, 0], 1.0 - 0.01 * grad,
+                               rtol=1e-6)
+
+
+def test_fit_of_x_and_y_still_hands_a_pair():
+    x = np.ones((4, 2), np.float32)
+    seen = []
+
+    class Pair(_XOnly):
+        def train_step(self, data):
+            seen.append(len(data))
+            return {"loss": tf.reduce_mean(self.dense(data[0]))}
+
+    model = Pair()
+    model.compile(optimizer="sgd", run_eagerly=True)
+    model.fit(x, x[:, :1], batch_size=4, epochs=1, verbose=0)
+    assert seen == [2]
+
+
+def test_keras_backend_legacy_random_draws():
+    # tf.keras.backend.random_normal (the VAE's Sampling layer) and its siblings
+    backend = tf.keras.backend
+    assert backend.floatx() == "float32" and backend.epsilon() == 1e-7
+    tf.random.set_seed(3)
+    normal = backend.random_normal(shape=(4000, 2), mean=1.0, stddev=2.0)
+    assert normal.dtype == np.float32 and normal.shape == (4000, 2)
+    assert abs(float(tf.reduce_mean(normal)) - 1.0) < 0.1
+    assert abs(float(tf.math.reduce_std(normal)) - 2.0) < 0.1
+    uniform = backend.random_uniform((4000,), minval=-1.0, maxval=3.0).numpy()
+    assert uniform.min() >= -1.0 and uniform.max() < 3.0 and abs(uniform.mean() - 1) < 0.1
+    truncated = backend.truncated_normal((4000,), stddev=1.0).numpy()
+    assert np.abs(truncated).max() <= 2.0
+    ones = backend.random_bernoulli((4000,), p=0.25).numpy()
+    assert set(np.unique(ones)) <= {0.0, 1.0} and abs(ones.mean() - 0.25) < 0.03
+    same = [backend.random_normal((3,), seed=7).numpy() for _ in range(2)]
+    tf.random.set_seed(3)
+    again = backend.random_normal((3,), seed=7).numpy()
+    np.testing.assert_array_equal(same[0], again)  # an op seed under one global seed
+
+
+def test_keras_backend_random_normal_takes_a_traced_shape():
+    @tf.function
+    def sample(z_mean):
+        batch = tf.shape(z_mean)[0]
+        dim = tf.shape(z_mean)[1]
+        return z_mean + tf.keras.backend.random_normal(shape=(batch, dim))
+
+    assert sample(np.zeros((5, 2), np.float32)).shape == (5, 2)

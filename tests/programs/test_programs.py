@@ -153,3 +153,14 @@ def test_text_generation_trains_and_samples():
     assert np.isfinite(g["history"].history["loss"][0])
     assert g["generated"].startswith("ROMEO:") and len(g["generated"]) == 11
     assert g["custom_losses"] and all(np.isfinite(g["custom_losses"]))
+
+
+def test_keras_io_vae_trains_with_its_own_metrics():
+    g = run_program("vae_keras_io")
+    history = g["history"].history
+    assert set(history) == {"loss", "reconstruction_loss", "kl_loss"}
+    for values in history.values():
+        assert len(values) == 2 and np.all(np.isfinite(values))
+    np.testing.assert_allclose(history["loss"], np.add(history["reconstruction_loss"],
+                                                       history["kl_loss"]), rtol=1e-5)
+    assert g["digit"].shape == (28, 28) and g["z_mean"].shape == (8, 2)

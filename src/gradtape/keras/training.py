@@ -456,8 +456,13 @@ def _concatenated(outputs: list[Any]) -> Any:
     return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)
 
 
-def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> tuple:
-    """The batch ``index`` of each array, as ``train_step`` takes it."""
+def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> Any:
+    """The batch ``index`` of each array, as ``train_step`` takes it: packed as Keras's
+    ``pack_x_y_sample_weight``, so ``fit(x)`` alone hands the step ``x`` itself (a list
+    of inputs as a 1-tuple), as keras-io's VAE expects."""
+    if y is None and sample_weight is None:
+        inputs = _take(x, index)
+        return (inputs,) if isinstance(inputs, (list, tuple)) else inputs
     if sample_weight is None:
         return _take(x, index), _take(y, index)
     return _take(x, index), _take(y, index), _take(sample_weight, index)
