@@ -20,8 +20,8 @@ from . import (
     utils,
 )
 from . import callbacks as _callbacks
-from . import legacy_backend as _legacy_backend
 from . import callbacks_monitor as _callbacks_monitor
+from . import legacy_backend as _legacy_backend
 from .callbacks import History
 from .functional import Input, KerasTensor
 from .models import Model, Sequential
