@@ -417,8 +417,6 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
     """Return ``value`` as a Tensor; a tensor of the right dtype is returned as is, and a
     list or tuple holding tensors is stacked into one, its gradient kept (TF's packing)."""
     del name
-    if isinstance(value, (list, tuple)) and pack_list is not None and _holds_tensor(value):
-        return convert_to_tensor(pack_list(value), dtype)
     if isinstance(value, Tensor):
         if dtype is not None and np.dtype(dtype) != value.dtype:
             raise ValueError(
@@ -428,6 +426,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
         if value._watch_on_read:  # a Variable: a read of its current value, as in TF
             return value.read_value()
         return value
+    if isinstance(value, (list, tuple)) and pack_list is not None and _holds_tensor(value):
+        return convert_to_tensor(pack_list(value), dtype)
     return constant(value, dtype)
 
 
