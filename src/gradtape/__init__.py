@@ -144,6 +144,9 @@ data = attribute_namespace({
 metrics = attribute_namespace({name: getattr(keras.metrics, name)
                                for name in keras.metrics.__all__})
 newaxis = None
+# TF's tf.losses: Keras's losses (the same objects), as tf.metrics.
+losses = attribute_namespace({name: getattr(keras.losses, name)
+                              for name in keras.losses.__all__})
 
 from .core.config import options as _options  # noqa: E402
 
@@ -271,7 +274,8 @@ __all__ = [
     *_ops.__all__,
 ]
 # Issue 21's TF names (apart from the list above, so parallel branches merge cleanly).
-__all__ += ["constant_initializer", "glorot_uniform_initializer", "metrics", "newaxis",
+__all__ += ["constant_initializer", "glorot_uniform_initializer", "losses", "metrics",
+            "newaxis",
             "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
             "zeros_initializer"]
 

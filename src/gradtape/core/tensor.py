@@ -402,8 +402,20 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     return t
 
 
+# TF packs a list or tuple that holds a tensor into one tensor, differentiably (its
+# autopacking conversion): ops/stacking.py installs its ``stack`` here, which core cannot
+# import. Keras's losses and ``keras.ops`` convert their arguments through this function.
+pack_list: Any = None
+
+
+def _holds_tensor(items: list | tuple) -> bool:
+    return any(isinstance(i, Tensor) or (isinstance(i, (list, tuple)) and _holds_tensor(i))
+               for i in items)
+
+
 def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """Return ``value`` as a Tensor; a tensor of the right dtype is returned as is."""
+    """Return ``value`` as a Tensor; a tensor of the right dtype is returned as is, and a
+    list or tuple holding tensors is stacked into one, its gradient kept (TF's packing)."""
     del name
     if isinstance(value, Tensor):
         if dtype is not None and np.dtype(dtype) != value.dtype:
@@ -414,6 +426,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
         if value._watch_on_read:  # a Variable: a read of its current value, as in TF
             return value.read_value()
         return value
+    if isinstance(value, (list, tuple)) and pack_list is not None and _holds_tensor(value):
+        return convert_to_tensor(pack_list(value), dtype)
     return constant(value, dtype)
 
 

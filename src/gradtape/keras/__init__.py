@@ -21,14 +21,17 @@ from . import (
 )
 from . import callbacks as _callbacks
 from . import callbacks_monitor as _callbacks_monitor
+from . import legacy_backend as _legacy_backend
 from .callbacks import History
 from .functional import Input, KerasTensor
 from .models import Model, Sequential
 from .naming import clear_session
 from .variables import Variable
 
-# keras.backend: only the session reset. keras.models: the model classes.
-backend = attribute_namespace({"clear_session": clear_session})
+# keras.backend: the session reset and tf.keras's legacy functions. keras.models: the
+# model classes.
+backend = attribute_namespace({"clear_session": clear_session, **{
+    name: getattr(_legacy_backend, name) for name in _legacy_backend.__all__}})
 models = namespace("gradtape.keras.models", "Keras's model classes.",
                    {"Model": Model, "Sequential": Sequential})
 # keras.callbacks: fit's hooks (callbacks.py) and the metric-watching ones.

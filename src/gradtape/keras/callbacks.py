@@ -191,7 +191,14 @@ class ProgbarLogger(Callback):
     ``Epoch i/n`` header (when ``epochs > 1``), a live bar at ``verbose=1`` ("auto"), one
     line per epoch at ``verbose=2``. Validation inside ``fit`` prints nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, count_mode: str = "steps", stateful_metrics: Any = None) -> None:
+        # Keras 2's arguments (programs written for tf.keras before TF 2.16 pass them):
+        # Keras 3 counts steps, and shows every metric as the running value it is given.
+        del stateful_metrics
+        if count_mode != "steps":
+            raise ValueError(f"ProgbarLogger(count_mode={count_mode!r}): the bar counts "
+                             "steps, as Keras 3's does; pass count_mode='steps' or "
+                             "leave it out.")
         super().__init__()
         self.seen, self.target, self.verbose, self.epochs = 0, None, 1, 1
         self.progbar: Progbar | None = None

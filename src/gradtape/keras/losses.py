@@ -32,9 +32,32 @@ __all__ += [
     "mean_squared_logarithmic_error", "poisson", "squared_hinge",
     "KLD", "MAPE", "MSLE", "kld", "mape", "msle",
 ]
+__all__ += ["Reduction"]
 
 EPSILON = 1e-7  # Keras's backend epsilon
-_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None, "auto")
+
+
+class Reduction:
+    """``tf.keras.losses.Reduction`` of Keras 2 (tf.keras before TF 2.16), which TF's
+    tutorials still pass (``Huber(reduction=tf.keras.losses.Reduction.SUM)``): the
+    names of the reduction strings Keras 3 takes. ``AUTO`` is the mean over the batch,
+    as Keras 2's outside a distribution strategy."""
+
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls) -> tuple[str, ...]:
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key: str) -> None:
+        if key not in cls.all():
+            raise ValueError(f"Invalid Reduction Key: {key!r}. Expected keys are "
+                             f"{cls.all()!r}.")
 
 
 def _pair(y_true: Any, y_pred: Any) -> tuple[Tensor, Tensor]:
@@ -159,7 +182,8 @@ class Loss:
             raise ValueError(f"Invalid reduction {reduction!r}: expected one of "
                              f"{', '.join(map(repr, _REDUCTIONS))}.")
         self.fn = fn
-        self.reduction = reduction
+        # Keras 2's "auto" is the mean over the batch (no distribution strategy here).
+        self.reduction = "sum_over_batch_size" if reduction == "auto" else reduction
         self.name = name or fn.__name__
         self.options = options
 

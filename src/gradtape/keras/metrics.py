@@ -97,6 +97,11 @@ class Metric:
         for v in self._variables:
             v.assign(np.zeros(v.shape, v.dtype))
 
+    def reset_states(self) -> None:
+        """Keras 2's name of ``reset_state`` (TF's text-generation tutorial calls it;
+        Keras 3 dropped it)."""
+        self.reset_state()
+
     def update_state(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement update_state.")
 

@@ -216,6 +216,13 @@ class Functional(Model):
         return list(self._operations)
 
 
+def _batch_none(shape: Any) -> Any:
+    """A shape (or a nest of them) as a tuple whose first entry is ``None``."""
+    if isinstance(shape, list):
+        return [_batch_none(s) for s in shape]
+    return (None,) + tuple(shape)[1:]
+
+
 def _shapes(struct: Any) -> Any:
     shapes = _map(lambda t: t.shape, struct)
     if isinstance(shapes, (list, tuple)) and len(shapes) == 1:
@@ -268,6 +275,26 @@ class Sequential(Model):
     @property
     def layers(self) -> list[Layer]:
         return list(self._sequential_layers)
+
+    @property
+    def input_shape(self) -> Any:
+        """The input's shape, batch ``None``, once known (``input_shape=``,
+        ``keras.Input`` or a call), as Keras 3's; before that an ``AttributeError``."""
+        if self._input_tensor is None:
+            raise AttributeError(f"Sequential model {self.name!r} has no defined input "
+                                 "shape yet: give its first layer `input_shape=`, start "
+                                 "it with `keras.Input(shape)`, or call it once.")
+        return tuple(self._input_tensor.shape)
+
+    @property
+    def output_shape(self) -> Any:
+        """The last layer's output shape, batch ``None`` (the DCGAN tutorial asserts
+        it after each ``add``), once the input shape is known."""
+        if self._output_shape is None or not self.built:
+            raise AttributeError(f"Sequential model {self.name!r} has no defined outputs "
+                                 "yet: give its first layer `input_shape=`, start it "
+                                 "with `keras.Input(shape)`, or call it once.")
+        return _batch_none(self._output_shape)
 
     def _maybe_build_from_input(self) -> None:
         if self._input_tensor is not None and self._sequential_layers:

@@ -245,8 +245,17 @@ class Trainer(StepFunctions, WeightsSaving):
         else what the last step returned."""
         results = self.get_metrics_result()
         if logs is None or set(logs) == set(results):
+            if logs is not None and self._loss_never_updated():
+                warn_at_user(_UNTRACKED_LOSS)
             return results
         return logs
+
+    def _loss_never_updated(self) -> bool:
+        """Whether the compiled loss tracker saw no value this epoch: a custom
+        ``train_step`` returning ``{"loss": loss}`` without updating it (TF's
+        text-generation tutorial), whose epoch loss Keras 3 logs as the tracker's 0."""
+        tracker = self._loss_tracker
+        return tracker is not None and float(tracker.count.numpy()) == 0.0
 
     def _keeping_metrics(self, *epoch: Any) -> dict[str, Any]:
         """``_run_epoch(*epoch)`` with ``metrics`` looked up once (not at every step),
@@ -447,8 +456,13 @@ def _concatenated(outputs: list[Any]) -> Any:
     return np.concatenate([np.asarray(o.numpy()) for o in outputs], axis=0)
 
 
-def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> tuple:
-    """The batch ``index`` of each array, as ``train_step`` takes it."""
+def _batch(x: Any, y: Any, sample_weight: Any, index: Any) -> Any:
+    """The batch ``index`` of each array, as ``train_step`` takes it: packed as Keras's
+    ``pack_x_y_sample_weight``, so ``fit(x)`` alone hands the step ``x`` itself (a list
+    of inputs as a 1-tuple), as keras-io's VAE expects."""
+    if y is None and sample_weight is None:
+        inputs = _take(x, index)
+        return (inputs,) if isinstance(inputs, (list, tuple)) else inputs
     if sample_weight is None:
         return _take(x, index), _take(y, index)
     return _take(x, index), _take(y, index), _take(sample_weight, index)
@@ -459,6 +473,13 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     if not isinstance(data, tuple):
         return data, None, None
     return (tuple(data) + (None, None))[:3]
+
+
+_UNTRACKED_LOSS = (
+    "The step returned {'loss': ...} but never updated the compiled loss tracker, so the "
+    "epoch's logs (History, callbacks) show its 0.0, as Keras 3's do. Update a metric in "
+    "train_step (self.compute_loss(...) with the default tracker, or a "
+    "keras.metrics.Mean you return in `metrics`), or return the value under another key.")
 
 
 def _step_logs(step_function: Callable[[Iterator], Any], data: tuple) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from ..core.dtypes import numpy_dtype
 from ..core.state import state
 from ..core.tensor import Tensor
 from ..core.variable import Variable as _Variable
+from ..functions.trace import init_scope
 from .naming import variable_path
 
 __all__ = ["Variable"]
@@ -28,8 +29,7 @@ class Variable(_Variable):
             if shape is None:
                 raise ValueError(f"Variable {name!r}: an initializer that is a callable "
                                  "needs `shape=`; pass the shape or an initial value.")
-            # Keras passes dtype by keyword: tf.random.normal(shape, mean, ...) works too.
-            initializer = initializer(tuple(shape), dtype=numpy_dtype(dtype or "float32"))
+            initializer = _initial_value(initializer, shape, dtype)
         super().__init__(initializer, trainable=trainable, name=name,
                          dtype=None if dtype is None else numpy_dtype(dtype))
         self._path = variable_path(name)
@@ -60,3 +60,15 @@ class Variable(_Variable):
         return f"{head}, value={self._value}>"
 
     __str__ = __repr__
+
+
+def _initial_value(initializer: Any, shape: Any, dtype: Any) -> Any:
+    """The initializer's value, drawn eagerly even while a ``@gt.function`` traces (a
+    model first called in a compiled ``train_step``): TF and Keras create variables under
+    ``tf.init_scope()``, so an initializer that computes in NumPy (``Orthogonal``'s QR)
+    works there too. Keras passes dtype by keyword: ``tf.random.normal`` works too."""
+    dtype = numpy_dtype(dtype or "float32")
+    if state.tracer is None:
+        return initializer(tuple(shape), dtype=dtype)
+    with init_scope():
+        return initializer(tuple(shape), dtype=dtype)

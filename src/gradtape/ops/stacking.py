@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import tensor as _tensor_module
 from ..core.errors import InvalidArgumentError
 from ..core.tensor import Tensor
 from ..ir.nodes import Aval
@@ -219,6 +220,9 @@ def column_stack(tup: Any) -> Any:
         return _column_stack_rows(tup)
     return concatenate([_as_column(a) for a in tup], axis=1)
 
+
+# gt.convert_to_tensor([t1, t2]) stacks, as TF packs a list holding tensors (core's hook).
+_tensor_module.pack_list = stack
 
 __all__ += ["concatenate", "concat", "stack", "unstack", "atleast_1d", "atleast_2d",
             "atleast_3d", "hstack", "vstack", "dstack", "column_stack"]
