@@ -37,8 +37,11 @@ def test_the_mlp_backward_speaks_the_users_names():
     assert "d_hidden = d_logits @ " in source
     assert "d_add_out = d_hidden * " in source
     assert "# logits = hidden @ w_out   (golden_programs.py:" in source
-    # Sparse cross-entropy's textbook gradient, (softmax - one_hot) / 32.
-    assert re.search(r"d_logits = float32_0p03125 \* \(softmax_\d+ - one_hot_\d+\)", source)
+    # Sparse cross-entropy's textbook gradient, (softmax - one_hot) / 32. NumPy 1's
+    # value-based casting keeps the mean's 1/32 an input, so it is not folded there.
+    scale = (r"float32_0p03125" if np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+             else r"\w+")
+    assert re.search(rf"d_logits = {scale} \* \(softmax_\d+ - one_hot_\d+\)", source)
     assert "softmax_impl(logits, " in source and "one_hot_impl(labels, depth=3" in source
 
 
