@@ -133,6 +133,7 @@ class TracedFunction(NamedTuple):
     prints: list[Any] = []  # gt.print calls (printing.PrintRecord), in order
     guard_notes: list[str] = []  # per guard, what read the value where (Guard.note)
     drops: list[Drop] = []  # NumPy's conversions of tensors, told per call (drops.py)
+    loop_runs: dict = {}  # the loops run while tracing (trace_runs.py), by first output
 
 
 def _aval(value: Any) -> Aval:
@@ -544,7 +545,8 @@ class Tracer:
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
         return TracedFunction(program, sources, structure, leaves, assigned, guards,
-                              self.prints, [g.note for g in self.guards], self.drops)
+                              self.prints, [g.note for g in self.guards], self.drops,
+                              self.__dict__.get("loop_runs", {}))
 
     def _returned_constant(self, leaf: Any) -> tuple[str, Any]:
         """A returned leaf that is not a tensor, as TF's ``tf.function`` returns it:
