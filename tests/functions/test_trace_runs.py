@@ -184,3 +184,89 @@ def test_a_second_signature_is_traced_and_reused_on_its_own_values():
             eager = _rnn(x, h0, wx, wh)
         for got, want in zip(grads, tape.gradient(eager, [wx, wh])):
             np.testing.assert_allclose(got, want.numpy(), rtol=1e-12)
+
+
+@pytest.fixture
+def first_run_programs(monkeypatch):
+    """The programs the call right after a trace ran (the rest of its program)."""
+    from gradtape.ir import interpreter
+
+    seen = []
+    original = interpreter.run
+
+    def spy(program, args):
+        seen.append(program)
+        return original(program, args)
+
+    monkeypatch.setattr(call.interpreter, "run", spy)
+    return seen
+
+
+def _loops(program):
+    return [e for e in program.eqns if e.prim.name == "loop"]
+
+
+def test_a_gradient_inside_the_function_is_not_run_again(first_run_programs):
+    """A training step (the tape inside the function): the trace ran the forward loop and
+    the reversed loop of the inner gradient; the first call runs neither again, and its
+    gradients are finite differences'."""
+    x, h0, wx, wh = _problem()
+
+    @gt.function
+    def step(x, h0):
+        with gt.GradientTape() as tape:
+            loss = _rnn(x, h0, wx, wh)
+        return loss, tape.gradient(loss, [wx, wh])
+
+    loss, grads = step(x, h0)
+    assert len(first_run_programs) == 1 and not _loops(first_run_programs[0])
+    assert float(loss) == pytest.approx(float(_rnn(x, h0, wx, wh)), rel=1e-12)
+    for got, numeric in zip(grads, _finite_difference(x, h0, wx, wh)):
+        np.testing.assert_allclose(got.numpy(), numeric, rtol=1e-6, atol=1e-8)
+    again = step(x, h0)
+    for got, want in zip(again[1], grads):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_scan_and_nested_loops_are_reused_with_their_values(first_run_programs):
+    """tf.scan is a loop too; a loop in a loop's body comes with the outer one."""
+    def f(x):
+        cumulative = gt.scan(lambda acc, row: acc * 0.5 + row, x)
+        def inner(s):
+            return gt.while_loop(lambda k, s: k < 3, lambda k, s: (k + 1, s * 1.1), (0, s))[1]
+
+        nested = gt.while_loop(lambda t, s: t < 4, lambda t, s: (t + 1, inner(s) + 1.0),
+                               (0, x[0]))[1]
+        return gt.reduce_sum(cumulative) + gt.reduce_sum(nested)
+
+    x = gt.constant(np.arange(12.0).reshape(4, 3))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.function(f)(x)
+    assert len(first_run_programs) == 1 and not _loops(first_run_programs[0])
+    assert float(y) == pytest.approx(float(f(x)), rel=1e-12)
+    with gt.GradientTape() as tape2:
+        tape2.watch(x)
+        eager = f(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), tape2.gradient(eager, x).numpy(),
+                               rtol=1e-12)
+
+
+def test_keras_gru_first_compiled_step_is_one_loop_each_way_and_eager_values():
+    """keras.layers.GRU compiles as loops (not unrolled); its first compiled step gives
+    the eager step's loss and gradients."""
+    x = gt.constant(np.random.default_rng(0).standard_normal((4, 6, 3)).astype(np.float32))
+    layer = gt.keras.layers.GRU(5)
+    layer(x)
+
+    def step(inputs):
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_mean(layer(inputs) ** 2)
+        return loss, tape.gradient(loss, layer.trainable_variables)
+
+    compiled = gt.function(step)
+    first, eager = compiled(x), step(x)
+    assert len(_loops(compiled.get_concrete_function(x).program)) == 2
+    assert float(first[0]) == pytest.approx(float(eager[0]), rel=1e-6)
+    for got, want in zip(first[1], eager[1]):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-7)

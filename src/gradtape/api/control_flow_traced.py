@@ -19,7 +19,7 @@ from ..core import nest
 from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor, wrap
 from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
-from ..functions.trace_runs import record_loop_run
+from ..functions.trace_runs import record_values
 from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
@@ -39,8 +39,9 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
     results = tuple(wrap(a) for a in arrays)
     # The tracer, and tapes or accumulators opened inside the function, as bind would.
     hand_to_observers(prim, tuple(args), values, params, results, arrays)
-    if prim is loop_p and state.tracer is not None:  # the call right after reuses it
-        record_loop_run(state.tracer, arrays)
+    tracer = state.tracer
+    if prim is loop_p and tracer is not None and tracer.eqns:  # the next call reuses it
+        record_values(tracer, tracer.eqns[-1].outs, arrays, tracer.eqns[-1:])
     return list(results)
 
 

@@ -1,12 +1,13 @@
-"""The loops a trace ran, reused by the call right after it.
+"""The values a trace computed, reused by the call right after it.
 
 Tracing runs each ``loop`` equation once on the call's values (the trace needs values
-for Python's reads), stacks included, and the call right after the trace would run it
+for Python's reads), stacks included, and a ``tape.gradient`` inside the function runs
+its backward (its reversed loops too); the call right after the trace would run them
 again on the same values: at T = 10,000 steps that second run is a third of the cold
-cost. A loop is a pure function of its inputs when its sub-programs draw nothing, and
-its inputs in that call are the values the trace computed (the same arguments,
-variables and captures, no random draw and no Python call in the function), so that
-call takes the trace's outputs of such loops and runs the rest of its program.
+cost. Such a value is a pure function of the call's inputs when nothing under it draws,
+and the inputs of that call are the ones the trace ran on (the same arguments,
+variables and captures, no random draw and no Python call in the function): so that
+call takes these values and runs the rest of its program.
 """
 
 from __future__ import annotations
@@ -14,49 +15,50 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..ir.dce import eliminate_dead_code
 from ..ir.nodes import Eqn, Program, Var
 from ..ops import random
-from ..ops.control_flow import loop_p, subprograms
+from ..ops.control_flow import subprograms
 
-# A loop the trace ran: its equation and the arrays it produced (one per output).
-LoopRuns = dict[Var, tuple[Eqn, Sequence[Any]]]
+# The trace's value of a program value, by the value (``Var``s compare by identity).
+TraceValues = dict[Var, Any]
 
 
-def record_loop_run(tracer: Any, arrays: Sequence[Any]) -> None:
-    """Keep what the loop the tracer has just written ran to: ``arrays``."""
-    eqn = tracer.eqns[-1] if tracer.eqns else None
-    if eqn is None or eqn.prim is not loop_p or len(eqn.outs) != len(arrays):
+def record_values(tracer: Any, values: Sequence[Any], arrays: Sequence[Any],
+                  computed_by: Sequence[Eqn]) -> None:
+    """Keep the arrays the trace computed for ``values`` by the equations
+    ``computed_by``, unless one of them draws (each run draws anew)."""
+    if _draws(computed_by):
         return
-    runs = tracer.__dict__.setdefault("loop_runs", {})
-    runs[eqn.outs[0]] = (eqn, tuple(arrays))
+    kept = tracer.__dict__.setdefault("trace_values", {})
+    for value, array in zip(values, arrays):
+        if isinstance(value, Var):
+            kept[value] = array
 
 
-def without_traced_loops(program: Program, runs: LoopRuns) -> tuple[Program, list] | None:
-    """``program`` with each loop the trace ran (the same outputs) taken out, its outputs
-    program inputs after the others, and their arrays; ``None`` if there is none."""
+def without_traced_values(program: Program, traced: TraceValues
+                          ) -> tuple[Program, list[Any]] | None:
+    """``program`` without the equations whose outputs read anywhere all have traced
+    values (those become inputs, after the others) nor what only they read, and the
+    values; ``None`` if no equation has them. (An inner gradient is some outputs of a
+    reversed loop: the others, its unread stacks, need no value.)"""
+    read = {v for e in program.eqns for v in e.inputs if isinstance(v, Var)}
+    read.update(v for v in program.outputs if isinstance(v, Var))
     eqns: list[Eqn] = []
     inputs: list[Var] = []
-    arrays: list[Any] = []
     for eqn in program.eqns:
-        run = runs.get(eqn.outs[0]) if eqn.prim is loop_p and eqn.outs else None
-        if run is not None and _same_outputs(run[0], eqn) and not _draws(eqn):
-            inputs += eqn.outs
-            arrays += run[1]
+        needed = [o for o in eqn.outs if o in read]
+        if needed and all(o in traced for o in needed):
+            inputs += needed
             continue
         eqns.append(eqn)
     if not inputs:
         return None
-    return Program(list(program.inputs) + inputs, eqns, program.outputs), arrays
+    reduced = Program(list(program.inputs) + inputs, eqns, program.outputs)
+    return eliminate_dead_code(reduced), [traced[v] for v in inputs]
 
 
-def _same_outputs(traced: Eqn, eqn: Eqn) -> bool:
-    return len(traced.outs) == len(eqn.outs) and all(
-        a is b for a, b in zip(traced.outs, eqn.outs))
-
-
-def _draws(eqn: Eqn) -> bool:
-    """A random draw anywhere in ``eqn``'s sub-programs: each run draws anew."""
-    for sub in subprograms(eqn.params):
-        if random.streams_of(sub.eqns) or any(_draws(e) for e in sub.eqns):
-            return True
-    return False
+def _draws(eqns: Sequence[Eqn]) -> bool:
+    """A random draw among ``eqns`` or in their sub-programs (a loop's body)."""
+    return bool(random.streams_of(eqns)) or any(
+        _draws(sub.eqns) for e in eqns for sub in subprograms(e.params))
