@@ -270,3 +270,44 @@ def test_keras_gru_first_compiled_step_is_one_loop_each_way_and_eager_values():
     assert float(first[0]) == pytest.approx(float(eager[0]), rel=1e-6)
     for got, want in zip(first[1], eager[1]):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_a_cond_with_a_loop_inside_is_reused_and_its_gradient_is_right(first_run_programs):
+    """A switch is kept like a loop: the branch the trace ran is not run again."""
+    def f(x):
+        def loop():
+            return gt.while_loop(lambda t, s: t < 5, lambda t, s: (t + 1, gt.sin(s) * x),
+                                 (0, x))[1]
+        return gt.cond(x > 0, loop, lambda: x * x)
+
+    g = gt.function(f)
+    for value in (0.7, -0.4):  # a branch each: the predicate is no guard, one trace
+        x = gt.constant(np.float64(value))
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = g(x)
+        grad = float(tape.gradient(y, x))
+        assert float(y) == pytest.approx(float(f(x)), rel=1e-12)
+        eps = 1e-6
+        numeric = (float(f(gt.constant(np.float64(value + eps))))
+                   - float(f(gt.constant(np.float64(value - eps))))) / (2 * eps)
+        assert grad == pytest.approx(numeric, rel=1e-6)
+    assert g.experimental_get_tracing_count() == 1
+    assert len(first_run_programs) == 1
+    assert not [e for e in first_run_programs[0].eqns if e.prim.name in ("switch", "loop")]
+
+
+def test_a_drawing_loop_beside_a_pure_one_runs_the_whole_program(runs):
+    def f(x):
+        pure = gt.while_loop(lambda t, s: t < 3, lambda t, s: (t + 1, s * 2.0), (0, x))[1]
+        noisy = gt.while_loop(lambda t, s: t < 3, lambda t, s: (t + 1, s + R.uniform([])),
+                              (0, x))[1]
+        return pure + noisy
+
+    x = gt.constant(1.0)
+    R.set_seed(9)
+    eager = [float(f(x)) for _ in range(3)]
+    R.set_seed(9)
+    g = gt.function(f)
+    assert [float(g(x)) for _ in range(3)] == eager
+    assert runs["n"] == 3

@@ -39,15 +39,15 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
     results = tuple(wrap(a) for a in arrays)
     # The tracer, and tapes or accumulators opened inside the function, as bind would.
     hand_to_observers(prim, tuple(args), values, params, results, arrays)
-    if prim is loop_p and state.tracer is not None:
+    if state.tracer is not None:
         _keep_run(state.tracer, results, arrays)
     return list(results)
 
 
 def _keep_run(tracer: Any, results: tuple, arrays: Sequence[Any]) -> None:
-    """Keep the loop's run for the call right after the trace (functions/trace_runs.py):
-    the arrays of the equation the tracer has just written for ``results``."""
-    written = tracer.eqns[-1] if tracer.eqns else None
+    """Keep the run of a loop or switch for the call right after the trace
+    (functions/trace_runs.py): the arrays of the equation just written for ``results``."""
+    written = tracer.eqns[-1] if tracer.eqns and results else None
     if written is not None and len(written.outs) == len(arrays) and \
             tracer.env.get(results[0]._id) is written.outs[0]:
         record_values(tracer, written.outs, arrays, [written])

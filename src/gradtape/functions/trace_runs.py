@@ -28,7 +28,7 @@ def record_values(tracer: Any, values: Sequence[Any], arrays: Sequence[Any],
                   computed_by: Sequence[Eqn]) -> None:
     """Keep the arrays the trace computed for ``values`` by the equations
     ``computed_by``, unless one of them draws (each run draws anew)."""
-    if _draws(computed_by):
+    if draws(computed_by):
         return
     kept = tracer.__dict__.setdefault("trace_values", {})
     for value, array in zip(values, arrays):
@@ -58,7 +58,7 @@ def without_traced_values(program: Program, traced: TraceValues
     return eliminate_dead_code(reduced), [traced[v] for v in inputs]
 
 
-def _draws(eqns: Sequence[Eqn]) -> bool:
+def draws(eqns: Sequence[Eqn]) -> bool:
     """A random draw among ``eqns`` or in their sub-programs (a loop's body)."""
     return bool(random.streams_of(eqns)) or any(
-        _draws(sub.eqns) for e in eqns for sub in subprograms(e.params))
+        draws(sub.eqns) for e in eqns for sub in subprograms(e.params))
