@@ -16,8 +16,10 @@ import numpy as np
 
 from ..ad.control_flow import with_residuals
 from ..core import nest
+from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor, wrap
 from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
+from ..functions.trace_runs import record_values
 from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
@@ -37,7 +39,18 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
     results = tuple(wrap(a) for a in arrays)
     # The tracer, and tapes or accumulators opened inside the function, as bind would.
     hand_to_observers(prim, tuple(args), values, params, results, arrays)
+    if state.tracer is not None:
+        _keep_run(state.tracer, results, arrays)
     return list(results)
+
+
+def _keep_run(tracer: Any, results: tuple, arrays: Sequence[Any]) -> None:
+    """Keep the run of a loop or switch for the call right after the trace
+    (functions/trace_runs.py): the arrays of the equation just written for ``results``."""
+    written = tracer.eqns[-1] if tracer.eqns and results else None
+    if written is not None and len(written.outs) == len(arrays) and \
+            tracer.env.get(results[0]._id) is written.outs[0]:
+        record_values(tracer, written.outs, arrays, [written])
 
 
 def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:

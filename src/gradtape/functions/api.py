@@ -270,6 +270,9 @@ class Function:
             if fn.calls_python:
                 self._calls_python = True
             start_try()
+            reused = fn.run_after_trace(values, taping)
+            if reused is not None and fn.guards_hold(reused):
+                return fn.finish(reused, leaves, values, taping)
             if not fn.guards:
                 return fn.finish(fn.execute(values, taping), leaves, values, taping)
             outs = fn.try_execute(values, taping)
@@ -469,6 +472,8 @@ class Function:
                 return fn
         fn = self._trace(key, args, kwargs, "get_concrete_function") \
             if self._eager_reason is None else None
+        if fn is not None:
+            fn.forget_trace_runs()  # traced, not run: the loops' arrays go
         if fn is None:
             raise NotImplementedError(
                 f"{self._eager_reason} It has no concrete function: call the function "

@@ -43,6 +43,7 @@ from .drops import tell_drops
 from .py_function import one_run_per_call, start_try
 from .spec import TensorSpec
 from .trace import PYTHON_CALLS, TracedFunction, guard_holds, strip_reads
+from .trace_runs import draws, without_traced_values
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -252,6 +253,8 @@ class ConcreteFunction:
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
         self._gradient: _Gradient | None = None
         self._lock = threading.Lock()
+        # The values of the loops tracing ran, for the call right after it (``run_after_trace``).
+        self._trace_runs = traced.trace_values or None
         # Called with the argument tensors when a direct call cannot run this trace (its
         # guards fail, or another function is tracing): the Function's own call.
         self.fallback: Callable[..., Any] | None = None
@@ -448,6 +451,33 @@ class ConcreteFunction:
         if probe or outs is None or not self.guards_hold(outs):
             random.rewind(before)
         return outs
+
+    def run_after_trace(self, values: list[Any], taping: bool) -> Sequence[Any] | None:
+        """The call right after tracing, taking the values of the loops (and inner
+        gradients) the trace ran instead of running them again (``trace_runs.py``);
+        ``None`` (run as usual) when it ran none, or this run could differ from the
+        trace's: a random draw or a Python call in the function. Only once: the arrays
+        are let go."""
+        runs, self._trace_runs = self._trace_runs, None
+        if runs is None or self.calls_python:
+            return None
+        runner = self.gradient().residual_forward if taping else self.forward
+        if draws(runner.program.eqns):  # a run that fails would have drawn: run as usual
+            return None
+        reduced = without_traced_values(runner.program, runs)
+        if reduced is None:
+            return None
+        program, traced = reduced
+        arrays = values if self._args_only else \
+            values + [v._value for v in self.variables] + self.fixed_values
+        try:
+            return interpreter.run(program, arrays + traced)
+        except Exception:  # the usual run raises it, as every call would
+            return None
+
+    def forget_trace_runs(self) -> None:
+        """Let go of the loops' arrays when the trace is not run now."""
+        self._trace_runs = None
 
     def guards_hold(self, outs: Sequence[Any]) -> bool:
         for index, kind, expected in self.guards:

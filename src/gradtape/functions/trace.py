@@ -43,6 +43,7 @@ from ..ir.walk import keep_literal, walk
 from .checkpoints import GuardCheck, guard_check_p
 from .drops import Drop, computed_from
 from .naming import copy_var, name_by_statements, name_inputs
+from .trace_runs import record_values
 from .variable_reads import check_assignable, strip_reads, variable_read_p  # noqa: F401
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
@@ -133,6 +134,7 @@ class TracedFunction(NamedTuple):
     prints: list[Any] = []  # gt.print calls (printing.PrintRecord), in order
     guard_notes: list[str] = []  # per guard, what read the value where (Guard.note)
     drops: list[Drop] = []  # NumPy's conversions of tensors, told per call (drops.py)
+    trace_values: dict = {}  # loops' and inner gradients' values (trace_runs.py)
 
 
 def _aval(value: Any) -> Aval:
@@ -354,6 +356,8 @@ class Tracer:
             var = env[out] if isinstance(out, Var) else self._constant(np.asarray(t._value))
             self.env[t._id] = var
             self._remember_array(t._value, var)
+        record_values(self, [self.env[t._id] for t in results], [t._value for t in results],
+                      program.eqns)  # the call right after the trace reuses them
 
     def keep(self, values: list[Var]) -> None:
         """Compute ``values`` on every call even if nothing uses them (py_function)."""
@@ -544,7 +548,8 @@ class Tracer:
         program = Program(inputs, self.eqns, outputs)
         structure = nest.map_structure(lambda _: None, returned)
         return TracedFunction(program, sources, structure, leaves, assigned, guards,
-                              self.prints, [g.note for g in self.guards], self.drops)
+                              self.prints, [g.note for g in self.guards], self.drops,
+                              self.__dict__.get("trace_values", {}))
 
     def _returned_constant(self, leaf: Any) -> tuple[str, Any]:
         """A returned leaf that is not a tensor, as TF's ``tf.function`` returns it:
