@@ -307,8 +307,11 @@ def _elements(elems: Any, what: str = "elems") -> tuple[Any, list[Tensor], int]:
     return elems, flat, _leading_length(flat, what)
 
 
-def _row(elems: Any, flat: list[Tensor], i: int) -> Any:
-    return nest.pack_sequence_as(elems, [t[i] for t in flat])
+def _rows(elems: Any, flat: list[Tensor]) -> list:
+    """Every element, sliced by one ``unstack`` per leaf: its gradient stacks the
+    elements' cotangents once (``t[i]`` per element summed T full-size arrays)."""
+    columns = [ops.unstack(t) for t in flat]
+    return [nest.pack_sequence_as(elems, list(row)) for row in zip(*columns)]
 
 
 def _spec_dtype(spec: Any) -> Any:
@@ -361,8 +364,8 @@ def map_fn(fn: Callable[[Any], Any], elems: Any, dtype: Any = None,
         return found if back_prop else nest.map_structure(_without_gradient, found)
     elems, flat, n = _elements(elems)
     results = []
-    for i in range(n):
-        result = fn(_row(elems, flat, i))
+    for row in _rows(elems, flat):
+        result = fn(row)
         _check_signature(result, signature)
         results.append(result)
     out = _stacked(results, signature, "map_fn")
@@ -374,17 +377,18 @@ def _scan_steps(fn, elems, initializer, reverse: bool, what: str):
     _check_callable(fn, "fn")
     elems, flat, n = _elements(elems)
     order = list(range(n))[::-1] if reverse else list(range(n))
+    rows = _rows(elems, flat)
     accs = {}
     if initializer is None:
         if n == 0:
             raise ValueError(f"{what} of empty elems needs an initializer.")
         first = order.pop(0)
-        acc = _row(elems, flat, first)
+        acc = rows[first]
         accs[first] = acc
     else:
         acc = nest.map_structure(_as_loop_tensor, initializer)
     for i in order:
-        new = fn(acc, _row(elems, flat, i))
+        new = fn(acc, rows[i])
         assert_same_structure(acc, new, "fn's result", "the accumulator")
         acc = accs[i] = new
     return acc, [accs[i] for i in sorted(accs)]

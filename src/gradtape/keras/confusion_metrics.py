@@ -125,7 +125,7 @@ class AUC(Metric):
                  dtype: Any = None, thresholds: Any = None, multi_label: bool = False,
                  num_labels: int | None = None, label_weights: Any = None,
                  from_logits: bool = False):
-        super().__init__(name=name or "auc", dtype=dtype)
+        super().__init__(name=name, dtype=dtype)
         if multi_label or label_weights is not None:
             raise NotImplementedError("AUC(multi_label=True) and label_weights are not "
                                       "supported in gradtape; compute one AUC per label.")

@@ -80,6 +80,11 @@ class InputLayer(Layer):
     def call(self, inputs: Any) -> Any:
         return inputs
 
+    def get_config(self) -> dict:
+        """Keras 3's keys (no ``trainable``): an input layer has no weights."""
+        return {"batch_shape": self.batch_shape, "dtype": self.dtype, "sparse": False,
+                "ragged": False, "name": self.name, "optional": False}
+
 
 def _batch_shape(shape: Any, batch_size: int | None, batch_shape: Any) -> tuple:
     if batch_shape is not None:

@@ -14,10 +14,10 @@ import numpy as np
 
 from .. import ops
 from ..api.creation import size
-from ..api.module import camel_to_snake
 from ..core.dtypes import numpy_dtype
 from ..core.tensor import Tensor, convert_to_tensor
 from . import losses
+from .naming import to_snake_case, uniquify
 from .variables import Variable
 
 __all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanAbsoluteError",
@@ -76,7 +76,8 @@ class Metric:
     ``reset_state()`` starts over. The state is non-trainable variables."""
 
     def __init__(self, name: str | None = None, dtype: Any = None):
-        self.name = name or camel_to_snake(type(self).__name__)
+        # Keras 3's auto_name: its snake case, made unique (`auc`, then `auc_1`).
+        self.name = name or uniquify(to_snake_case(type(self).__name__))
         self.dtype = numpy_dtype(dtype or "float32")
         self._variables: list[Variable] = []
 
@@ -184,7 +185,7 @@ class MeanMetricWrapper(Mean):
 
     def __init__(self, fn: Callable[..., Any], name: str | None = None, dtype: Any = None,
                  **kwargs: Any):
-        super().__init__(name=name or fn.__name__, dtype=dtype)
+        super().__init__(name=name, dtype=dtype)
         self._fn, self._fn_kwargs = fn, kwargs
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
@@ -196,7 +197,7 @@ def _wrapper(fn: Callable[..., Any], default_name: str, doc: str) -> type:
                  **kwargs: Any) -> None:
         MeanMetricWrapper.__init__(self, fn, name=name, dtype=dtype, **kwargs)
 
-    return type(camel_to_snake(default_name).title().replace("_", ""), (MeanMetricWrapper,),
+    return type(default_name.title().replace("_", ""), (MeanMetricWrapper,),
                 {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 
@@ -250,8 +251,8 @@ def _per_sample(identifier: Any, loss: Any) -> tuple[str, Callable[..., Any]]:
     else:
         raise ValueError(f"Could not interpret metric identifier: {identifier!r}; use "
                          f"'accuracy', one of {sorted(_BY_NAME)}, or a function.")
-    name = identifier if isinstance(identifier, str) else getattr(
-        identifier, "__name__", type(identifier).__name__)
+    name = identifier if isinstance(identifier, str) else to_snake_case(getattr(
+        identifier, "__name__", type(identifier).__name__))  # Keras 3's get_object_name
     return name, per_sample
 
 
@@ -263,7 +264,7 @@ def compiled_metric(identifier: Any, loss: Any = None) -> Metric:
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, str) and identifier in _CLASSES:
-        return _CLASSES[identifier]()
+        return _CLASSES[identifier](name=identifier)  # Keras 3: the string is its name
     name, per_sample = _per_sample(identifier, loss)
     return MeanMetricWrapper(per_sample, name=name, dtype="float64")
 
@@ -271,7 +272,7 @@ def compiled_metric(identifier: Any, loss: Any = None) -> Metric:
 def get(identifier: Any, loss: Any = None) -> tuple[str, Callable[..., float]]:
     """``(name, fn)``: ``fn(y_true, y_pred)`` is the metric's mean over the batch."""
     if isinstance(identifier, str) and identifier in _CLASSES:
-        identifier = _CLASSES[identifier]()
+        identifier = _CLASSES[identifier](name=identifier)
     if isinstance(identifier, Metric):
         return identifier.name, _metric_object_batch_mean(identifier)
     name, per_sample = _per_sample(identifier, loss)

@@ -40,10 +40,15 @@ class Model(Trainer, Layer):
         return object.__new__(Functional if cls is Model else _functional_subclass(cls))
 
     def __init__(self, *args: Any, **kwargs: Any):
+        if args == (self,):
+            # `super().__init__(self)`, as TF's text-generation tutorial writes it:
+            # tf.keras 2 ignored the stray positional, so programs ported from it run.
+            args = ()
         if args or "inputs" in kwargs or "outputs" in kwargs:
             raise TypeError("keras.Model(inputs, outputs) builds a functional model; a "
                             "subclass of keras.Model takes no inputs/outputs: call "
-                            "super().__init__(name=...) and define call().")
+                            "super().__init__(name=...) and define call(). Received "
+                            f"{len(args)} positional argument(s).")
         Layer.__init__(self, **kwargs)
         Trainer.__init__(self)
 
@@ -311,7 +316,8 @@ class Sequential(Model):
         with layer_scope(self):
             for layer in self._sequential_layers:
                 x = layer(x)
-        object.__setattr__(self, "_output_shape", x.shape)
+        # Keras 3: the last layer may return a nest (an RNN with return_state=True).
+        object.__setattr__(self, "_output_shape", _map(lambda t: t.shape, x))
         self.built = True
 
     def call(self, inputs: Any, training: bool | None = None) -> Any:

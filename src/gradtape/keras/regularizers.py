@@ -8,7 +8,7 @@ from .. import ops
 from ..api.creation import zeros
 from ..core.tensor import Tensor
 
-__all__ = ["L1", "L1L2", "L2", "Regularizer", "get", "l1", "l1_l2", "l2"]
+__all__ = ["L1", "L1L2", "L2", "Regularizer", "get", "l1", "l1_l2", "l2", "serialize"]
 
 
 class Regularizer:
@@ -43,10 +43,16 @@ class L1(L1L2):
     def __init__(self, l1: float = 0.01):
         super().__init__(l1=l1)
 
+    def get_config(self) -> dict:
+        return {"l1": self.l1}
+
 
 class L2(L1L2):
     def __init__(self, l2: float = 0.01):
         super().__init__(l2=l2)
+
+    def get_config(self) -> dict:
+        return {"l2": self.l2}
 
 
 l1, l2, l1_l2 = L1, L2, L1L2
@@ -61,5 +67,12 @@ def get(identifier: Any) -> Any:
         return _BY_NAME[identifier]()
     if isinstance(identifier, type) and issubclass(identifier, Regularizer):
         return identifier()
+    if isinstance(identifier, dict) and identifier.get("class_name") in _BY_NAME:
+        return _BY_NAME[identifier["class_name"]](**identifier.get("config", {}))
     raise ValueError(f"Could not interpret regularizer identifier: {identifier!r}; pass "
                      f"one of {sorted(_BY_NAME)}, a Regularizer, or a callable.")
+
+
+def serialize(regularizer: Regularizer) -> dict:
+    """Keras 3's form in a layer config: ``{"class_name": "L2", "config": {"l2": ...}}``."""
+    return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}

@@ -58,10 +58,19 @@ def _layer_row(layer: Any, nodes: list[Any] | None = None) -> tuple[str, ...]:
     if nodes is not None:  # a functional graph: its layers' and operations' rows
         return _graph_row(layer, nodes)
     params = _count(layer.weights)[0] if layer.built else 0
-    shape = layer._output_shape
-    if shape is not None and not isinstance(shape, list) and len(shape) > 0:
-        shape = (None,) + tuple(shape)[1:]  # the batch, as Keras shows it
+    shape = _unknown_batch(layer._output_shape)
     return f"{layer.name} ({type(layer).__name__})", _shape_text(shape), f"{params:,}"
+
+
+def _unknown_batch(shape: Any) -> Any:
+    """The batch shown as None, as Keras shows it; a nest of shapes (an RNN's
+    ``return_state=True`` outputs) becomes the list of its shapes."""
+    if shape is None or len(shape) == 0:
+        return shape
+    if isinstance(shape, (list, tuple)) and all(
+            isinstance(s, (list, tuple)) or hasattr(s, "as_list") for s in shape):
+        return [_unknown_batch(s) for s in shape]
+    return (None,) + tuple(shape)[1:]
 
 
 def _graph_row(operation: Any, nodes: list[Any]) -> tuple[str, ...]:

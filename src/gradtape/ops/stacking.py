@@ -122,6 +122,30 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
 
+# --- unstack: one op with a result per slice ---------------------------------------------
+# One op rather than a getitem per slice: each getitem's cotangent is a zero array the
+# size of the whole input with one slice written, so T slices cost O(T^2) in the
+# backward; unstack's cotangent is the T slices' cotangents stacked once.
+
+def _unstack_impl(x, *, axis):
+    lead = (slice(None),) * axis
+    return [x[lead + (i,)] for i in range(x.shape[axis])]  # views, as x[i] gives
+
+
+def _unstack_shape(x, *, axis):
+    shape = tuple(x.shape[:axis]) + tuple(x.shape[axis + 1:])
+    return [Aval(shape, x.dtype)] * x.shape[axis]
+
+
+unstack_p = Primitive(
+    "unstack", _unstack_impl, multiple_results=True, kind_neutral=True,
+    vjp=lambda g, y, x, *, axis: (stack(list(g), axis=axis),),
+    jvp=lambda ts, y, x, *, axis: bind(unstack_p, ts[0], axis=axis),
+    shape_rule=_unstack_shape,
+    batch=lambda size, args, batched, *, axis: bind(unstack_p, args[0], axis=axis + 1),
+)
+
+
 def unstack(value: Any, num: int | None = None, axis: int = 0,
             name: str | None = None) -> list:
     """TF's ``tf.unstack``: the slices of ``value`` along ``axis``, as a list."""
@@ -131,7 +155,9 @@ def unstack(value: Any, num: int | None = None, axis: int = 0,
     n = value.shape[axis]
     if num is not None and num != n:
         raise ValueError(f"num={num} does not match the size {n} of axis {axis}.")
-    return [_index.index_axis(value, axis, i) for i in range(n)]
+    if n == 0:
+        return []
+    return list(bind(unstack_p, value, axis=axis))
 
 
 def _atleast(arys, shape_of):

@@ -10,6 +10,7 @@ from ... import ops
 from ...core.tensor import Tensor, convert_to_tensor
 from .. import activations, initializers, regularizers
 from .base import Layer
+from .configs import config_entries
 
 __all__ = ["ELU", "LeakyReLU", "PReLU", "ReLU", "Softmax"]
 
@@ -34,6 +35,9 @@ class LeakyReLU(Layer):
         self.negative_slope = _non_negative("Leaky ReLU", "negative_slope", negative_slope)
         self.built = True
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "negative_slope")}
+
     def call(self, inputs: Any) -> Tensor:
         return activations.leaky_relu(inputs, negative_slope=self.negative_slope)
 
@@ -54,6 +58,10 @@ class ReLU(Layer):
         self.negative_slope = _non_negative("ReLU", "negative_slope", negative_slope)
         self.threshold = _non_negative("ReLU", "threshold", threshold)
         self.built = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "max_value", "negative_slope", "threshold")}
 
     def call(self, inputs: Any) -> Tensor:
         return activations.relu(inputs, negative_slope=self.negative_slope,
@@ -77,6 +85,11 @@ class PReLU(Layer):
             self.shared_axes = list(shared_axes or [])
         else:
             self.shared_axes = [shared_axes]
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "alpha_initializer", "alpha_regularizer", "alpha_constraint",
+            "shared_axes")}
 
     def build(self, input_shape: Any) -> None:
         shape = list(input_shape[1:])
@@ -104,6 +117,9 @@ class ELU(Layer):
         self.alpha = float(alpha)
         self.built = True
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "alpha")}
+
     def call(self, inputs: Any) -> Tensor:
         return activations.elu(inputs, alpha=self.alpha)
 
@@ -125,6 +141,9 @@ class Softmax(Layer):
         super().__init__(**kwargs)
         self.axis = axis
         self.built = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "axis")}
 
     def call(self, inputs: Any, mask: Any = None) -> Tensor:
         inputs = convert_to_tensor(inputs)

@@ -17,6 +17,7 @@ from ...core.tensor import Tensor, constant, convert_to_tensor
 from .. import initializers, regularizers
 from .activations import Softmax
 from .base import Layer
+from .configs import config_entries, serialized
 
 __all__ = ["MultiHeadAttention"]
 
@@ -133,6 +134,12 @@ class MultiHeadAttention(Layer):
     @property
     def attention_axes(self) -> tuple[int, ...] | None:
         return self._attention_axes_arg
+
+    def get_config(self) -> dict:
+        options = {key: serialized(value) for key, value in self._weight_options.items()}
+        return {**super().get_config(), **config_entries(
+            self, "num_heads", "key_dim", "value_dim", "dropout", "use_bias",
+            "attention_axes", "seed"), "output_shape": self._output_shape_arg, **options}
 
     def _projection(self, name: str, input_rank: int, size: int) -> _EinsumDense:
         equation, bias_axes = _projection_equation(input_rank - 1, 1, 2)

@@ -39,6 +39,7 @@ from .. import initializers, regularizers
 from ..naming import layer_scope, to_snake_case, uniquify
 from ..variables import Variable
 from . import masks
+from .configs import serialized
 
 __all__ = ["Layer"]
 
@@ -474,7 +475,15 @@ class Layer(Module):
         return value
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._activity_regularizer is not None:  # Keras 3 writes it only when set
+            config["activity_regularizer"] = serialized(self._activity_regularizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> Layer:
+        """Keras 3's ``from_config``: the layer built from its ``get_config()``."""
+        return cls(**config)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -14,6 +14,7 @@ from ...ops.conv import tf_ops as _conv
 from .. import activations, initializers, regularizers
 from ..ops.conv_ops import conv_transpose_output_length
 from .base import Layer
+from .configs import config_entries
 from .shape import standardize_data_format
 
 __all__ = ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
@@ -122,12 +123,15 @@ class _BaseConv(Layer):
             [0, 0], [0, 0], [left, 0]]
         return ops.pad(inputs, pads), "VALID"
 
+    # The weights' options: Keras 3's keys, per kind of kernel.
+    _weight_keys: tuple[str, ...] = ("kernel_initializer", "kernel_regularizer",
+                                     "kernel_constraint")
+
     def get_config(self) -> dict:
-        return {**super().get_config(), "kernel_size": self.kernel_size,
-                "strides": self.strides, "padding": self.padding,
-                "data_format": self.data_format, "dilation_rate": self.dilation_rate,
-                "activation": getattr(self.activation, "__name__", repr(self.activation)),
-                "use_bias": self.use_bias}
+        return {**super().get_config(), **config_entries(
+            self, "kernel_size", "strides", "padding", "data_format", "dilation_rate",
+            "activation", "use_bias", "bias_initializer", "bias_regularizer",
+            "bias_constraint", *self._weight_keys)}
 
 
 class _Conv(_BaseConv):
@@ -293,6 +297,8 @@ class _DepthwiseConv(_BaseConv):
     """Keras 3's ``BaseDepthwiseConv``: ``kernel`` ``kernel_size + (in_channels,
     depth_multiplier)``, ``bias`` ``(in_channels * depth_multiplier,)``."""
 
+    _weight_keys = ("depthwise_initializer", "depthwise_regularizer", "depthwise_constraint")
+
     def __init__(self, rank: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
                  depth_multiplier: int = 1, data_format: str | None = None,
                  dilation_rate: Any = 1, activation: Any = None, use_bias: bool = True,
@@ -348,6 +354,10 @@ class _SeparableConv(_BaseConv):
     """Keras 3's ``BaseSeparableConv``: ``depthwise_kernel`` ``kernel_size +
     (in_channels, depth_multiplier)``, ``pointwise_kernel`` ``(1,) * rank +
     (in_channels * depth_multiplier, filters)``, ``bias`` ``(filters,)``."""
+
+    _weight_keys = ("depthwise_initializer", "pointwise_initializer",
+                    "depthwise_regularizer", "pointwise_regularizer",
+                    "depthwise_constraint", "pointwise_constraint")
 
     def __init__(self, rank: int, filters: int, kernel_size: Any, strides: Any = 1,
                  padding: str = "valid", data_format: str | None = None,

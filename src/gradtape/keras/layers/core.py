@@ -14,6 +14,7 @@ from ...api.nn import dropout as _dropout
 from ...core.tensor import Tensor, convert_to_tensor
 from .. import activations, initializers, regularizers
 from .base import Layer
+from .configs import config_entries
 
 __all__ = ["Activation", "ActivityRegularization", "Add", "Concatenate", "Dense", "Dropout",
            "Embedding", "Flatten", "Lambda"]
@@ -69,8 +70,10 @@ class Dense(Layer):
         return self.activation(x)
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "units": self.units, "use_bias": self.use_bias,
-                "activation": getattr(self.activation, "__name__", repr(self.activation))}
+        return {**super().get_config(), **config_entries(
+            self, "units", "activation", "use_bias", "kernel_initializer",
+            "bias_initializer", "kernel_regularizer", "bias_regularizer",
+            "kernel_constraint", "bias_constraint")}
 
 
 class Flatten(Layer):
@@ -79,6 +82,9 @@ class Flatten(Layer):
     def __init__(self, data_format: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.data_format = data_format
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "data_format")}
 
     def call(self, inputs: Any) -> Tensor:
         shape = tuple(inputs.shape)
@@ -100,6 +106,9 @@ class Dropout(Layer):
                              f"value between 0 and 1. Received: rate={rate}")
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "rate", "seed", "noise_shape")}
+
     def call(self, inputs: Any, training: bool | None = None) -> Any:
         if training and self.rate > 0:
             return _dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
@@ -114,6 +123,9 @@ class Activation(Layer):
         self.supports_masking = True  # Keras 3: a mask passes through
         self.activation = activations.get(activation)
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "activation")}
+
     def call(self, inputs: Any) -> Any:
         return self.activation(inputs)
 
@@ -127,6 +139,11 @@ class ActivityRegularization(Layer):
         self.l1, self.l2 = l1, l2
         self.built = True
 
+    def get_config(self) -> dict:
+        config = {**super().get_config(), **config_entries(self, "l1", "l2")}
+        config.pop("activity_regularizer", None)  # Keras 3: made from l1 and l2
+        return config
+
     def call(self, inputs: Any) -> Any:
         return inputs
 
@@ -138,7 +155,12 @@ class Lambda(Layer):
                  mask: Any = None, arguments: dict | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.function = function
+        self.output_shape, self.mask = output_shape, mask
         self.arguments = arguments or {}
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "function", "output_shape", "mask", "arguments")}
 
     def call(self, inputs: Any) -> Any:
         return self.function(inputs, **self.arguments)
@@ -162,6 +184,11 @@ class Embedding(Layer):
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
         self._initial_weights = weights
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "input_dim", "output_dim", "embeddings_initializer",
+            "embeddings_regularizer", "embeddings_constraint", "mask_zero")}
 
     def build(self, input_shape: Any = None) -> None:
         self.embeddings = self.add_weight(name="embeddings",
@@ -199,6 +226,9 @@ class Concatenate(_Merge):
     def __init__(self, axis: int = -1, **kwargs: Any):
         super().__init__(**kwargs)
         self.axis = axis
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "axis")}
 
     def call(self, inputs: Any) -> Tensor:
         return ops.concat(self._checked(inputs), axis=self.axis)

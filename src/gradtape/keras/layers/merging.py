@@ -12,6 +12,7 @@ from typing import Any
 from ... import ops
 from ...core.tensor import Tensor, convert_to_tensor
 from ..losses import l2_normalize
+from .configs import config_entries
 from .core import Add, Concatenate, _Merge
 
 __all__ = ["Average", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "add",
@@ -85,6 +86,9 @@ class Dot(_Merge):
                             f"list/tuple of 2 ints. Received: axes={axes!r}")
         self.axes = axes
         self.normalize = normalize
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "axes", "normalize")}
 
     def _axes_for(self, rank1: int, rank2: int) -> tuple[int, int]:
         axes = (self.axes, self.axes) if isinstance(self.axes, int) else tuple(self.axes)

@@ -10,6 +10,7 @@ from ...core.tensor import Tensor
 from ...ops.shape import stop_gradient
 from .. import initializers, regularizers
 from .base import Layer
+from .configs import config_entries
 
 __all__ = ["BatchNormalization", "GroupNormalization", "LayerNormalization"]
 
@@ -51,6 +52,14 @@ class BatchNormalization(Layer):
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
         self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        self.synchronized = synchronized
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "axis", "momentum", "epsilon", "center", "scale", "beta_initializer",
+            "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer",
+            "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+            "synchronized")}
 
     def _feature_axes(self, rank: int) -> list[int]:
         axes = self.axis if isinstance(self.axis, (list, tuple)) else [self.axis]
@@ -130,6 +139,12 @@ class LayerNormalization(Layer):
         _keep_gamma_beta_options(self, beta_initializer, gamma_initializer, beta_regularizer,
                                  gamma_regularizer, beta_constraint, gamma_constraint)
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "axis", "epsilon", "center", "scale", "rms_scaling", "beta_initializer",
+            "gamma_initializer", "beta_regularizer", "gamma_regularizer", "beta_constraint",
+            "gamma_constraint")}
+
     def build(self, input_shape: Any) -> None:
         rank = len(input_shape)
         axes = self.axis if isinstance(self.axis, list) else [self.axis]
@@ -186,6 +201,12 @@ class GroupNormalization(Layer):
         self.center, self.scale = center, scale
         _keep_gamma_beta_options(self, beta_initializer, gamma_initializer, beta_regularizer,
                                  gamma_regularizer, beta_constraint, gamma_constraint)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(
+            self, "groups", "axis", "epsilon", "center", "scale", "beta_initializer",
+            "gamma_initializer", "beta_regularizer", "gamma_regularizer", "beta_constraint",
+            "gamma_constraint")}
 
     def build(self, input_shape: Any) -> None:
         channels = input_shape[self.axis]

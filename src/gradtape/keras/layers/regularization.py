@@ -11,6 +11,7 @@ from ...api import random
 from ...api.nn import dropout
 from ...core.tensor import convert_to_tensor
 from .base import Layer
+from .configs import config_entries
 from .shape import standardize_data_format
 
 __all__ = ["GaussianDropout", "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D",
@@ -35,6 +36,9 @@ class GaussianNoise(Layer):
         self.seed = seed
         self.built = True
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "stddev", "seed")}
+
     def call(self, inputs: Any, training: bool = False) -> Any:
         if not training or self.stddev == 0:
             return inputs
@@ -57,6 +61,9 @@ class GaussianDropout(Layer):
         self.rate = _fraction("GaussianDropout", "rate", rate)
         self.seed = seed
         self.built = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "rate", "seed")}
 
     def call(self, inputs: Any, training: bool = False) -> Any:
         if not training or not 0 < self.rate < 1:

@@ -18,6 +18,7 @@ from ... import ops
 from ...core.tensor import Tensor
 from ...ops import image as _resizing
 from .base import Layer
+from .configs import config_entries
 
 __all__ = ["Cropping1D", "Cropping2D", "Cropping3D", "Permute", "RepeatVector", "Reshape",
            "UpSampling1D", "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D",
@@ -74,6 +75,9 @@ class Reshape(Layer):
             raise ValueError("There can only be one unknown dimension (-1) in "
                              f"`target_shape`. Received: target_shape={target_shape!r}")
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "target_shape")}
+
     def compute_output_shape(self, input_shape: Any) -> tuple:
         size = math.prod(d for d in input_shape[1:] if d is not None)
         known = math.prod(d for d in self.target_shape if d != -1)
@@ -107,6 +111,9 @@ class Permute(Layer):
                              f"set of indices in `dims` must be consecutive and start "
                              f"from 1. Received: dims={dims!r}")
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "dims")}
+
     def compute_output_shape(self, input_shape: Any) -> tuple:
         return (input_shape[0], *(input_shape[d] for d in self.dims))
 
@@ -122,6 +129,9 @@ class RepeatVector(Layer):
         if not isinstance(n, (int, np.integer)):
             raise TypeError(f"Expected an integer value for `n`, got {type(n)}.")
         self.n = int(n)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "n")}
 
     def compute_output_shape(self, input_shape: Any) -> tuple:
         return (input_shape[0], self.n, input_shape[1])
@@ -180,6 +190,11 @@ class ZeroPadding1D(_ZeroPadding):
             padding = (tuple(padding),)
         super().__init__(padding, data_format, **kwargs)
 
+    def get_config(self) -> dict:
+        # Keras 3 keeps the one pair itself: (1, 2), not ((1, 2),)
+        return {**super().get_config(), "padding": self.padding[0],
+                "data_format": self.data_format}
+
 
 class ZeroPadding2D(_ZeroPadding):
     """Pads rows and columns with zeros: an int, ``(rows, cols)`` (symmetric) or
@@ -191,6 +206,9 @@ class ZeroPadding2D(_ZeroPadding):
                  **kwargs: Any):
         super().__init__(padding, data_format, **kwargs)
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "padding", "data_format")}
+
 
 class ZeroPadding3D(_ZeroPadding):
     """Pads the three spatial axes with zeros (an int, 3 ints, or 3 pairs)."""
@@ -200,6 +218,9 @@ class ZeroPadding3D(_ZeroPadding):
     def __init__(self, padding: Any = ((1, 1), (1, 1), (1, 1)),
                  data_format: str | None = None, **kwargs: Any):
         super().__init__(padding, data_format, **kwargs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "padding", "data_format")}
 
 
 class _Cropping(_Spatial):
@@ -238,6 +259,10 @@ class Cropping1D(_Cropping):
             cropping = (tuple(cropping),)
         super().__init__(cropping, None, **kwargs)
 
+    def get_config(self) -> dict:
+        # Keras 3 keeps the one pair itself: (1, 2), not ((1, 2),)
+        return {**super().get_config(), "cropping": self.cropping[0]}
+
 
 class Cropping2D(_Cropping):
     """Crops rows and columns: an int, ``(rows, cols)`` (symmetric) or
@@ -249,6 +274,9 @@ class Cropping2D(_Cropping):
                  **kwargs: Any):
         super().__init__(cropping, data_format, **kwargs)
 
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "cropping", "data_format")}
+
 
 class Cropping3D(_Cropping):
     """Crops the three spatial axes (an int, 3 ints, or 3 pairs)."""
@@ -258,6 +286,9 @@ class Cropping3D(_Cropping):
     def __init__(self, cropping: Any = ((1, 1), (1, 1), (1, 1)),
                  data_format: str | None = None, **kwargs: Any):
         super().__init__(cropping, data_format, **kwargs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "cropping", "data_format")}
 
 
 class _UpSampling(_Spatial):
@@ -285,6 +316,9 @@ class UpSampling1D(_UpSampling):
     def __init__(self, size: int = 2, **kwargs: Any):
         super().__init__((size,) if isinstance(size, (int, np.integer)) else size, None,
                          **kwargs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "size": self.size[0]}  # Keras 3: an int
 
 
 class UpSampling2D(_UpSampling):
@@ -324,3 +358,6 @@ class UpSampling3D(_UpSampling):
     def __init__(self, size: Any = (2, 2, 2), data_format: str | None = None,
                  **kwargs: Any):
         super().__init__(size, data_format, **kwargs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **config_entries(self, "size", "data_format")}

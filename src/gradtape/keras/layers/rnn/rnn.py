@@ -96,12 +96,13 @@ class _StateVariables:
 
 
 def _clone_cell(cell: Any) -> Any:
-    """A new, unbuilt cell like ``cell`` (``Bidirectional``'s backward layer)."""
+    """A new, unbuilt cell like ``cell``, of its name (``Bidirectional``'s backward
+    layer; a config, which Keras 3 rebuilds with the cell's name)."""
     config = getattr(cell, "_config", None)
     if config is not None:  # the built-in cells
-        return type(cell)(**config)
+        return type(cell)(**{**config, "name": cell.name})
     if isinstance(cell, StackedRNNCells):
-        return StackedRNNCells([_clone_cell(c) for c in cell.cells])
+        return StackedRNNCells([_clone_cell(c) for c in cell.cells], name=cell.name)
     if isinstance(cell, Layer) and cell.built:
         raise ValueError(f"Cannot make a new cell like {cell.name!r}, which is built; pass "
                          "an unbuilt cell, or backward_layer= to Bidirectional.")
