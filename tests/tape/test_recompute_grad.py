@@ -292,3 +292,37 @@ def test_a_positional_argument_that_is_no_array_is_refused():
     with gt.GradientTape() as tape, pytest.raises(TypeError, match="keyword arguments"):
         tape.watch(x)
         block(x, np.sin)
+
+
+def test_persistent_tapes_jacobians_and_forward_mode_are_the_unrecomputed_ones():
+    w = gt.Variable(RNG.normal(size=(3, 3)))
+    x = gt.constant(RNG.normal(size=(2, 3)))
+    tangent = gt.constant(RNG.normal(size=(2, 3)))
+
+    def block(v):
+        return gt.tanh(v @ w)
+
+    def derivatives(fn):
+        with gt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = fn(x)
+        first = tape.gradient(y, [x, w])
+        again = tape.gradient(y, [x, w])  # a second call recomputes again
+        with gt.ForwardAccumulator(x, tangent) as acc:
+            z = fn(x)
+        return [tape.jacobian(y, x), *first, *again, acc.jvp(z)]
+
+    _assert_same(derivatives(block), derivatives(gt.recompute_grad(block)))
+
+
+def test_nested_blocks():
+    w = gt.Variable(RNG.normal(size=(4, 4)) * 0.5)
+    inner = gt.recompute_grad(lambda v: gt.tanh(v @ w))
+
+    def outer(v):
+        return inner(inner(v)) * v
+
+    x = gt.constant(RNG.normal(size=(2, 4)))
+    _, expected = _grads(lambda v: gt.tanh(gt.tanh(v @ w) @ w) * v, x, [w])
+    _, got = _grads(gt.recompute_grad(outer), x, [w])
+    _assert_same(expected, got)
