@@ -37,7 +37,7 @@ def step_peak(variant: str, batch: int, width: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     x = gt.constant(rng.standard_normal((batch, width // 2), dtype=np.float32))
     sizes = [width // 2] + [width] * 4
-    weights = [gt.Variable(rng.standard_normal((m, n), dtype=np.float32) / np.sqrt(m))
+    weights = [gt.Variable(rng.standard_normal((m, n), dtype=np.float32) / float(np.sqrt(m)))
                for m, n in zip(sizes, sizes[1:])]
 
     def layers(ws):
@@ -71,8 +71,8 @@ def step_peak(variant: str, batch: int, width: int) -> dict[str, float]:
     grads = tape.gradient(loss, weights)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    del grads
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    assert all(g.dtype == np.float32 for g in grads)
     return {"held_mib": held / MiB, "step_peak_mib": peak / MiB, "max_rss_mib": rss}
 
 
