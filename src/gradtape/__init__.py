@@ -101,6 +101,7 @@ from .ops.shape import stop_gradient
 from .tape.custom_gradient import custom_gradient
 from .tape.gradient_tape import GradientTape
 from .tape.lookup import clear_cache
+from .tape.recompute import recompute_grad
 
 __version__ = "0.1.0"
 
@@ -243,6 +244,7 @@ __all__ = [
     "random",
     "range",
     "rank",
+    "recompute_grad",
     "scan",
     "scatter_nd",
     "scipy",

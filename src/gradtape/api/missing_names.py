@@ -66,7 +66,7 @@ _TF: dict[str, str] = {
              "import_graph_def inside_function irfftnd is_symbolic_tensor load_library "
              "load_op_library make_ndarray make_tensor_proto matrix_square_root "
              "no_gradient nondifferentiable_batch_function parallel_stack "
-             "random_index_shuffle realdiv recompute_grad "
+             "random_index_shuffle realdiv "
              "register_tensor_conversion_function required_space_to_batch_paddings "
              "reverse_sequence rfftnd saturate_cast scalar_mul sequence_mask shape_n "
              "slice space_to_batch space_to_batch_nd strided_slice timestamp truediv "

@@ -186,6 +186,11 @@ stateless_random_draw_p = Primitive(
     batch=per_primitive(_batch_by_loop),
 )
 
+# ``recompute_grad``'s blocks, innermost last: each notes where a stream stood before the
+# block's first draw from it, so that recomputing the block draws the same values.
+draw_watchers: list[dict[int, tuple[np.random.Generator, Any]]] = []
+
+
 def draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
           *operands: Any) -> Any:
     """Unit values from ``stream``: an array now, or while a ``@gt.function`` traces, a
@@ -193,6 +198,10 @@ def draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
     stream moves as eagerly). Tracing itself moves no stream: the tracer rewinds it."""
     tracer = state.tracer
     if tracer is None:
+        if draw_watchers:
+            generator = _generator_of(stream)
+            for seen in draw_watchers:
+                seen.setdefault(id(generator), (generator, generator.bit_generator.state))
         arrays = [_to_array(o) if isinstance(o, Tensor) else o for o in operands]
         return _draw_impl(*arrays, stream=stream, distribution=distribution, shape=shape,
                           dtype=dtype)

@@ -261,6 +261,13 @@ def _call_custom(f: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
             f"function {name!r} uses variables: {_names(variables)}. Define it as "
             "grad_fn(*upstream, variables=None) returning (input_grads, variable_grads)."
         )
+    return reissue(name, grad_fn, inputs, variables, result)
+
+
+def reissue(name: str, grad_fn: Callable[..., Any], inputs: list[Tensor],
+            variables: list[Variable], result: Any) -> Any:
+    """``result`` re-issued by one ``custom_gradient`` record of ``inputs`` and
+    ``variables``, whose gradient is ``grad_fn``'s (``recompute_grad`` uses it too)."""
     flat_result = [r if isinstance(r, Tensor) else constant(r) for r in nest.flatten(result)]
     call = _CustomCall(
         name, grad_fn, len(inputs), variables,

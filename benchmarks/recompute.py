@@ -1,0 +1,108 @@
+"""``gt.recompute_grad`` on the memory workload of issue [6/6]: the peak memory of one
+gradient step of a 4-layer tanh MLP (batch 4096, 1024 -> 2048, float32: 128 MiB of layer
+outputs), without checkpointing, with each layer its own ``recompute_grad`` block, and
+with the four layers one block (which keeps the least in the forward, but recomputes
+all of it at once in the backward, so its peak is the plain one's).
+
+Each variant runs in a fresh process. After two warm-up steps, ``tracemalloc`` (which sees NumPy's
+buffers) measures what the tape holds between the forward and the backward, and the step
+peak: the most allocated during the step above what was allocated before it. The
+process's peak RSS is printed beside them.
+``--batch`` and ``--width`` shrink the workload.
+
+    python benchmarks/recompute.py [--batch 4096] [--width 2048]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+
+MiB = 2 ** 20
+# How the four layers are checkpointed: not at all, each layer a block, one block of all.
+VARIANTS = {"eager tape": None, "recompute_grad per layer": 1,
+            "recompute_grad, one block": 4}
+
+
+def step_peak(variant: str, batch: int, width: int) -> dict[str, float]:
+    """One variant's step peak above the steady allocation, in MiB."""
+    import gradtape as gt
+
+    rng = np.random.default_rng(0)
+    x = gt.constant(rng.standard_normal((batch, width // 2), dtype=np.float32))
+    sizes = [width // 2] + [width] * 4
+    weights = [gt.Variable(rng.standard_normal((m, n), dtype=np.float32) / float(np.sqrt(m)))
+               for m, n in zip(sizes, sizes[1:])]
+
+    def layers(ws):
+        def run(h):
+            for w in ws:
+                h = gt.tanh(h @ w)
+            return h
+        return run
+
+    per_block = VARIANTS[variant] or len(weights)
+    blocks = [layers(weights[i:i + per_block]) for i in range(0, len(weights), per_block)]
+    if VARIANTS[variant]:
+        blocks = [gt.recompute_grad(b) for b in blocks]
+
+    def forward():
+        with gt.GradientTape() as tape:
+            h = x
+            for block in blocks:
+                h = block(h)
+            loss = gt.reduce_sum(h)
+        return tape, loss
+
+    for _ in range(2):  # warm: the backward is built and compiled
+        tape, loss = forward()
+        tape.gradient(loss, weights)
+    del tape, loss
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    tape, loss = forward()
+    held = tracemalloc.get_traced_memory()[0] - base
+    grads = tape.gradient(loss, weights)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    assert all(g.dtype == np.float32 for g in grads)
+    return {"held_mib": held / MiB, "step_peak_mib": peak / MiB, "max_rss_mib": rss}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--width", type=int, default=2048)
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # the child process
+    args = parser.parse_args()
+    if args.variant:
+        print(json.dumps(step_peak(args.variant, args.batch, args.width)))
+        return
+    outputs = args.batch * args.width * 4 * 4 / MiB
+    print(f"4-layer tanh MLP, batch {args.batch}, {args.width // 2} -> {args.width}, "
+          f"float32 ({outputs:.0f} MiB of layer outputs)")
+    results = {}
+    for variant in VARIANTS:
+        child = subprocess.run(
+            [sys.executable, __file__, "--batch", str(args.batch), "--width",
+             str(args.width), "--variant", variant],
+            check=True, capture_output=True, text=True)
+        results[variant] = json.loads(child.stdout.splitlines()[-1])
+        r = results[variant]
+        print(f"  {variant:26s} held after the forward {r['held_mib']:6.0f} MiB   step peak "
+              f"{r['step_peak_mib']:6.0f} MiB   max RSS {r['max_rss_mib']:6.0f} MiB")
+    plain = results["eager tape"]
+    for variant in list(VARIANTS)[1:]:
+        held, peak = (results[variant][k] / plain[k] for k in ("held_mib", "step_peak_mib"))
+        print(f"  {variant} / eager tape: held {held:.2f}, step peak {peak:.2f}")
+
+
+if __name__ == "__main__":
+    main()

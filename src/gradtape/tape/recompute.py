@@ -1,0 +1,119 @@
+"""``recompute_grad`` (TF's ``tf.recompute_grad``): gradient checkpointing.
+
+Under a tape, the block runs with recording paused, so none of its intermediates is
+kept; one ``custom_gradient`` record (``custom_gradient.reissue``) of the block's
+positional arguments and the trainable variables it read re-issues its results. The
+record's ``grad_fn`` runs the block again under an inner tape and differentiates that,
+which is what TF's implementation does.
+
+Two things go beyond TF's: random draws inside the block give the forward's values again
+on recomputation (the block notes where each stream stood before its first draw,
+``ops.random.draw_watchers``, and rewinds it for the recomputation, then puts it back),
+and under nested tapes the outer tape records the recomputation, so second derivatives
+through a block are the un-checkpointed ones (TF raises ``NotImplementedError``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..core import nest
+from ..core.state import state
+from ..core.unconnected import UnconnectedGradients
+from ..ops import random
+from .custom_gradient import _as_input, _VariableWatcher, reissue
+
+__all__ = ["recompute_grad"]
+
+# Where a stream stood before a block's first draw from it, by the generator's id.
+_Draws = dict
+
+
+def _run_unrecorded(f: Callable[..., Any], args: tuple, kwargs: dict
+                    ) -> tuple[Any, _VariableWatcher, _Draws]:
+    """``f(*args, **kwargs)`` with no tape recording: only a watcher sees which
+    variables it reads, and the block's draws are noted."""
+    watcher = _VariableWatcher()
+    draws: _Draws = {}
+    paused = state.recording[:]
+    state.recording[:] = [watcher]
+    random.draw_watchers.append(draws)
+    try:
+        result = f(*args, **kwargs)
+    finally:
+        state.recording[:] = paused
+        random.draw_watchers.remove(draws)
+    return result, watcher, draws
+
+
+@contextlib.contextmanager
+def _replaying(draws: _Draws) -> Iterator[None]:
+    """The block's streams put back where the forward found them, and afterwards where
+    they are now: recomputing moves no stream."""
+    now = [(generator, generator.bit_generator.state) for generator, _ in draws.values()]
+    random.rewind(list(draws.values()))
+    try:
+        yield
+    finally:
+        random.rewind(now)
+
+
+def _call_recomputed(f: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> Any:
+    if not (state.recording or state.accumulators):
+        return f(*args, **kwargs)  # nothing differentiates: nothing to save
+    result, watcher, draws = _run_unrecorded(f, args, kwargs)
+    flat_args = nest.flatten(args)
+    inputs = [_as_input(a, name) for a in flat_args]
+    passed = {id(x) for x in flat_args + nest.flatten(kwargs)}
+    variables = [v for v in watcher.variables.values() if id(v) not in passed]
+
+    def grad_fn(*upstream: Any, variables: list | None = None) -> Any:
+        from .gradient_tape import GradientTape
+
+        watched = inputs + list(variables or [])
+        with _replaying(draws), GradientTape() as tape:
+            tape.watch(watched)
+            recomputed = f(*nest.pack_sequence_as(args, inputs), **kwargs)
+        grads = tape.gradient(nest.flatten(recomputed), watched,
+                              output_gradients=list(upstream),
+                              unconnected_gradients=UnconnectedGradients.ZERO)
+        if variables is None:
+            return grads
+        return grads[:len(inputs)], grads[len(inputs):]
+
+    return reissue(name, grad_fn, inputs, variables, result)
+
+
+class _RecomputeFunction:
+    """The wrapped block; binds like a method when used on one."""
+
+    def __init__(self, f: Callable[..., Any]):
+        self._f = f
+        self._name = getattr(f, "__name__", None) or getattr(f, "name", None) or \
+            type(f).__name__
+        # A layer's __dict__ is its state, not the wrapper's: copy only the names.
+        functools.update_wrapper(self, f, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _call_recomputed(self._f, self._name, args, kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None or not hasattr(self._f, "__get__"):
+            return self
+        return _RecomputeFunction(self._f.__get__(instance, owner))
+
+
+def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
+    """TF's ``tf.recompute_grad``: ``f`` whose forward keeps only its inputs under a tape;
+    the backward runs ``f`` again to differentiate it (gradient checkpointing).
+
+    ``f`` is a function, a method or a Keras layer; its positional arguments (tensors or
+    nests of them) and the trainable variables it reads get gradients, its keyword
+    arguments pass through. Random draws inside ``f`` repeat the forward's values when
+    it is recomputed. Inside ``@gt.function`` a block runs as ``custom_gradient`` does:
+    the function runs its Python eagerly, and the block is still recomputed.
+    """
+    return _RecomputeFunction(f)
