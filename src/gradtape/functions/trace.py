@@ -293,9 +293,8 @@ class Tracer:
             raise Untraceable(
                 f"@gt.function {self.name!r} calls {prim.name!r}, which runs Python code at "
                 f"every call (a custom_gradient or recompute_grad function) at "
-                f"{_location_text(user_location())}: it "
-                "cannot be traced, so the function runs its Python code eagerly on every "
-                "call."
+                f"{_location_text(user_location())}: it cannot be traced, so the function "
+                "runs its Python code eagerly on every call."
             )
         ins = []
         for a, v in zip(args, values):
