@@ -202,3 +202,37 @@ def test_the_natural_form_builds_the_canonical_dask_graph():
         natural, canonical = tasks(natural_loss, traced), tasks(canonical_loss, traced)
         # The natural form's eager forward slices w's reshaped product: one task fewer.
         assert natural <= canonical
+
+
+A3 = RNG.standard_normal((2, 9, 4))  # a batch of matrices
+
+
+@pytest.mark.parametrize("form, numpy_form", [
+    (lambda w: gt.matmul(X, gt.expand_dims(w, 1))[:, 0], lambda w: X @ w),
+    (lambda w: gt.matmul(A3, w[:, None])[..., 0], lambda w: A3 @ w),
+    (lambda w: gt.squeeze(gt.matmul(X, gt.reshape(w, (-1, 1))), -1), lambda w: X @ w),
+    (lambda w: gt.matmul(gt.expand_dims(w, 0), X.T)[0], lambda w: w @ X.T),
+    (lambda w: gt.matmul(w[None], gt.constant(X), transpose_b=True)[0, :],
+     lambda w: w @ X.T),
+    (lambda w: gt.matmul(X, gt.expand_dims(w, 1), transpose_a=False)[:, -1], lambda w: X @ w),
+])
+def test_every_rewritten_form_has_the_right_gradient(form, numpy_form):
+    """Each form's gradient (eagerly and under @gt.function) against central
+    differences of the same product in float64."""
+    weights = np.linspace(-1.0, 1.0, numpy_form(W).size).reshape(numpy_form(W).shape)
+
+    def loss_numpy(w):
+        return np.sum(weights * np.tanh(numpy_form(w)))
+
+    w = gt.Variable(W)
+
+    def grad():
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_sum(weights * gt.tanh(form(w)))
+        return tape.gradient(loss, w)
+
+    expected = finite_differences(loss_numpy, W)
+    np.testing.assert_allclose(grad().numpy(), expected, rtol=1e-7, atol=1e-10)
+    traced = gt.function(grad)
+    for _ in range(2):
+        np.testing.assert_allclose(traced().numpy(), expected, rtol=1e-7, atol=1e-10)
