@@ -236,3 +236,13 @@ def test_every_rewritten_form_has_the_right_gradient(form, numpy_form):
     traced = gt.function(grad)
     for _ in range(2):
         np.testing.assert_allclose(traced().numpy(), expected, rtol=1e-7, atol=1e-10)
+
+
+def test_a_function_called_under_a_tape_differentiates_the_canonical_form():
+    """The backward of a @gt.function's call (build.differentiate) too, every call."""
+    u = gt.Variable(np.array([-800.0, 0.0, 800.0]))
+    f = gt.function(lambda u: gt.math.log1p(gt.exp(u)))
+    for _ in range(3):  # interpreted, then compiled
+        with gt.GradientTape() as tape, np.errstate(over="ignore"):
+            y = f(u)
+        np.testing.assert_array_equal(tape.gradient(y, u).numpy(), [0.0, 0.5, 1.0])
