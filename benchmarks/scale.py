@@ -57,6 +57,15 @@ def gradtape_gradient(X, y, w: gt.Variable):
     return tape.gradient(loss, w)
 
 
+def natural_gradient(X, y, w: gt.Variable):
+    """The same gradient with the loss as users write it: a matmul with a column and
+    ``log1p(exp(z))``. The passes differentiate it as ``matvec`` and ``softplus``."""
+    with gt.GradientTape() as tape:
+        z = gt.matmul(X, gt.expand_dims(w, 1))[:, 0]
+        loss = gt.reduce_sum(gt.math.log1p(gt.exp(z)) - y * z)
+    return tape.gradient(loss, w)
+
+
 def hand_written_dask_gradient(X, y, w: np.ndarray):
     """Dask-GLM's hand-written gradient of the same loss (``families.Logistic``)."""
     import dask.array as da
@@ -137,6 +146,8 @@ class Rows:
 
 GRADTAPE = "gradtape (tape)"
 FUNCTION = "gradtape (@gt.function)"
+NATURAL = "gradtape (tape), matmul with a column and log1p(exp)"
+NATURAL_FUNCTION = "gradtape (@gt.function), matmul with a column and log1p(exp)"
 HAND_DASK = "hand-written Dask (Dask-GLM)"
 HAND_NUMPY = "hand-written NumPy"
 HAND_NUMPY_BOTH = "hand-written NumPy, loss and gradient"
@@ -148,9 +159,12 @@ def dask_implementations(X, y, cols: int) -> dict[str, Callable[[], np.ndarray]]
     w = gt.Variable(w_np)
     Xt, yt = gt.constant(X), gt.constant(y)
     traced = gt.function(lambda X, y: gradtape_gradient(X, y, w))
+    traced_natural = gt.function(lambda X, y: natural_gradient(X, y, w))
     return {
         GRADTAPE: lambda: gradtape_gradient(Xt, yt, w).numpy(),
         FUNCTION: lambda: traced(Xt, yt).numpy(),
+        NATURAL: lambda: natural_gradient(Xt, yt, w).numpy(),
+        NATURAL_FUNCTION: lambda: traced_natural(Xt, yt).numpy(),
         HAND_DASK: lambda: hand_written_dask_gradient(X, y, w_np).compute(),
     }
 
@@ -282,11 +296,12 @@ def main(argv: list[str] | None = None) -> str:
 
     cluster_rows = on_cluster(args)
     parts = [cluster_rows.table()]
-    ratio = cluster_rows.times[GRADTAPE] / cluster_rows.times[HAND_DASK]
-    function_ratio = cluster_rows.times[FUNCTION] / cluster_rows.times[HAND_DASK]
-    met = "met" if max(ratio, function_ratio) <= TARGET else "**not met**"
-    parts.append(f"Target gradtape ÷ hand-written Dask ≤ {TARGET}×: {ratio:.2f}× (tape), "
-                 f"{function_ratio:.2f}× (`@gt.function`): {met}.\n")
+    hand = cluster_rows.times[HAND_DASK]
+    ratios = {name: cluster_rows.times[name] / hand
+              for name in (GRADTAPE, FUNCTION, NATURAL, NATURAL_FUNCTION)}
+    met = "met" if max(ratios.values()) <= TARGET else "**not met**"
+    listed = ", ".join(f"{r:.2f}× ({name})" for name, r in ratios.items())
+    parts.append(f"Target gradtape ÷ hand-written Dask ≤ {TARGET}×: {listed}: {met}.\n")
     if not args.skip_numpy:
         parts.append(in_memory(args).table())
     if args.out_of_core_gb > 0:

@@ -168,3 +168,68 @@ def test_the_cold_build_benchmark_times_this_checkout():
     cold_build = _load("cold_build")
     milliseconds = cold_build.cold_build_ms(str(BENCHMARKS.parent / "src"))
     assert 0.0 < milliseconds < 10_000.0  # a time per call was measured and printed
+
+
+def test_pinn_benchmark_derivatives_match_finite_differences():
+    """benchmarks/pinn.py's nested tapes inside @gt.function: u_x, u_t and u_xx of a
+    Keras MLP, and the loss gradient of a kernel, against central differences (float64)."""
+    import gradtape as gt
+
+    pinn = _load("pinn")
+    gt.keras.utils.set_random_seed(1)
+    model = gt.keras.Sequential([gt.keras.Input((2,), dtype="float64")] + [
+        gt.keras.layers.Dense(8, activation="tanh", dtype="float64") for _ in range(2)] + [
+        gt.keras.layers.Dense(1, dtype="float64")])
+    rng = np.random.default_rng(3)
+    x0, t0 = rng.uniform(-1, 1, (5, 1)), rng.uniform(0, 1, (5, 1))
+
+    @gt.function
+    def derivatives(x, t):
+        with gt.GradientTape() as tape:
+            with gt.GradientTape() as second:
+                second.watch(x)
+                with gt.GradientTape(persistent=True) as first:
+                    first.watch([x, t])
+                    u = model(gt.concat([x, t], axis=1))
+                u_x, u_t = first.gradient(u, x), first.gradient(u, t)
+            u_xx = second.gradient(u_x, x)
+            loss = gt.reduce_mean(gt.square(u_t + u * u_x - pinn.NU * u_xx))
+        return u_x, u_t, u_xx, tape.gradient(loss, model.trainable_variables[0])
+
+    def u(x, t):
+        return model(gt.constant(np.concatenate([x, t], axis=1))).numpy()
+
+    h = 1e-4
+    u_x_fd = (u(x0 + h, t0) - u(x0 - h, t0)) / (2 * h)
+    u_t_fd = (u(x0, t0 + h) - u(x0, t0 - h)) / (2 * h)
+    u_xx_fd = (u(x0 + h, t0) - 2 * u(x0, t0) + u(x0 - h, t0)) / h**2
+    for _ in range(3):  # traced, then compiled
+        u_x, u_t, u_xx, d_kernel = derivatives(gt.constant(x0), gt.constant(t0))
+        np.testing.assert_allclose(u_x.numpy(), u_x_fd, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(u_t.numpy(), u_t_fd, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(u_xx.numpy(), u_xx_fd, rtol=1e-4, atol=1e-6)
+
+    kernel = model.trainable_variables[0]
+    k0 = kernel.numpy().copy()
+
+    def loss_at(k):
+        kernel.assign(k)
+        u_x, u_t, u_xx, _ = derivatives(gt.constant(x0), gt.constant(t0))
+        residual = u_t.numpy() + u(x0, t0) * u_x.numpy() - pinn.NU * u_xx.numpy()
+        return np.mean(residual**2)
+
+    step = np.zeros_like(k0)
+    step[1, 3] = 1e-6
+    expected = (loss_at(k0 + step) - loss_at(k0 - step)) / 2e-6
+    kernel.assign(k0)
+    np.testing.assert_allclose(d_kernel.numpy()[1, 3], expected, rtol=1e-5)
+
+
+def test_pinn_benchmark_steps_train_quick():
+    import gradtape as gt
+
+    pinn = _load("pinn")
+    x, t = pinn.collocation(64)
+    step, _ = pinn.make_step(gt)
+    losses = [float(step(gt.constant(x), gt.constant(t))) for _ in range(30)]
+    assert np.isfinite(losses).all() and losses[-1] < losses[0]

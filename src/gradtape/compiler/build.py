@@ -38,6 +38,7 @@ from ..core.tensor import Tensor
 from ..ir.lower import PRIM, SEED, Feed, Trace, gatherer
 from ..ir.nodes import Aval, Literal, Program, Var
 from ..passes import pipeline
+from ..passes.canonical import canonicalize
 from ..passes.control_flow import has_control_flow
 from .cache import backward_cache
 from .runner import CompiledRunner
@@ -70,6 +71,13 @@ def run_passes(program: Program, what: str = "a backward program",
     ``program`` itself, with a warning naming ``what``, if a pass fails."""
     optimized = _passes_or_none(pipeline.optimize, program, what, stacklevel)
     return program if optimized is None else optimized
+
+
+def canonical_forward(forward: Program, stacklevel: int = 5) -> Program:
+    """The forward to differentiate: ``forward`` in canonical forms (``matvec`` for a
+    product with a column, ``softplus`` for ``log1p(exp)``), its vars kept."""
+    canonical = _passes_or_none(canonicalize, forward, "a forward program", stacklevel)
+    return forward if canonical is None else canonical
 
 
 def run_passes_selecting_residuals(program: Program, what: str = "a backward program",
@@ -193,7 +201,7 @@ def lower_and_differentiate(trace: Trace, output_grads: Sequence[Any],
     seeds = []
     for out, given in zip(forward.outputs, output_grads):
         seeds.append(None if out is None else seed_for(out.aval, given, out.name))
-    program, _ = vjp_program(forward, wrt, seeds)
+    program, _ = vjp_program(canonical_forward(forward), wrt, seeds)
     origin = {v: trace.origins[s] for s, v in enumerate(slot_vars)}
     seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
     feeds = [origin[v] if v in origin else Feed(SEED, seed_index[v]) for v in program.inputs]
@@ -277,5 +285,5 @@ def differentiate(forward: Program, wrt: Sequence[Var], seeds: Sequence[Var | No
                   ) -> Program:
     """Reverse mode of ``forward`` by ``wrt`` for ``seeds``, then the passes and residual
     selection: the backward, whose inputs are the forward values and seeds it reads."""
-    backward, _ = vjp_program(forward, list(wrt), list(seeds))
+    backward, _ = vjp_program(canonical_forward(forward), list(wrt), list(seeds))
     return run_passes_selecting_residuals(backward)[0]
