@@ -9,6 +9,7 @@ control flow, as eagerly.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
 from ..ops.registry import _hand_to_observers as hand_to_observers
+from .tensor_array import TensorArray
+from .tensor_array_buffer import BufferTensorArray, buffer_of
 
 __all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
 
@@ -63,6 +66,9 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
 def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
     out = []
     for leaf in leaves:
+        if isinstance(leaf, BufferTensorArray):  # a loop-carried TensorArray: its buffer
+            out.append(leaf._buffer)
+            continue
         if leaf is None or not isinstance(leaf, (Tensor, bool, int, float, complex,
                                                  np.ndarray, np.generic)):
             raise NotCompilable  # a TensorArray, None, an object: Python control flow
@@ -90,9 +96,16 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                       like_loop_vars: Callable[..., Any],
                       same_structure: Callable[..., Any]) -> Any:
     """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
-    flat = _leaves_as_tensors(nest.flatten(state_))
+    leaves = nest.flatten(state_)
+    arrays = {k: leaf for k, leaf in enumerate(leaves) if isinstance(leaf, TensorArray)}
+    if arrays:
+        _infer_element_shapes(arrays, cond, body, leaves, state_, single)
+        leaves = [buffer_of(leaf) if k in arrays else leaf for k, leaf in enumerate(leaves)]
+    flat = _leaves_as_tensors(leaves)
 
     def args_of(tensors: list) -> tuple:
+        tensors = [BufferTensorArray(arrays[k], t) if k in arrays else t
+                   for k, t in enumerate(tensors)]
         packed = nest.pack_sequence_as(state_, tensors)
         return (packed,) if single else tuple(packed)
 
@@ -109,7 +122,10 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
     def call_body(fn: Callable[..., Any], tensors: list) -> list:
         new = like_loop_vars(fn(*args_of(tensors)), state_, single)
         same_structure(state_, new, "body's result", "loop_vars")
-        new_flat = _leaves_as_tensors(nest.flatten(new))
+        new_leaves = nest.flatten(new)
+        for k, a in arrays.items():
+            _check_same_array(k, a, new_leaves[k])
+        new_flat = _leaves_as_tensors(new_leaves)
         _check_carry(tensors, new_flat, relaxed)
         return new_flat
 
@@ -127,7 +143,50 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                   n_inv=len(outer), reverse=False, length=0)
     operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
     results = _run_and_record(loop_p, operands, params, set_length=True)
-    return nest.pack_sequence_as(state_, results[:n_carry])
+    final = [BufferTensorArray(arrays[k], r) if k in arrays else r
+             for k, r in enumerate(results[:n_carry])]
+    return nest.pack_sequence_as(state_, final)
+
+
+def _check_same_array(k: int, before: TensorArray, after: Any) -> None:
+    """TF's check that the body returns a loop-carried TensorArray as one."""
+    if not isinstance(after, TensorArray) or after.dtype != before.dtype:
+        got = f"a {after.dtype.name} TensorArray" if isinstance(after, TensorArray) else \
+            type(after).__name__
+        raise TypeError(f"Loop variable {k} enters the loop as a {before.dtype.name} "
+                        f"TensorArray and the body returns {got}: return the array that "
+                        "ta.write(...) gives.")
+    if not isinstance(after, BufferTensorArray):
+        raise NotCompilable  # a new array made in the body: Python's loop
+
+
+def _infer_element_shapes(arrays: dict, cond: Callable[..., Any], body: Callable[..., Any],
+                          leaves: list, state_: Any, single: bool) -> None:
+    """The element shape of each TensorArray that has none yet (TF infers it from the
+    first write): the body traced once on copies, whose first write sets it."""
+    unknown = {k: a for k, a in arrays.items() if a._element_shape is None
+               or None in a._element_shape}
+    if not unknown or any(a._dynamic_size for a in unknown.values()):
+        return  # buffer_of decides: a dynamic-size array runs Python's loop
+    copies = {k: copy.copy(a) for k, a in unknown.items()}
+    for c in copies.values():
+        c._elements, c._read_indices = list(c._elements), set(c._read_indices)
+    tensors = [leaf for k, leaf in enumerate(leaves) if k not in arrays]
+
+    def probe(fn: Callable[..., Any], placeholders: list) -> list:
+        it = iter(placeholders)
+        args = [copies.get(k, arrays.get(k)) if k in arrays else next(it)
+                for k in range(len(leaves))]
+        packed = nest.pack_sequence_as(state_, args)
+        fn(*((packed,) if single else tuple(packed)))
+        raise NotCompilable  # nothing of the probe stays in the trace
+
+    try:
+        trace_in_scope(body, _leaves_as_tensors(tensors), probe)
+    except NotCompilable:
+        pass
+    for k, c in copies.items():
+        arrays[k]._element_shape = c._element_shape
 
 
 def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],

@@ -216,6 +216,8 @@ class TensorArray:
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """The element at ``index`` (the tensor written there: gradients flow to it)."""
         del name
+        if isinstance(index, Tensor) and state.tracer is not None and self._elements:
+            return self._read_traced(index)
         index = _as_index(index, "read")
         if self._clear_after_read:  # the read changes the array
             self._check_changeable("read")
@@ -231,6 +233,14 @@ class TensorArray:
             self._elements[index] = None
             self._read_indices.add(index)
         return tensor
+
+    def _read_traced(self, index: Tensor) -> Tensor:
+        """A read at an index of each call inside ``@gt.function`` (a loop body's
+        counter): a row of the stacked elements, not a guard on the index. The array is
+        not cleared: which element was read is known only at run time."""
+        from ..ops import stack
+
+        return stack(self._all())[index]
 
     def _check_in_range(self, index: int, doing: str) -> None:
         if index < 0:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, OutOfRangeError
 from ..core.tensor import Tensor
 from ..ir.nodes import Aval
 from . import index as _index
@@ -312,3 +312,45 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
 
 
 __all__ += ["split", "array_split", "hsplit", "vsplit"]
+
+
+# --- one row written: a TensorArray's buffer inside a compiled loop --------------------
+
+def _row_write_impl(buffer, index, value):
+    i = int(index)
+    if not 0 <= i < len(buffer):
+        raise OutOfRangeError(f"Tried to write to index {i} but array size is: "
+                              f"{len(buffer)}. Create the TensorArray with a larger size.")
+    out = buffer.copy()  # the loop carries buffers as values: the old one stays intact
+    out[i] = value
+    return out
+
+
+def _row_write_vjp(g, y, buffer, index, value):
+    from .elementwise import zeros_like
+
+    # The overwritten row's cotangent goes to the value; the buffer keeps the rest.
+    return bind(row_write_p, g, index, zeros_like(value)), None, _index.getitem(g, index)
+
+
+def _row_write_jvp(ts, y, buffer, index, value):
+    from .elementwise import zeros_like
+
+    t_buffer, _, t_value = ts
+    if t_buffer is None and t_value is None:
+        return None
+    t_buffer = zeros_like(buffer) if t_buffer is None else t_buffer
+    t_value = zeros_like(value) if t_value is None else t_value
+    return bind(row_write_p, t_buffer, index, t_value)
+
+
+row_write_p = Primitive(
+    "row_write", _row_write_impl, vjp=_row_write_vjp, jvp=_row_write_jvp,
+    shape_rule=lambda buffer, index, value: Aval(tuple(buffer.shape), buffer.dtype),
+)
+
+
+def row_write(buffer: Any, index: Any, value: Any) -> Tensor:
+    """``buffer`` with row ``index`` replaced by ``value`` (a ``TensorArray.write``
+    inside a compiled loop); an index out of range raises ``OutOfRangeError``."""
+    return bind(row_write_p, operand(buffer), operand(index), operand(value))
