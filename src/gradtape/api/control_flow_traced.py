@@ -193,14 +193,20 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
                   same_structure: Callable[..., Any]) -> Any:
     """``branch_fns[index]()`` as one ``switch`` equation (an index out of range runs the
     last function): the chosen branch's results, in its structure."""
-    structures: list = []
+    found: dict[int, tuple] = {}
 
     def call_branch(fn: Callable[[], Any], tensors: list) -> list:
         returned = fn()
-        structures.append(returned)
+        found[len(found)] = returned
         return _leaves_as_tensors(nest.flatten(returned))
 
-    traced = [trace_in_scope(fn, [], call_branch) for fn in branch_fns]
+    # TF traces a cond's true_fn first (its Python side effects come in that order).
+    order = [1, 0] if len(branch_fns) == 2 and getattr(index, "dtype", None) == np.bool_ \
+        else list(range(len(branch_fns)))
+    by_position = {k: trace_in_scope(branch_fns[k], [], call_branch) for k in order}
+    traced = [by_position[k] for k in range(len(branch_fns))]
+    returned_by = dict(zip(order, (found[k] for k in range(len(order)))))
+    structures = [returned_by[k] for k in range(len(branch_fns))]
     first = traced[0].returned
     for k, t in enumerate(traced[1:], 1):
         same_structure(structures[0], structures[k], f"branch {k}'s result",

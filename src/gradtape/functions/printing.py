@@ -10,6 +10,7 @@ they are never removed as dead code, and no op is recorded, so gradients are unc
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -17,8 +18,11 @@ import numpy as np
 
 from ..core.state import state
 from ..core.tensor import Tensor
+from ..ir.nodes import Aval
+from ..ops.registry import Primitive, bind
+from .subtrace import in_scope, note_loop_print
 
-__all__ = ["tf_print", "format_value", "PrintRecord"]
+__all__ = ["tf_print", "format_value", "PrintRecord", "FlushRecord", "print_p"]
 
 
 class _Stderr:
@@ -48,6 +52,9 @@ def tf_print(*inputs: Any, output_stream: TextIO | Any = _STDERR, sep: str = " "
     summarize = _check_summarize(summarize)
     record = PrintRecord(output_stream, sep, end, summarize)
     tracer = state.tracer
+    if in_scope(tracer):  # a loop body or branch: an op that prints when it runs
+        _print_op(record, inputs)
+        return
     for value in inputs:
         if tracer is not None and isinstance(value, Tensor):
             record.add_value(tracer.printed_value(value))
@@ -97,6 +104,63 @@ class PrintRecord:
                   for kind, v in self.parts]
         stream = sys.stderr if self.stream is _STDERR else self.stream
         stream.write(self.sep.join(pieces) + self.end)
+
+
+# --- gt.print inside a loop body or a branch: the print op -----------------------------
+#
+# There the values differ per iteration, so the print is an op of the sub-program that
+# formats its line when it runs. The line waits in a per-thread list until the call
+# finishes, where a ``FlushRecord`` (in the trace's prints, at the loop's place among the
+# other gt.print calls) writes the waiting lines: everything prints in program order.
+
+_waiting = threading.local()
+
+
+def _waiting_lines() -> list:
+    lines = getattr(_waiting, "lines", None)
+    if lines is None:
+        lines = _waiting.lines = []
+    return lines
+
+
+def _print_impl(*values: Any, record: PrintRecord) -> np.ndarray:
+    if state.tracer is None:  # the trace's own run of the loop prints nothing
+        _waiting_lines().append((record, values))
+    return np.asarray(True)
+
+
+print_p = Primitive(
+    "print", _print_impl, shape_rule=lambda *values, record: Aval((), np.dtype(bool)),
+    pure=False, effect=True, kind_neutral=True,
+)
+
+
+def _print_op(record: PrintRecord, inputs: Sequence[Any]) -> None:
+    values = []
+    for value in inputs:
+        if isinstance(value, Tensor):
+            record.indices.append(len(values))
+            record.parts.append(("value", None))
+            values.append(value)
+        else:
+            record.add_text(_text(value, record.summarize))
+    bind(print_p, *values, record=record)
+    note_loop_print()
+
+
+class FlushRecord:
+    """In a trace's prints where a loop or branch with prints ran: writes the lines its
+    print ops left during this call, in the order they ran."""
+
+    def values(self) -> list[Any]:
+        return []
+
+    def emit(self, outs: Sequence[Any]) -> None:
+        del outs
+        lines = _waiting_lines()
+        for record, values in lines:
+            record.emit(values)
+        lines.clear()
 
 
 def _text(value: Any, summarize: int) -> str:
