@@ -181,7 +181,7 @@ def test_write_of_another_dtype_raises_tf_error_inside_the_loop():
         wrong(gt.constant([1.0], gt.float64))
 
 
-def test_dynamic_size_array_keeps_the_python_loop_and_its_values():
+def test_dynamic_size_array_grows_its_buffer_and_its_size_is_never_stale():
     @gt.function
     def squares(n):
         ta = gt.TensorArray(gt.float64, size=0, dynamic_size=True)
@@ -189,5 +189,31 @@ def test_dynamic_size_array_keeps_the_python_loop_and_its_values():
             ta = ta.write(i, gt.cast(i * i, gt.float64))
         return ta.stack()
 
-    np.testing.assert_array_equal(squares(gt.constant(4)).numpy(), [0, 1, 4, 9])
-    np.testing.assert_array_equal(squares(gt.constant(2)).numpy(), [0, 1])
+    for n in [4, 4, 40, 2, 4]:  # 40 rows: the buffer doubles past its 16 spare rows
+        np.testing.assert_array_equal(squares(gt.constant(n)).numpy(),
+                                      np.arange(n) ** 2.0)
+    # The size is the result's shape: one trace per size, as for an input shape.
+    assert squares.experimental_get_tracing_count() == 3
+    assert {"loop", "row_write"} <= _prims(squares, gt.constant(4))
+
+
+def test_dynamic_size_gradient_matches_finite_differences():
+    def powers(x, n):
+        ta = gt.TensorArray(gt.float64, size=1, dynamic_size=True).write(0, x)
+        p = x
+        for i in gt.range(1, n):
+            p = p * x
+            ta = ta.write(i, gt.sin(p))
+        return gt.reduce_sum(ta.stack() * gt.constant([1.0, 2.0, 3.0, 4.0]))
+
+    f = gt.function(powers)
+    x, n = gt.constant(0.8, gt.float64), gt.constant(4)
+    for _ in range(2):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, n)
+        g = tape.gradient(y, x)
+    want = _fd(lambda v: powers(gt.constant(v), n).numpy(), 0.8)
+    assert y.numpy() == pytest.approx(powers(x, n).numpy(), rel=1e-12)
+    assert g.numpy() == pytest.approx(want, rel=1e-7)
+    assert "row_write" in _prims(f, x, n)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..ad.control_flow import with_residuals
 from ..core import nest
+from ..core.state import state
 from ..core.tensor import Tensor, convert_to_tensor, wrap
 from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_values, trace_in_scope
 from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
@@ -24,7 +25,7 @@ from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
 from ..ops.registry import _hand_to_observers as hand_to_observers
 from .tensor_array import TensorArray
-from .tensor_array_buffer import BufferTensorArray, buffer_of
+from .tensor_array_buffer import BufferTensorArray, buffer_of, used_rows
 
 __all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
 
@@ -98,19 +99,49 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
     """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
     leaves = nest.flatten(state_)
     arrays = {k: leaf for k, leaf in enumerate(leaves) if isinstance(leaf, TensorArray)}
+    dynamic = [k for k, a in arrays.items() if a._dynamic_size]
     if arrays:
         _infer_element_shapes(arrays, cond, body, leaves, state_, single)
-        leaves = [buffer_of(leaf) if k in arrays else leaf for k, leaf in enumerate(leaves)]
-    flat = _leaves_as_tensors(leaves)
+    loop = _WhileLoop(cond, body, state_, single, relaxed, maximum_iterations,
+                      like_loop_vars, same_structure, leaves, arrays, dynamic)
+    capacity = {k: max(used_rows(arrays[k]), 16) for k in dynamic}
+    if dynamic:  # the rows this call writes, to preallocate them (a guard, below)
+        used = loop.rows_used(capacity)
+        capacity = {k: max(used_rows(arrays[k]), used[k], 1) for k in dynamic}
+    results = _run_and_record(loop_p, *loop.build(capacity), set_length=True)
+    n_leaves = len(leaves)
+    final = []
+    for k, r in enumerate(results[:n_leaves]):
+        if k in dynamic:  # its size is a value of the trace: later calls check it
+            r = r[:int(results[n_leaves + dynamic.index(k)])]
+        final.append(BufferTensorArray(arrays[k], r) if k in arrays else r)
+    return nest.pack_sequence_as(state_, final)
 
-    def args_of(tensors: list) -> tuple:
-        tensors = [BufferTensorArray(arrays[k], t) if k in arrays else t
-                   for k, t in enumerate(tensors)]
-        packed = nest.pack_sequence_as(state_, tensors)
-        return (packed,) if single else tuple(packed)
 
-    def call_cond(fn: Callable[..., Any], tensors: list) -> list:
-        pred = fn(*args_of(tensors))
+class _WhileLoop:
+    """One ``while_loop`` call traced into a ``loop`` equation, for given buffer
+    capacities of its ``dynamic_size`` TensorArrays (each carries its used-row count
+    after the loop variables)."""
+
+    def __init__(self, cond: Callable[..., Any], body: Callable[..., Any], state_: Any,
+                 single: bool, relaxed: bool, maximum_iterations: Any,
+                 like_loop_vars: Callable[..., Any], same_structure: Callable[..., Any],
+                 leaves: list, arrays: dict, dynamic: list):
+        self.cond, self.body, self.state, self.single = cond, body, state_, single
+        self.relaxed, self.maximum_iterations = relaxed, maximum_iterations
+        self.like_loop_vars, self.same_structure = like_loop_vars, same_structure
+        self.leaves, self.arrays, self.dynamic = leaves, arrays, dynamic
+
+    def _args_of(self, tensors: list) -> tuple:
+        n = len(self.leaves)
+        used = dict(zip(self.dynamic, tensors[n:]))
+        packed = [BufferTensorArray(self.arrays[k], t, used.get(k)) if k in self.arrays
+                  else t for k, t in enumerate(tensors[:n])]
+        packed = nest.pack_sequence_as(self.state, packed)
+        return (packed,) if self.single else tuple(packed)
+
+    def _call_cond(self, fn: Callable[..., Any], tensors: list) -> list:
+        pred = fn(*self._args_of(tensors))
         if not isinstance(pred, Tensor):
             raise NotCompilable  # a Python bool: Python decides
         if pred.dtype != np.bool_ or pred.ndim != 0:
@@ -119,33 +150,54 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                             "first (x > 0).")
         return [pred]
 
-    def call_body(fn: Callable[..., Any], tensors: list) -> list:
-        new = like_loop_vars(fn(*args_of(tensors)), state_, single)
-        same_structure(state_, new, "body's result", "loop_vars")
+    def _call_body(self, fn: Callable[..., Any], tensors: list) -> list:
+        new = self.like_loop_vars(fn(*self._args_of(tensors)), self.state, self.single)
+        self.same_structure(self.state, new, "body's result", "loop_vars")
         new_leaves = nest.flatten(new)
-        for k, a in arrays.items():
+        for k, a in self.arrays.items():
             _check_same_array(k, a, new_leaves[k])
         new_flat = _leaves_as_tensors(new_leaves)
-        _check_carry(tensors, new_flat, relaxed)
+        new_flat += [new_leaves[k]._used for k in self.dynamic]
+        if any(tuple(new_flat[k].shape) != tuple(tensors[k].shape) for k in self.dynamic):
+            raise NotCompilable  # its first iteration outgrew the buffer: Python's loop
+        _check_carry(tensors, new_flat, self.relaxed)
         return new_flat
 
-    traced_cond = trace_in_scope(cond, flat, call_cond)
-    traced_body = trace_in_scope(body, flat, call_body)
-    outer = outer_values([traced_cond, traced_body])
-    n_carry = len(flat)
-    body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
-    # A tensor even when unbounded: a raw operand would make the tapes copy them all.
-    limit: Any = convert_to_tensor(np.int64(-1))
-    if maximum_iterations is not None:  # a bound of each call (negative: no iteration)
-        limit = _ew.maximum(_ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE),
-                            np.int64(0))
-    params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
-                  n_inv=len(outer), reverse=False, length=0)
-    operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
-    results = _run_and_record(loop_p, operands, params, set_length=True)
-    final = [BufferTensorArray(arrays[k], r) if k in arrays else r
-             for k, r in enumerate(results[:n_carry])]
-    return nest.pack_sequence_as(state_, final)
+    def build(self, capacity: dict) -> tuple[list, dict]:
+        """The loop's operands and params."""
+        leaves = [buffer_of(leaf, capacity.get(k, 0)) if k in self.arrays else leaf
+                  for k, leaf in enumerate(self.leaves)]
+        flat = _leaves_as_tensors(leaves)
+        flat += [convert_to_tensor(np.int64(used_rows(self.arrays[k])))
+                 for k in self.dynamic]
+        traced_cond = trace_in_scope(self.cond, flat, self._call_cond)
+        traced_body = trace_in_scope(self.body, flat, self._call_body)
+        outer = outer_values([traced_cond, traced_body])
+        n_carry = len(flat)
+        body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
+        # A tensor even when unbounded: a raw operand would make the tapes copy them all.
+        limit: Any = convert_to_tensor(np.int64(-1))
+        if self.maximum_iterations is not None:  # each call's bound (negative: none)
+            limit = _ew.maximum(_ew.cast(convert_to_tensor(self.maximum_iterations),
+                                         COUNT_DTYPE), np.int64(0))
+        params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
+                      n_inv=len(outer), reverse=False, length=0)
+        operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
+        return operands, params
+
+    def rows_used(self, capacity: dict) -> dict:
+        """The rows each dynamic-size array uses after this call's loop: the loop run
+        once now, unrecorded, on buffers that grow (random streams put back after)."""
+        tracer = state.tracer
+        streams = {key: entry[0].bit_generator.state for key, entry in tracer.streams.items()}
+        operands, params = self.build(capacity)
+        values = [a._value if isinstance(a, Tensor) else a for a in operands]
+        arrays = _run_loop_compiled(values, params)
+        for key, entry in tracer.streams.items():
+            if key in streams:
+                entry[0].bit_generator.state = streams[key]
+        n = len(self.leaves)
+        return {k: int(arrays[n + j]) for j, k in enumerate(self.dynamic)}
 
 
 def _check_same_array(k: int, before: TensorArray, after: Any) -> None:
@@ -166,8 +218,8 @@ def _infer_element_shapes(arrays: dict, cond: Callable[..., Any], body: Callable
     first write): the body traced once on copies, whose first write sets it."""
     unknown = {k: a for k, a in arrays.items() if a._element_shape is None
                or None in a._element_shape}
-    if not unknown or any(a._dynamic_size for a in unknown.values()):
-        return  # buffer_of decides: a dynamic-size array runs Python's loop
+    if not unknown:
+        return
     copies = {k: copy.copy(a) for k, a in unknown.items()}
     for c in copies.values():
         c._elements, c._read_indices = list(c._elements), set(c._read_indices)

@@ -316,24 +316,35 @@ __all__ += ["split", "array_split", "hsplit", "vsplit"]
 
 # --- one row written: a TensorArray's buffer inside a compiled loop --------------------
 
-def _row_write_impl(buffer, index, value):
+def _row_write_impl(buffer, index, value, grow=False):
     i = int(index)
-    if not 0 <= i < len(buffer):
+    if i < 0 or (i >= len(buffer) and not grow):
         raise OutOfRangeError(f"Tried to write to index {i} but array size is: "
-                              f"{len(buffer)}. Create the TensorArray with a larger size.")
-    out = buffer.copy()  # the loop carries buffers as values: the old one stays intact
-    out[i] = value
-    return out
+                              f"{len(buffer)}. Create the TensorArray with a larger size "
+                              "(or dynamic_size=True).")
+    if i >= len(buffer):  # dynamic_size: twice the rows until the index fits
+        capacity = max(len(buffer), 1)
+        while capacity <= i:
+            capacity *= 2
+        grown = np.zeros((capacity,) + buffer.shape[1:], buffer.dtype)
+        grown[:len(buffer)] = buffer
+        buffer = grown
+    else:
+        buffer = buffer.copy()  # the loop carries buffers as values: the old one stays
+    buffer[i] = value
+    return buffer
 
 
-def _row_write_vjp(g, y, buffer, index, value):
+def _row_write_vjp(g, y, buffer, index, value, grow=False):
     from .elementwise import zeros_like
 
-    # The overwritten row's cotangent goes to the value; the buffer keeps the rest.
-    return bind(row_write_p, g, index, zeros_like(value)), None, _index.getitem(g, index)
+    # The overwritten row's cotangent goes to the value; the buffer keeps the rest. (A
+    # grown buffer never reaches a gradient: its trace's guard on the size fails first.)
+    return (bind(row_write_p, g, index, zeros_like(value), grow=grow), None,
+            _index.getitem(g, index))
 
 
-def _row_write_jvp(ts, y, buffer, index, value):
+def _row_write_jvp(ts, y, buffer, index, value, grow=False):
     from .elementwise import zeros_like
 
     t_buffer, _, t_value = ts
@@ -341,16 +352,18 @@ def _row_write_jvp(ts, y, buffer, index, value):
         return None
     t_buffer = zeros_like(buffer) if t_buffer is None else t_buffer
     t_value = zeros_like(value) if t_value is None else t_value
-    return bind(row_write_p, t_buffer, index, t_value)
+    return bind(row_write_p, t_buffer, index, t_value, grow=grow)
 
 
 row_write_p = Primitive(
     "row_write", _row_write_impl, vjp=_row_write_vjp, jvp=_row_write_jvp,
-    shape_rule=lambda buffer, index, value: Aval(tuple(buffer.shape), buffer.dtype),
+    shape_rule=lambda buffer, index, value, grow=False: Aval(tuple(buffer.shape),
+                                                             buffer.dtype),
 )
 
 
-def row_write(buffer: Any, index: Any, value: Any) -> Tensor:
+def row_write(buffer: Any, index: Any, value: Any, grow: bool = False) -> Tensor:
     """``buffer`` with row ``index`` replaced by ``value`` (a ``TensorArray.write``
-    inside a compiled loop); an index out of range raises ``OutOfRangeError``."""
-    return bind(row_write_p, operand(buffer), operand(index), operand(value))
+    inside a compiled loop); an index out of range raises ``OutOfRangeError``, unless
+    ``grow`` (``dynamic_size``), which doubles the rows until it fits."""
+    return bind(row_write_p, operand(buffer), operand(index), operand(value), grow=grow)
