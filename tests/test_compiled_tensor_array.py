@@ -217,3 +217,26 @@ def test_dynamic_size_gradient_matches_finite_differences():
     assert y.numpy() == pytest.approx(powers(x, n).numpy(), rel=1e-12)
     assert g.numpy() == pytest.approx(want, rel=1e-7)
     assert "row_write" in _prims(f, x, n)
+
+
+def test_jacobian_through_the_buffer_matches_finite_differences():
+    x, wx, wh = _data(seed=3, T=4)
+    f = gt.function(rnn_outputs)
+    with gt.GradientTape() as tape:
+        tape.watch(wh)
+        out = f(x, wx, wh)
+    jac = tape.jacobian(out, wh).numpy()
+    want = np.stack([_fd(lambda v, i=i: rnn_outputs(x, wx, gt.constant(v)).numpy()[i],
+                         wh.numpy()) for i in np.ndindex(out.shape)])
+    np.testing.assert_allclose(jac.reshape(want.shape), want, rtol=1e-6, atol=1e-9)
+
+
+def test_row_write_batching_rule_writes_each_elements_row():
+    from gradtape.ops.stacking import row_write_p
+
+    buffers = gt.constant(np.zeros((2, 3, 2)))
+    values = gt.constant(np.arange(4.0).reshape(2, 2))
+    out = row_write_p.batch(2, [buffers, gt.constant(1), values], [True, False, True])
+    want = np.zeros((2, 3, 2))
+    want[:, 1] = np.arange(4.0).reshape(2, 2)
+    np.testing.assert_array_equal(out.numpy(), want)

@@ -129,9 +129,16 @@ def _print_impl(*values: Any, record: PrintRecord) -> np.ndarray:
     return np.asarray(True)
 
 
+def _print_batch(size: int, args: list, batched: list, *, record: PrintRecord) -> Any:
+    from ..ops.shape import broadcast_to
+
+    # Under a jacobian's batch the line shows the batched values, once (as TF's vmap).
+    return broadcast_to(bind(print_p, *args, record=record), (size,))
+
+
 print_p = Primitive(
     "print", _print_impl, shape_rule=lambda *values, record: Aval((), np.dtype(bool)),
-    pure=False, effect=True, kind_neutral=True,
+    batch=_print_batch, pure=False, effect=True, kind_neutral=True,
 )
 
 

@@ -355,8 +355,23 @@ def _row_write_jvp(ts, y, buffer, index, value, grow=False):
     return bind(row_write_p, t_buffer, index, t_value, grow=grow)
 
 
+def _row_write_batch(size, args, batched, *, grow=False):
+    from . import batch_rules
+
+    buffer, index, value = args
+    if batched[1] or grow:  # a row per element, or a size per element: one at a time
+        return batch_rules.batch_by_loop(row_write_p, size, args, batched, grow=grow)
+    if not batched[0]:
+        buffer = broadcast_to(buffer, (size,) + tuple(buffer.shape))
+    if not batched[2]:
+        value = broadcast_to(value, (size,) + tuple(value.shape))
+    written = bind(row_write_p, moveaxis(buffer, 0, 1), index, value)  # rows in front
+    return moveaxis(written, 0, 1)
+
+
 row_write_p = Primitive(
     "row_write", _row_write_impl, vjp=_row_write_vjp, jvp=_row_write_jvp,
+    batch=_row_write_batch,
     shape_rule=lambda buffer, index, value, grow=False: Aval(tuple(buffer.shape),
                                                              buffer.dtype),
 )
