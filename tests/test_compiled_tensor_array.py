@@ -240,3 +240,17 @@ def test_row_write_batching_rule_writes_each_elements_row():
     want = np.zeros((2, 3, 2))
     want[:, 1] = np.arange(4.0).reshape(2, 2)
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_a_loops_array_returned_by_a_cond_stays_a_tensor_array():
+    @gt.function
+    def f(x, flag):
+        ta = gt.TensorArray(gt.float64, size=2)
+        for i in gt.range(2):
+            ta = ta.write(i, x * gt.cast(i + 1, gt.float64))
+        chosen = gt.cond(flag, lambda: ta, lambda: ta)
+        return chosen.stack(), chosen.read(1)
+
+    stacked, row = f(gt.constant(1.5, gt.float64), gt.constant(True))
+    np.testing.assert_array_equal(stacked.numpy(), [1.5, 3.0])
+    assert row.numpy() == 3.0

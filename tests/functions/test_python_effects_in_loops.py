@@ -117,3 +117,26 @@ def test_print_in_a_branch_traces_the_branch_once_and_prints_per_call(capsys):
     assert _lines(capsys) == ["small 1", "big 5"]
     assert ran == ["big", "small"]  # each branch traced once, true_fn first (TF's order)
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_scan_and_map_fn_bodies_print_and_call_python_once_per_element(capsys):
+    calls = []
+
+    def square(v):
+        calls.append(float(v))
+        return np.asarray(v * v)
+
+    @gt.function
+    def squares(xs):
+        return gt.map_fn(lambda x: gt.numpy_function(square, [x], gt.float32), xs)
+
+    @gt.function
+    def running(xs):
+        return gt.scan(lambda a, x: (gt.print("acc", a), a + x)[1], xs)
+
+    np.testing.assert_array_equal(squares(gt.constant([1.0, 2.0, 3.0])).numpy(), [1, 4, 9])
+    assert calls == [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(running(gt.constant([1.0, 2.0, 3.0])).numpy(), [1, 3, 6])
+    np.testing.assert_array_equal(running(gt.constant([2.0, 2.0, 2.0])).numpy(), [2, 4, 6])
+    assert _lines(capsys) == ["acc 1", "acc 3", "acc 2", "acc 4"]
+    assert running.experimental_get_tracing_count() == 1

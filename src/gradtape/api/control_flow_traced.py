@@ -64,10 +64,12 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
     return function(*(values[1:] if unbounded else values))
 
 
-def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
+def _leaves_as_tensors(leaves: Sequence[Any], buffers: bool = False) -> list[Tensor]:
+    """The leaves as tensors; with ``buffers`` (a while_loop's carry) a TensorArray
+    carried as a buffer is its buffer, else it is a reason for Python control flow."""
     out = []
     for leaf in leaves:
-        if isinstance(leaf, BufferTensorArray):  # a loop-carried TensorArray: its buffer
+        if buffers and isinstance(leaf, BufferTensorArray):
             out.append(leaf._buffer)
             continue
         if leaf is None or not isinstance(leaf, (Tensor, bool, int, float, complex,
@@ -156,7 +158,7 @@ class _WhileLoop:
         new_leaves = nest.flatten(new)
         for k, a in self.arrays.items():
             _check_same_array(k, a, new_leaves[k])
-        new_flat = _leaves_as_tensors(new_leaves)
+        new_flat = _leaves_as_tensors(new_leaves, buffers=True)
         new_flat += [new_leaves[k]._used for k in self.dynamic]
         if any(tuple(new_flat[k].shape) != tuple(tensors[k].shape) for k in self.dynamic):
             raise NotCompilable  # its first iteration outgrew the buffer: Python's loop
@@ -167,7 +169,7 @@ class _WhileLoop:
         """The loop's operands and params."""
         leaves = [buffer_of(leaf, capacity.get(k, 0)) if k in self.arrays else leaf
                   for k, leaf in enumerate(self.leaves)]
-        flat = _leaves_as_tensors(leaves)
+        flat = _leaves_as_tensors(leaves, buffers=True)
         flat += [convert_to_tensor(np.int64(used_rows(self.arrays[k])))
                  for k in self.dynamic]
         traced_cond = trace_in_scope(self.cond, flat, self._call_cond)
