@@ -254,3 +254,17 @@ def test_a_loops_array_returned_by_a_cond_stays_a_tensor_array():
     stacked, row = f(gt.constant(1.5, gt.float64), gt.constant(True))
     np.testing.assert_array_equal(stacked.numpy(), [1.5, 3.0])
     assert row.numpy() == 3.0
+
+
+def test_row_write_on_array_api_arrays_matches_numpy():
+    xp = pytest.importorskip("array_api_strict")
+    from gradtape.ops.stacking import row_write
+
+    for index, grow in [(1, False), (3, True)]:
+        want = row_write(gt.constant(np.zeros((2, 3))), index, gt.constant(np.ones(3)),
+                         grow=grow).numpy()
+        got = row_write(gt.constant(xp.zeros((2, 3))), index, gt.constant(xp.ones((3,))),
+                        grow=grow)
+        np.testing.assert_array_equal(np.asarray(got._value), want)
+    with pytest.raises(gt.errors.OutOfRangeError, match="index 2"):
+        row_write(gt.constant(xp.zeros((2, 3))), 2, gt.constant(xp.ones((3,))))

@@ -316,16 +316,23 @@ __all__ += ["split", "array_split", "hsplit", "vsplit"]
 
 # --- one row written: a TensorArray's buffer inside a compiled loop --------------------
 
-def _row_write_impl(buffer, index, value, grow=False):
+def row_write_capacity(rows: int, index: Any, grow: bool) -> tuple[int, int]:
+    """The row index written and the rows the buffer needs for it: twice its rows
+    until the index fits, with ``grow`` (``dynamic_size``); else ``OutOfRangeError``."""
     i = int(index)
-    if i < 0 or (i >= len(buffer) and not grow):
-        raise OutOfRangeError(f"Tried to write to index {i} but array size is: "
-                              f"{len(buffer)}. Create the TensorArray with a larger size "
-                              "(or dynamic_size=True).")
-    if i >= len(buffer):  # dynamic_size: twice the rows until the index fits
-        capacity = max(len(buffer), 1)
-        while capacity <= i:
-            capacity *= 2
+    if i < 0 or (i >= rows and not grow):
+        raise OutOfRangeError(f"Tried to write to index {i} but array size is: {rows}. "
+                              "Create the TensorArray with a larger size (or "
+                              "dynamic_size=True).")
+    capacity = max(rows, 1)
+    while capacity <= i:
+        capacity *= 2
+    return i, max(capacity, rows)
+
+
+def _row_write_impl(buffer, index, value, grow=False):
+    i, capacity = row_write_capacity(len(buffer), index, grow)
+    if capacity > len(buffer):  # dynamic_size: the buffer doubles
         grown = np.zeros((capacity,) + buffer.shape[1:], buffer.dtype)
         grown[:len(buffer)] = buffer
         buffer = grown
