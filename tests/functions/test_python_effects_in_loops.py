@@ -140,3 +140,26 @@ def test_scan_and_map_fn_bodies_print_and_call_python_once_per_element(capsys):
     np.testing.assert_array_equal(running(gt.constant([2.0, 2.0, 2.0])).numpy(), [2, 4, 6])
     assert _lines(capsys) == ["acc 1", "acc 3", "acc 2", "acc 4"]
     assert running.experimental_get_tracing_count() == 1
+
+
+def test_a_loop_print_before_an_error_has_printed_and_does_not_leak_into_the_next_call(
+        capsys):
+    @gt.function
+    def until_too_far(n):
+        ta = gt.TensorArray(gt.float32, size=2)
+        for i in gt.range(n):
+            gt.print("writing", i)
+            ta = ta.write(i, gt.cast(i, gt.float32))
+        return ta.stack()
+
+    until_too_far(gt.constant(1))  # traced here; the trip count is a run-time value
+    assert _lines(capsys) == ["writing 0"]
+    with pytest.raises(gt.errors.OutOfRangeError):
+        until_too_far(gt.constant(3))
+    # Printed as the op ran, before the error, as TF does. (The compiled runner then
+    # re-runs the program in the interpreter to tell a user's error from a code
+    # generator's, which prints them once more: compiler/runner.py's fall-back.)
+    assert _lines(capsys)[:3] == ["writing 0", "writing 1", "writing 2"]
+    until_too_far(gt.constant(1))
+    assert _lines(capsys) == ["writing 0"]
+    assert until_too_far.experimental_get_tracing_count() == 1

@@ -84,6 +84,7 @@ class PrintRecord:
         self.stream, self.sep, self.end, self.summarize = stream, sep, end, summarize
         self.parts: list[tuple[str, Any]] = []
         self.indices: list[int] = []
+        self.at_once = False  # a print op's line printed as it runs (see _print_op)
 
     def add_text(self, text: str) -> None:
         self.parts.append(("text", text))
@@ -109,9 +110,10 @@ class PrintRecord:
 # --- gt.print inside a loop body or a branch: the print op -----------------------------
 #
 # There the values differ per iteration, so the print is an op of the sub-program that
-# formats its line when it runs. The line waits in a per-thread list until the call
-# finishes, where a ``FlushRecord`` (in the trace's prints, at the loop's place among the
-# other gt.print calls) writes the waiting lines: everything prints in program order.
+# formats its line when it runs, and prints it then, unless a gt.print outside control
+# flow came before it: those print after the call, so the line waits in a per-thread
+# list until a ``FlushRecord`` (in the trace's prints, at the loop's place among the
+# other gt.print calls) writes it. Either way everything prints in program order.
 
 _waiting = threading.local()
 
@@ -125,7 +127,10 @@ def _waiting_lines() -> list:
 
 def _print_impl(*values: Any, record: PrintRecord) -> np.ndarray:
     if state.tracer is None:  # the trace's own run of the loop prints nothing
-        _waiting_lines().append((record, values))
+        if record.at_once:
+            record.emit(values)
+        else:
+            _waiting_lines().append((record, values))
     return np.asarray(True)
 
 
@@ -143,6 +148,9 @@ print_p = Primitive(
 
 
 def _print_op(record: PrintRecord, inputs: Sequence[Any]) -> None:
+    # With no gt.print before it outside control flow (those print after the call), the
+    # line prints as the op runs, as TF's does; else it waits for them.
+    record.at_once = not any(isinstance(r, PrintRecord) for r in state.tracer.prints)
     values = []
     for value in inputs:
         if isinstance(value, Tensor):
