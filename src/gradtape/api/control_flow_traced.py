@@ -9,6 +9,7 @@ control flow, as eagerly.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +25,8 @@ from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
 from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
 from ..ops.registry import _hand_to_observers as hand_to_observers
+from .tensor_array import TensorArray
+from .tensor_array_buffer import BufferTensorArray, buffer_of, used_rows
 
 __all__ = ["NotCompilable", "traced_while_loop", "traced_switch", "traced_scan"]
 
@@ -73,9 +76,14 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
     return function(*(values[1:] if unbounded else values))
 
 
-def _leaves_as_tensors(leaves: Sequence[Any]) -> list[Tensor]:
+def _leaves_as_tensors(leaves: Sequence[Any], buffers: bool = False) -> list[Tensor]:
+    """The leaves as tensors; with ``buffers`` (a while_loop's carry) a TensorArray
+    carried as a buffer is its buffer, else it is a reason for Python control flow."""
     out = []
     for leaf in leaves:
+        if buffers and isinstance(leaf, BufferTensorArray):
+            out.append(leaf._buffer)
+            continue
         if leaf is None or not isinstance(leaf, (Tensor, bool, int, float, complex,
                                                  np.ndarray, np.generic)):
             raise NotCompilable  # a TensorArray, None, an object: Python control flow
@@ -103,14 +111,51 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                       like_loop_vars: Callable[..., Any],
                       same_structure: Callable[..., Any]) -> Any:
     """``tf.while_loop`` as one ``loop`` equation: the final loop variables."""
-    flat = _leaves_as_tensors(nest.flatten(state_))
+    leaves = nest.flatten(state_)
+    arrays = {k: leaf for k, leaf in enumerate(leaves) if isinstance(leaf, TensorArray)}
+    dynamic = [k for k, a in arrays.items() if a._dynamic_size]
+    if arrays:
+        _infer_element_shapes(arrays, cond, body, leaves, state_, single)
+    loop = _WhileLoop(cond, body, state_, single, relaxed, maximum_iterations,
+                      like_loop_vars, same_structure, leaves, arrays, dynamic)
+    capacity = {k: max(used_rows(arrays[k]), 16) for k in dynamic}
+    if dynamic:  # the rows this call writes, to preallocate them (a guard, below)
+        used = loop.rows_used(capacity)
+        capacity = {k: max(used_rows(arrays[k]), used[k], 1) for k in dynamic}
+    results = _run_and_record(loop_p, *loop.build(capacity), set_length=True)
+    n_leaves = len(leaves)
+    final = []
+    for k, r in enumerate(results[:n_leaves]):
+        if k in dynamic:  # its size is a value of the trace: later calls check it
+            r = r[:int(results[n_leaves + dynamic.index(k)])]
+        final.append(BufferTensorArray(arrays[k], r) if k in arrays else r)
+    return nest.pack_sequence_as(state_, final)
 
-    def args_of(tensors: list) -> tuple:
-        packed = nest.pack_sequence_as(state_, tensors)
-        return (packed,) if single else tuple(packed)
 
-    def call_cond(fn: Callable[..., Any], tensors: list) -> list:
-        pred = fn(*args_of(tensors))
+class _WhileLoop:
+    """One ``while_loop`` call traced into a ``loop`` equation, for given buffer
+    capacities of its ``dynamic_size`` TensorArrays (each carries its used-row count
+    after the loop variables)."""
+
+    def __init__(self, cond: Callable[..., Any], body: Callable[..., Any], state_: Any,
+                 single: bool, relaxed: bool, maximum_iterations: Any,
+                 like_loop_vars: Callable[..., Any], same_structure: Callable[..., Any],
+                 leaves: list, arrays: dict, dynamic: list):
+        self.cond, self.body, self.state, self.single = cond, body, state_, single
+        self.relaxed, self.maximum_iterations = relaxed, maximum_iterations
+        self.like_loop_vars, self.same_structure = like_loop_vars, same_structure
+        self.leaves, self.arrays, self.dynamic = leaves, arrays, dynamic
+
+    def _args_of(self, tensors: list) -> tuple:
+        n = len(self.leaves)
+        used = dict(zip(self.dynamic, tensors[n:]))
+        packed = [BufferTensorArray(self.arrays[k], t, used.get(k)) if k in self.arrays
+                  else t for k, t in enumerate(tensors[:n])]
+        packed = nest.pack_sequence_as(self.state, packed)
+        return (packed,) if self.single else tuple(packed)
+
+    def _call_cond(self, fn: Callable[..., Any], tensors: list) -> list:
+        pred = fn(*self._args_of(tensors))
         if not isinstance(pred, Tensor):
             raise NotCompilable  # a Python bool: Python decides
         if pred.dtype != np.bool_ or pred.ndim != 0:
@@ -119,42 +164,115 @@ def traced_while_loop(cond: Callable[..., Any], body: Callable[..., Any], state_
                             "first (x > 0).")
         return [pred]
 
-    def call_body(fn: Callable[..., Any], tensors: list) -> list:
-        new = like_loop_vars(fn(*args_of(tensors)), state_, single)
-        same_structure(state_, new, "body's result", "loop_vars")
-        new_flat = _leaves_as_tensors(nest.flatten(new))
-        _check_carry(tensors, new_flat, relaxed)
+    def _call_body(self, fn: Callable[..., Any], tensors: list) -> list:
+        new = self.like_loop_vars(fn(*self._args_of(tensors)), self.state, self.single)
+        self.same_structure(self.state, new, "body's result", "loop_vars")
+        new_leaves = nest.flatten(new)
+        for k, a in self.arrays.items():
+            _check_same_array(k, a, new_leaves[k])
+        new_flat = _leaves_as_tensors(new_leaves, buffers=True)
+        new_flat += [new_leaves[k]._used for k in self.dynamic]
+        if any(tuple(new_flat[k].shape) != tuple(tensors[k].shape) for k in self.dynamic):
+            raise NotCompilable  # its first iteration outgrew the buffer: Python's loop
+        _check_carry(tensors, new_flat, self.relaxed)
         return new_flat
 
-    traced_cond = trace_in_scope(cond, flat, call_cond)
-    traced_body = trace_in_scope(body, flat, call_body)
-    outer = outer_values([traced_cond, traced_body])
-    n_carry = len(flat)
-    body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
-    # A tensor even when unbounded: a raw operand would make the tapes copy them all.
-    limit: Any = convert_to_tensor(np.int64(-1))
-    if maximum_iterations is not None:  # a bound of each call (negative: no iteration)
-        limit = _ew.maximum(_ew.cast(convert_to_tensor(maximum_iterations), COUNT_DTYPE),
-                            np.int64(0))
-    params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
-                  n_inv=len(outer), reverse=False, length=0)
-    operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
-    results = _run_and_record(loop_p, operands, params, set_length=True)
-    return nest.pack_sequence_as(state_, results[:n_carry])
+    def build(self, capacity: dict) -> tuple[list, dict]:
+        """The loop's operands and params."""
+        leaves = [buffer_of(leaf, capacity.get(k, 0)) if k in self.arrays else leaf
+                  for k, leaf in enumerate(self.leaves)]
+        flat = _leaves_as_tensors(leaves, buffers=True)
+        flat += [convert_to_tensor(np.int64(used_rows(self.arrays[k])))
+                 for k in self.dynamic]
+        traced_cond = trace_in_scope(self.cond, flat, self._call_cond)
+        traced_body = trace_in_scope(self.body, flat, self._call_body)
+        outer = outer_values([traced_cond, traced_body])
+        n_carry = len(flat)
+        body_program = with_residuals(close(traced_body, outer), n_carry, len(outer))
+        # A tensor even when unbounded: a raw operand would make the tapes copy them all.
+        limit: Any = convert_to_tensor(np.int64(-1))
+        if self.maximum_iterations is not None:  # each call's bound (negative: none)
+            limit = _ew.maximum(_ew.cast(convert_to_tensor(self.maximum_iterations),
+                                         COUNT_DTYPE), np.int64(0))
+        params = dict(cond=close(traced_cond, outer), body=body_program, n_carry=n_carry,
+                      n_inv=len(outer), reverse=False, length=0)
+        operands = [limit, *flat, *operand_tensors(outer, [traced_cond, traced_body])]
+        return operands, params
+
+    def rows_used(self, capacity: dict) -> dict:
+        """The rows each dynamic-size array uses after this call's loop: the loop run
+        once now, unrecorded, on buffers that grow (random streams put back after)."""
+        tracer = state.tracer
+        streams = {key: entry[0].bit_generator.state for key, entry in tracer.streams.items()}
+        operands, params = self.build(capacity)
+        values = [a._value if isinstance(a, Tensor) else a for a in operands]
+        arrays = _run_loop_compiled(values, params)
+        for key, entry in tracer.streams.items():
+            if key in streams:
+                entry[0].bit_generator.state = streams[key]
+        n = len(self.leaves)
+        return {k: int(arrays[n + j]) for j, k in enumerate(self.dynamic)}
+
+
+def _check_same_array(k: int, before: TensorArray, after: Any) -> None:
+    """TF's check that the body returns a loop-carried TensorArray as one."""
+    if not isinstance(after, TensorArray) or after.dtype != before.dtype:
+        got = f"a {after.dtype.name} TensorArray" if isinstance(after, TensorArray) else \
+            type(after).__name__
+        raise TypeError(f"Loop variable {k} enters the loop as a {before.dtype.name} "
+                        f"TensorArray and the body returns {got}: return the array that "
+                        "ta.write(...) gives.")
+    if not isinstance(after, BufferTensorArray):
+        raise NotCompilable  # a new array made in the body: Python's loop
+
+
+def _infer_element_shapes(arrays: dict, cond: Callable[..., Any], body: Callable[..., Any],
+                          leaves: list, state_: Any, single: bool) -> None:
+    """The element shape of each TensorArray that has none yet (TF infers it from the
+    first write): the body traced once on copies, whose first write sets it."""
+    unknown = {k: a for k, a in arrays.items() if a._element_shape is None
+               or None in a._element_shape}
+    if not unknown:
+        return
+    copies = {k: copy.copy(a) for k, a in unknown.items()}
+    for c in copies.values():
+        c._elements, c._read_indices = list(c._elements), set(c._read_indices)
+    tensors = [leaf for k, leaf in enumerate(leaves) if k not in arrays]
+
+    def probe(fn: Callable[..., Any], placeholders: list) -> list:
+        it = iter(placeholders)
+        args = [copies.get(k, arrays.get(k)) if k in arrays else next(it)
+                for k in range(len(leaves))]
+        packed = nest.pack_sequence_as(state_, args)
+        fn(*((packed,) if single else tuple(packed)))
+        raise NotCompilable  # nothing of the probe stays in the trace
+
+    try:
+        trace_in_scope(body, _leaves_as_tensors(tensors), probe)
+    except NotCompilable:
+        pass
+    for k, c in copies.items():
+        arrays[k]._element_shape = c._element_shape
 
 
 def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
                   same_structure: Callable[..., Any]) -> Any:
     """``branch_fns[index]()`` as one ``switch`` equation (an index out of range runs the
     last function): the chosen branch's results, in its structure."""
-    structures: list = []
+    found: dict[int, tuple] = {}
 
     def call_branch(fn: Callable[[], Any], tensors: list) -> list:
         returned = fn()
-        structures.append(returned)
+        found[len(found)] = returned
         return _leaves_as_tensors(nest.flatten(returned))
 
-    traced = [trace_in_scope(fn, [], call_branch) for fn in branch_fns]
+    # TF traces a cond's true_fn first (its Python side effects come in that order).
+    order = [1, 0] if len(branch_fns) == 2 and getattr(index, "dtype", None) == np.bool_ \
+        else list(range(len(branch_fns)))
+    by_position = {k: trace_in_scope(branch_fns[k], [], call_branch) for k in order}
+    traced = [by_position[k] for k in range(len(branch_fns))]
+    returned_by = dict(zip(order, (found[k] for k in range(len(order)))))
+    structures = [returned_by[k] for k in range(len(branch_fns))]
     first = traced[0].returned
     for k, t in enumerate(traced[1:], 1):
         same_structure(structures[0], structures[k], f"branch {k}'s result",

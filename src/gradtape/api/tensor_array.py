@@ -32,8 +32,9 @@ class TensorArray:
     """A list of same-dtype tensors that loops write one at a time (``tf.TensorArray``).
 
     ``size`` is the initial length; ``dynamic_size=True`` lets writes grow it. With
-    ``clear_after_read`` (the default) an element can be read once. ``element_shape``
-    (a shape, possibly with ``None`` dims) constrains what is written; with
+    ``clear_after_read`` (the default) an element can be read once eagerly; inside
+    ``@gt.function`` it reads any number of times (TF's TensorList ignores the flag).
+    ``element_shape`` (a shape, possibly with ``None`` dims) constrains what is written; with
     ``infer_shape`` the first write fixes the unknown dims. An element never written
     reads as zeros of the element shape (as in TF), if that shape is fully known.
     """
@@ -49,7 +50,10 @@ class TensorArray:
                              "(as TF 2 does outside tf.function).")
         self._dtype: DType = as_dtype(dtype)
         self._dynamic_size = bool(dynamic_size)
-        self._clear_after_read = True if clear_after_read is None else bool(clear_after_read)
+        # Inside tf.function TF's TensorArray is a TensorList, which ignores
+        # clear_after_read: an element reads many times there (TF's fibonacci example).
+        self._clear_after_read = state.tracer is None and (
+            True if clear_after_read is None else bool(clear_after_read))
         self._infer_shape = bool(infer_shape)
         self._element_shape = _as_partial_shape(element_shape)
         self._elements: list[Tensor | None] = [None] * _as_size(size)
@@ -216,6 +220,8 @@ class TensorArray:
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """The element at ``index`` (the tensor written there: gradients flow to it)."""
         del name
+        if isinstance(index, Tensor) and state.tracer is not None and self._elements:
+            return self._read_traced(index)
         index = _as_index(index, "read")
         if self._clear_after_read:  # the read changes the array
             self._check_changeable("read")
@@ -231,6 +237,14 @@ class TensorArray:
             self._elements[index] = None
             self._read_indices.add(index)
         return tensor
+
+    def _read_traced(self, index: Tensor) -> Tensor:
+        """A read at an index of each call inside ``@gt.function`` (a loop body's
+        counter): a row of the stacked elements, not a guard on the index. The array is
+        not cleared: which element was read is known only at run time."""
+        from ..ops import stack
+
+        return stack(self._all())[index]
 
     def _check_in_range(self, index: int, doing: str) -> None:
         if index < 0:

@@ -10,6 +10,7 @@ they are never removed as dead code, and no op is recorded, so gradients are unc
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -17,8 +18,11 @@ import numpy as np
 
 from ..core.state import state
 from ..core.tensor import Tensor
+from ..ir.nodes import Aval
+from ..ops.registry import Primitive, bind
+from .subtrace import in_scope, note_loop_print
 
-__all__ = ["tf_print", "format_value", "PrintRecord"]
+__all__ = ["tf_print", "format_value", "PrintRecord", "FlushRecord", "print_p"]
 
 
 class _Stderr:
@@ -48,6 +52,9 @@ def tf_print(*inputs: Any, output_stream: TextIO | Any = _STDERR, sep: str = " "
     summarize = _check_summarize(summarize)
     record = PrintRecord(output_stream, sep, end, summarize)
     tracer = state.tracer
+    if in_scope(tracer):  # a loop body or branch: an op that prints when it runs
+        _print_op(record, inputs)
+        return
     for value in inputs:
         if tracer is not None and isinstance(value, Tensor):
             record.add_value(tracer.printed_value(value))
@@ -77,6 +84,7 @@ class PrintRecord:
         self.stream, self.sep, self.end, self.summarize = stream, sep, end, summarize
         self.parts: list[tuple[str, Any]] = []
         self.indices: list[int] = []
+        self.at_once = False  # a print op's line printed as it runs (see _print_op)
 
     def add_text(self, text: str) -> None:
         self.parts.append(("text", text))
@@ -97,6 +105,77 @@ class PrintRecord:
                   for kind, v in self.parts]
         stream = sys.stderr if self.stream is _STDERR else self.stream
         stream.write(self.sep.join(pieces) + self.end)
+
+
+# --- gt.print inside a loop body or a branch: the print op -----------------------------
+#
+# There the values differ per iteration, so the print is an op of the sub-program that
+# formats its line when it runs, and prints it then, unless a gt.print outside control
+# flow came before it: those print after the call, so the line waits in a per-thread
+# list until a ``FlushRecord`` (in the trace's prints, at the loop's place among the
+# other gt.print calls) writes it. Either way everything prints in program order.
+
+_waiting = threading.local()
+
+
+def _waiting_lines() -> list:
+    lines = getattr(_waiting, "lines", None)
+    if lines is None:
+        lines = _waiting.lines = []
+    return lines
+
+
+def _print_impl(*values: Any, record: PrintRecord) -> np.ndarray:
+    if state.tracer is None:  # the trace's own run of the loop prints nothing
+        if record.at_once:
+            record.emit(values)
+        else:
+            _waiting_lines().append((record, values))
+    return np.asarray(True)
+
+
+def _print_batch(size: int, args: list, batched: list, *, record: PrintRecord) -> Any:
+    from ..ops.shape import broadcast_to
+
+    # Under a jacobian's batch the line shows the batched values, once (as TF's vmap).
+    return broadcast_to(bind(print_p, *args, record=record), (size,))
+
+
+print_p = Primitive(
+    "print", _print_impl, shape_rule=lambda *values, record: Aval((), np.dtype(bool)),
+    batch=_print_batch, pure=False, effect=True, kind_neutral=True,
+)
+
+
+def _print_op(record: PrintRecord, inputs: Sequence[Any]) -> None:
+    # With no gt.print before it outside control flow (those print after the call), the
+    # line prints as the op runs, as TF's does; else it waits for them.
+    record.at_once = not any(isinstance(r, PrintRecord) for r in state.tracer.prints)
+    values = []
+    for value in inputs:
+        if isinstance(value, Tensor):
+            record.indices.append(len(values))
+            record.parts.append(("value", None))
+            values.append(value)
+        else:
+            record.add_text(_text(value, record.summarize))
+    bind(print_p, *values, record=record)
+    note_loop_print()
+
+
+class FlushRecord:
+    """In a trace's prints where a loop or branch with prints ran: writes the lines its
+    print ops left during this call, in the order they ran."""
+
+    def values(self) -> list[Any]:
+        return []
+
+    def emit(self, outs: Sequence[Any]) -> None:
+        del outs
+        lines = _waiting_lines()
+        for record, values in lines:
+            record.emit(values)
+        lines.clear()
 
 
 def _text(value: Any, summarize: int) -> str:

@@ -37,6 +37,7 @@ from ..core.state import state
 from ..core.tensor import Tensor, constant, convert_to_tensor, wrap
 from ..ir.nodes import Aval
 from ..ops.registry import Primitive, bind
+from .subtrace import stop_before_python_call
 
 __all__ = ["py_function", "numpy_function"]
 
@@ -340,6 +341,7 @@ def _call(prim: Primitive, func: Callable[..., Any], inp: Any, Tout: Any,
         else:
             results = fn(tensors)
     else:
+        stop_before_python_call()  # a loop body or branch: Python's control flow runs
         results = list(bind(prim, *tensors, call=PyCall(name, fn, replayed=True)))
         tracer.keep([tracer.value_of(results[0])])  # run on every call, used or not
     results = results[:len(dtypes)]  # without the token of a function with no results

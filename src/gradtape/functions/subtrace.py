@@ -9,7 +9,9 @@ body is first run on, each a sub-program input.
 
 What a sub-program cannot hold makes the scope fail (``NotCompilable``), and the caller
 runs its Python control flow as before: a Python read of a tensor's value (a guard: it
-could differ per iteration), a variable assigned, a ``gt.print``, a ``py_function``.
+could differ per iteration), a variable assigned, a ``py_function`` (which gives the scope
+up before it runs: its Python runs once per iteration of Python's loop, never once more).
+A ``gt.print`` becomes an op of the sub-program (``functions/printing.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,32 @@ class Traced(NamedTuple):
     outputs: list[Var | Literal]
     returned: Any  # what the function returned (tensors of the scope)
     reads: dict[Var, Tensor]
+
+
+_scopes: list = []  # the tracers with a scope open, innermost last
+
+
+def stop_before_python_call() -> None:
+    """Called by ``py_function``/``numpy_function`` before they run anything: inside a
+    scope the body cannot hold them, so the scope fails *before* the user's Python runs
+    (it must run once per iteration of Python's loop, not once more for a body that was
+    given up)."""
+    if _scopes and _scopes[-1] is state.tracer:
+        raise NotCompilable
+
+
+def in_scope(tracer: Any) -> bool:
+    """Whether ``tracer`` is tracing a loop body or a branch now."""
+    return bool(_scopes) and _scopes[-1] is tracer
+
+
+_printed: list = []  # set when a print op was traced in the open scopes
+
+
+def note_loop_print() -> None:
+    """A ``gt.print`` became an op of the open scope: when the outermost scope closes,
+    the trace's prints get a ``FlushRecord`` there, so its lines print in order."""
+    _printed.append(True)
 
 
 def tracing() -> Any:
@@ -79,6 +107,10 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
     hidden = state.recording, state.accumulators
     state.recording, state.accumulators = [], []
     failed = False
+    outermost = not _scopes
+    if outermost:
+        _printed.clear()
+    _scopes.append(tracer)
     try:
         returned = call(fn, tensors)
         outputs = [tracer.value_of(t) if isinstance(t, Tensor) else Literal(t)
@@ -87,6 +119,7 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
     except NotCompilable:  # the body's result cannot be carried: Python's loop runs
         failed = True
     finally:
+        _scopes.pop()
         state.recording, state.accumulators = hidden
         tracer.env, tracer.eqns, tracer.traced_arrays = saved[0], saved[1], saved[2]
         if saved[3] is None:
@@ -99,6 +132,11 @@ def trace_in_scope(fn: Callable[..., Any], values: Sequence[Tensor],
             e.prim.name in PYTHON_CALLS or e.prim is variable_read_p for e in eqns):
         _undo(tracer, counts, streams)
         raise NotCompilable
+    if outermost and _printed:
+        from .printing import FlushRecord
+
+        _printed.clear()
+        tracer.prints.append(FlushRecord())
     return Traced(eqns, placeholders, outputs, returned, reads)
 
 

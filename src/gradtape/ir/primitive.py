@@ -78,6 +78,7 @@ class Primitive:
         kind_neutral: bool = False,
         index_operands: bool = False,
         same_dtype: slice | None = None,
+        effect: bool = False,
     ):
         self.name = name
         self.impl = impl
@@ -122,6 +123,9 @@ class Primitive:
         # leaves out its condition): gt.config(dtype_promotion="tf") checks the tensors
         # among them in ``bind`` (ops/promotion.py).
         self.same_dtype = same_dtype
+        # True when it runs for what it does, not its result (gt.print in a loop body):
+        # never dead code, whether or not its output is read.
+        self.effect = effect
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

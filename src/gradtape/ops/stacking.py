@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core import tensor as _tensor_module
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, OutOfRangeError
 from ..core.tensor import Tensor
 from ..ir.nodes import Aval
 from . import index as _index
@@ -342,3 +342,80 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = 
 
 
 __all__ += ["split", "array_split", "hsplit", "vsplit"]
+
+
+# --- one row written: a TensorArray's buffer inside a compiled loop --------------------
+
+def row_write_capacity(rows: int, index: Any, grow: bool) -> tuple[int, int]:
+    """The row index written and the rows the buffer needs for it: twice its rows
+    until the index fits, with ``grow`` (``dynamic_size``); else ``OutOfRangeError``."""
+    i = int(index)
+    if i < 0 or (i >= rows and not grow):
+        raise OutOfRangeError(f"Tried to write to index {i} but array size is: {rows}. "
+                              "Create the TensorArray with a larger size (or "
+                              "dynamic_size=True).")
+    capacity = max(rows, 1)
+    while capacity <= i:
+        capacity *= 2
+    return i, max(capacity, rows)
+
+
+def _row_write_impl(buffer, index, value, grow=False):
+    i, capacity = row_write_capacity(len(buffer), index, grow)
+    if capacity > len(buffer):  # dynamic_size: the buffer doubles
+        grown = np.zeros((capacity,) + buffer.shape[1:], buffer.dtype)
+        grown[:len(buffer)] = buffer
+        buffer = grown
+    else:
+        buffer = buffer.copy()  # the loop carries buffers as values: the old one stays
+    buffer[i] = value
+    return buffer
+
+
+def _row_write_vjp(g, y, buffer, index, value, grow=False):
+    from .elementwise import zeros_like
+
+    # The overwritten row's cotangent goes to the value; the buffer keeps the rest. (A
+    # grown buffer never reaches a gradient: its trace's guard on the size fails first.)
+    return (bind(row_write_p, g, index, zeros_like(value), grow=grow), None,
+            _index.getitem(g, index))
+
+
+def _row_write_jvp(ts, y, buffer, index, value, grow=False):
+    from .elementwise import zeros_like
+
+    t_buffer, _, t_value = ts
+    if t_buffer is None and t_value is None:
+        return None
+    t_buffer = zeros_like(buffer) if t_buffer is None else t_buffer
+    t_value = zeros_like(value) if t_value is None else t_value
+    return bind(row_write_p, t_buffer, index, t_value, grow=grow)
+
+
+def _row_write_batch(size, args, batched, *, grow=False):
+    from . import batch_rules
+
+    buffer, index, value = args
+    if batched[1] or grow:  # a row per element, or a size per element: one at a time
+        return batch_rules.batch_by_loop(row_write_p, size, args, batched, grow=grow)
+    if not batched[0]:
+        buffer = broadcast_to(buffer, (size,) + tuple(buffer.shape))
+    if not batched[2]:
+        value = broadcast_to(value, (size,) + tuple(value.shape))
+    written = bind(row_write_p, moveaxis(buffer, 0, 1), index, value)  # rows in front
+    return moveaxis(written, 0, 1)
+
+
+row_write_p = Primitive(
+    "row_write", _row_write_impl, vjp=_row_write_vjp, jvp=_row_write_jvp,
+    batch=_row_write_batch,
+    shape_rule=lambda buffer, index, value, grow=False: Aval(tuple(buffer.shape),
+                                                             buffer.dtype),
+)
+
+
+def row_write(buffer: Any, index: Any, value: Any, grow: bool = False) -> Tensor:
+    """``buffer`` with row ``index`` replaced by ``value`` (a ``TensorArray.write``
+    inside a compiled loop); an index out of range raises ``OutOfRangeError``, unless
+    ``grow`` (``dynamic_size``), which doubles the rows until it fits."""
+    return bind(row_write_p, operand(buffer), operand(index), operand(value), grow=grow)

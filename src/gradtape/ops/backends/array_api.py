@@ -290,6 +290,23 @@ def _concatenate(kind: ArrayKind):
     return lambda *xs, axis: xp.concat(list(xs), axis=axis)
 
 
+@_array_api_rule("row_write")
+def _row_write(kind: ArrayKind):
+    from ..stacking import row_write_capacity
+
+    xp = kind.namespace
+
+    def row_write(buffer, index, value, grow=False):
+        rows, rest = buffer.shape[0], tuple(buffer.shape[1:])
+        i, capacity = row_write_capacity(rows, index, grow)
+        if capacity > rows:
+            buffer = xp.concat([buffer, xp.zeros((capacity - rows,) + rest,
+                                                 dtype=buffer.dtype)], axis=0)
+        row = xp.reshape(xp.asarray(value, dtype=buffer.dtype), (1,) + rest)
+        return xp.concat([buffer[:i, ...], row, buffer[i + 1:, ...]], axis=0)  # no setitem
+    return row_write
+
+
 @_array_api_rule("pad")
 def _pad(kind: ArrayKind):
     xp = kind.namespace
