@@ -43,7 +43,7 @@ from .drops import tell_drops
 from .py_function import one_run_per_call, start_try
 from .spec import TensorSpec
 from .trace import PYTHON_CALLS, TracedFunction, guard_holds, strip_reads
-from .trace_runs import draws, without_traced_values
+from .trace_runs import runs_anew, without_traced_values
 
 # Called with every compiled forward (``gradtape inspect`` collects them).
 compile_listeners: list[Callable[[Any], None]] = []
@@ -462,7 +462,7 @@ class ConcreteFunction:
         if runs is None or self.calls_python:
             return None
         runner = self.gradient().residual_forward if taping else self.forward
-        if draws(runner.program.eqns):  # a run that fails would have drawn: run as usual
+        if runs_anew(runner.program.eqns):  # a draw or a print runs each call: run as usual
             return None
         reduced = without_traced_values(runner.program, runs)
         if reduced is None:

@@ -6,7 +6,7 @@ its backward (its reversed loops too); the call right after the trace would run 
 again on the same values: at T = 10,000 steps that second run is a third of the cold
 cost. Such a value is a pure function of the call's inputs when nothing under it draws,
 and the inputs of that call are the ones the trace ran on (the same arguments,
-variables and captures, no random draw and no Python call in the function): so that
+variables and captures, no random draw, print or Python call in the function): so that
 call takes these values and runs the rest of its program.
 """
 
@@ -27,8 +27,8 @@ TraceValues = dict[Var, Any]
 def record_values(tracer: Any, values: Sequence[Any], arrays: Sequence[Any],
                   computed_by: Sequence[Eqn]) -> None:
     """Keep the arrays the trace computed for ``values`` by the equations
-    ``computed_by``, unless one of them draws (each run draws anew)."""
-    if draws(computed_by):
+    ``computed_by``, unless one of them draws or prints (each run does it anew)."""
+    if runs_anew(computed_by):
         return
     kept = tracer.__dict__.setdefault("trace_values", {})
     for value, array in zip(values, arrays):
@@ -58,7 +58,9 @@ def without_traced_values(program: Program, traced: TraceValues
     return eliminate_dead_code(reduced), [traced[v] for v in inputs]
 
 
-def draws(eqns: Sequence[Eqn]) -> bool:
-    """A random draw among ``eqns`` or in their sub-programs (a loop's body)."""
-    return bool(random.streams_of(eqns)) or any(
-        draws(sub.eqns) for e in eqns for sub in subprograms(e.params))
+def runs_anew(eqns: Sequence[Eqn]) -> bool:
+    """A random draw or an effect (a ``print``) among ``eqns`` or in their sub-programs
+    (a loop's body): each run must do it again, so nothing under it can be reused."""
+    if random.streams_of(eqns) or any(e.prim.effect for e in eqns):
+        return True
+    return any(runs_anew(sub.eqns) for e in eqns for sub in subprograms(e.params))
