@@ -20,8 +20,10 @@ def eliminate_dead_code(program: Program) -> Program:
     kept = []
     for eqn in reversed(program.eqns):
         outs = eqn.outs
+        # Only an impure primitive (a print, or a loop or branch holding one) can run
+        # for its effect: the pure ones skip the check's call.
         if (outs[0] in live if len(outs) == 1 else any(o in live for o in outs)) \
-                or has_effect(eqn):
+                or (not eqn.prim.pure and has_effect(eqn)):
             kept.append(eqn)
             live.update(eqn.inputs)  # literals too: harmless, no equation defines one
     kept.reverse()
@@ -30,7 +32,8 @@ def eliminate_dead_code(program: Program) -> Program:
 
 def has_effect(eqn: Eqn) -> bool:
     """Whether ``eqn`` runs for its effect: its primitive does, or one of the
-    sub-programs it holds (a loop whose body prints) has such an equation."""
+    sub-programs it holds (a loop whose body prints) has such an equation. An effect
+    primitive is declared impure (``pure=False``), as the loop and branch primitives."""
     if eqn.prim.effect:
         return True
     for value in eqn.params.values():

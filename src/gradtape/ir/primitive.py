@@ -124,7 +124,10 @@ class Primitive:
         # among them in ``bind`` (ops/promotion.py).
         self.same_dtype = same_dtype
         # True when it runs for what it does, not its result (gt.print in a loop body):
-        # never dead code, whether or not its output is read.
+        # never dead code, whether or not its output is read. Dead-code elimination asks
+        # only impure primitives, so an effect must be declared impure.
+        if effect and pure:
+            raise ValueError(f"primitive {name!r}: an effect primitive must be pure=False")
         self.effect = effect
 
     def __repr__(self) -> str:
