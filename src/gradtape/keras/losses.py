@@ -17,6 +17,7 @@ from ..api.creation import size
 from ..api.math import reduce_all
 from ..core.tensor import Tensor, convert_to_tensor
 from ..ops import nn
+from .naming import to_snake_case
 
 __all__ = [
     "BinaryCrossentropy", "CategoricalCrossentropy", "Loss", "MeanAbsoluteError",
@@ -176,16 +177,31 @@ class Loss:
     """Keras's loss class: ``loss(y_true, y_pred, sample_weight=None)`` reduces the
     per-sample losses of ``fn`` by ``reduction``."""
 
-    def __init__(self, fn: Any, reduction: str | None = "sum_over_batch_size",
-                 name: str | None = None, **options: Any):
+    def __init__(self, fn: Any = None, reduction: str | None = "sum_over_batch_size",
+                 name: str | None = None, dtype: Any = None, **options: Any):
+        if isinstance(fn, str):  # Keras 3's Loss(name, reduction, dtype), positionally
+            fn, name = None, fn
+        if fn is None:  # a subclass that defines call(y_true, y_pred), as in Keras
+            if type(self).call is Loss.call:
+                raise TypeError(
+                    "keras.losses.Loss needs a loss: subclass it and define "
+                    "call(y_true, y_pred) (Keras's way), or pass a function of "
+                    "(y_true, y_pred) as its first argument.")
+            fn = self.call
         if reduction not in _REDUCTIONS:
             raise ValueError(f"Invalid reduction {reduction!r}: expected one of "
                              f"{', '.join(map(repr, _REDUCTIONS))}.")
         self.fn = fn
         # Keras 2's "auto" is the mean over the batch (no distribution strategy here).
         self.reduction = "sum_over_batch_size" if reduction == "auto" else reduction
-        self.name = name or fn.__name__
+        self.name = name or (to_snake_case(type(self).__name__) if fn == self.call
+                             else fn.__name__)
+        self.dtype = dtype
         self.options = options
+
+    def call(self, y_true: Any, y_pred: Any) -> Any:
+        """The per-sample losses; a subclass defines it (Keras's ``Loss.call``)."""
+        raise NotImplementedError
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Tensor:
         y_true, y_pred = squeeze_or_expand_to_same_rank(*_tensors(y_true, y_pred))
