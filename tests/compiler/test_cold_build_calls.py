@@ -22,6 +22,10 @@ ROOT = os.path.dirname(os.path.abspath(gt.__file__)) + os.sep
 # each ask once whether the program holds a loop or a switch), and to 1,896 by issue
 # [6/6]'s canonical forms (passes/canonical.py: one walk of the forward per build).
 COLD_BUILD_CALLS = 1896
+# The counts were measured on Python 3.11+ with NumPy 2: Python 3.10 reads statement
+# positions another way and NumPy 1's value-based casting builds other programs, so there
+# only the gradient is checked (as the golden files are NumPy 2's output).
+PINNED_HERE = sys.version_info >= (3, 11) and np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
 def _calls_of(fn) -> Counter:
@@ -81,13 +85,14 @@ def test_a_cold_build_reads_each_statement_once_and_walks_the_stack_once():
     step(1.0)  # the lines are read here
     out = []
     calls = _calls_of(lambda: out.append(step(2.0)))
-    statement_lookups = sum(n for (f, _), n in calls.items() if f == "codegen/user_source.py")
-    assert statement_lookups <= 1, calls  # one statements_at per build (was ~57 lookups)
-    assert calls[("core/state.py", "location_from")] <= 1, calls  # one walk (was 20)
-    total = sum(calls.values())
-    assert total <= COLD_BUILD_CALLS, (
-        f"a cold build now runs {total} gradtape calls (pinned: {COLD_BUILD_CALLS}); "
-        "lower the pin in tests/compiler/test_cold_build_calls.py if it got shorter")
+    if PINNED_HERE:
+        lookups = sum(n for (f, _), n in calls.items() if f == "codegen/user_source.py")
+        assert lookups <= 1, calls  # one statements_at per build (was ~57 lookups)
+        assert calls[("core/state.py", "location_from")] <= 1, calls  # one walk (was 20)
+        total = sum(calls.values())
+        assert total <= COLD_BUILD_CALLS, (
+            f"a cold build now runs {total} gradtape calls (pinned: {COLD_BUILD_CALLS}); "
+            "lower the pin in tests/compiler/test_cold_build_calls.py if it got shorter")
     gw, gb = (g.numpy() for g in out[0])
     wv, bv = w.numpy(), b.numpy()
     np.testing.assert_allclose(gw, _central_difference(lambda v: loss_of(v, bv, 2.0), wv),
