@@ -134,9 +134,11 @@ class _Converter:
         get, put = self.fresh("get_state"), self.fresh("set_state")
         values = ", ".join(outputs) + ("," if len(outputs) == 1 else "")
         if outputs:
+            # A list target, which every Python version writes back the same way (a
+            # 1-tuple target comes out as `x, =` or `(x,) =`).
             text = (f"def {get}():\n    return ({values})\n"
                     f"def {put}(vars_):\n    nonlocal {', '.join(outputs)}\n"
-                    f"    ({values}) = vars_\n")
+                    f"    [{', '.join(outputs)}] = vars_\n")
         else:
             text = f"def {get}():\n    return ()\ndef {put}(vars_):\n    pass\n"
         return parse_statements(text), get, put
