@@ -126,6 +126,7 @@ def test_ppo_policy_updates_are_finite():
 
 
 def test_pinn_derivatives_match_finite_differences_and_lbfgs_lowers_the_loss():
+    pytest.importorskip("scipy")  # the program trains with scipy.optimize's L-BFGS
     g = run_program("pinn_burgers")
     network = g["network"]
     tx = np.array([[0.3, 0.2], [0.7, -0.5]], np.float32)
