@@ -341,6 +341,10 @@ def test_eager_control_flow_still_runs_python():
     assert len(calls) == 3
 
 
+@pytest.mark.skipif(
+    np.lib.NumpyVersion(np.__version__) < "2.0.0",
+    reason="the golden files are NumPy 2's output: NumPy 1's value-based casting turns the "
+    "loop's Python scalars into float64 inputs (tests/codegen/test_golden.py skips alike)")
 def test_golden_loop_forward_source():
     import pathlib
 

@@ -206,7 +206,9 @@ def test_the_backward_reads_as_softmax_minus_one_hot():
         tape.watch(logits)
         loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
     source = tape.inspect(loss, [logits]).source
-    assert re.search(r"= float32_0p125 \* \(softmax_\d+ - one_hot_\d+\)", source), source
+    # NumPy 1's value-based casting keeps the mean's 1/8 an input, so it is not folded.
+    scale = "float32_0p125" if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else r"\w+"
+    assert re.search(rf"= {scale} \* \(softmax_\d+ - one_hot_\d+\)", source), source
     assert "add.at" not in source and "zeros(" not in source
     np.testing.assert_allclose(tape.gradient(loss, logits).numpy(),
                                (_softmax(logits.numpy()) - _one_hot(labels.numpy(), 3)) / 8,
