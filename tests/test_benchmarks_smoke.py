@@ -168,3 +168,15 @@ def test_the_cold_build_benchmark_times_this_checkout():
     cold_build = _load("cold_build")
     milliseconds = cold_build.cold_build_ms(str(BENCHMARKS.parent / "src"))
     assert 0.0 < milliseconds < 10_000.0  # a time per call was measured and printed
+
+
+def test_memory_benchmark_runs_each_variant_in_a_fresh_process():
+    """benchmarks/memory.py --quick: NumPy and both gradtape variants report a peak (the
+    size itself is not asserted: it depends on the allocator)."""
+    memory = _load("memory")
+    rows = {row["variant"]: row for row in (memory.run(name, quick=True)
+                                            for name in ("numpy", "gradtape_eager",
+                                                         "gradtape_function"))}
+    for name, row in rows.items():
+        assert "peak_mib" in row, (name, row)
+        assert math.isfinite(row["peak_mib"])
