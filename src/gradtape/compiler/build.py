@@ -194,9 +194,11 @@ def lower_and_differentiate(trace: Trace, output_grads: Sequence[Any],
     for out, given in zip(forward.outputs, output_grads):
         seeds.append(None if out is None else seed_for(out.aval, given, out.name))
     program, _ = vjp_program(forward, wrt, seeds)
-    origin = {v: trace.origins[s] for s, v in enumerate(slot_vars)}
+    # A slot's value is read where a record keeps it (a record may hold only its shape).
+    origin = {v: s for s, v in enumerate(slot_vars)}
     seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
-    feeds = [origin[v] if v in origin else Feed(SEED, seed_index[v]) for v in program.inputs]
+    feeds = [trace.held_feed(origin[v]) if v in origin else Feed(SEED, seed_index[v])
+             for v in program.inputs]
     return Differentiated(forward, program, feeds)
 
 

@@ -78,6 +78,7 @@ class Primitive:
         kind_neutral: bool = False,
         index_operands: bool = False,
         same_dtype: slice | None = None,
+        residuals: tuple[str, ...] | None = None,
     ):
         self.name = name
         self.impl = impl
@@ -122,6 +123,11 @@ class Primitive:
         # leaves out its condition): gt.config(dtype_promotion="tf") checks the tensors
         # among them in ``bind`` (ops/promotion.py).
         self.same_dtype = same_dtype
+        # What the VJP and JVP read of the op's values ("in0", "in1"... and "out" for
+        # every output); ``None``: everything. A tape keeps only these arrays of a
+        # record (tape/recording.py), the rest stand in as their shape and dtype.
+        self.residuals = residuals
+        self.kept_inputs, self.keeps_outputs = _kept(name, residuals)
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -204,3 +210,25 @@ def _eval_on_dummies(prim: Primitive, inputs, params):
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
+
+
+_MANY_INPUTS = 256
+
+
+def _kept(name: str, residuals: tuple[str, ...] | None) -> tuple[frozenset[int] | None, bool]:
+    """The input positions and whether the outputs a record keeps, from ``residuals``."""
+    if residuals is None:
+        return None, True
+    inputs = set()
+    for r in residuals:
+        if r == "out":
+            continue
+        digits = r[2:].rstrip(":")
+        if not (r.startswith("in") and digits.isdigit()):
+            raise ValueError(f"{name}: residuals name 'out', 'in<k>' or 'in<k>:' (inputs "
+                             f"k and after), not {r!r}")
+        k = int(digits)
+        # "in<k>:": every input from k on (an op of any number of inputs, e.g. the
+        # index arrays of getitem); no op has this many.
+        inputs.update(range(k, _MANY_INPUTS) if r.endswith(":") else (k,))
+    return frozenset(inputs), "out" in residuals

@@ -21,7 +21,7 @@ from ..core.promotion_warning import FLOAT32
 from ..core.promotion_warning import check as check_promotion
 from ..core.state import _is_internal, in_layer, location_from, state
 from ..core.tensor import Tensor, _next_id
-from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES
+from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Released
 
 # A record is a plain tuple, read by the field indices of ``recording`` (PRIM, IN_IDS,
 # IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION): ids are tensor ids (``None`` for a raw
@@ -67,6 +67,10 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
         return shared
     if shared is not None:
         values = shared[IN_VALUES]
+    elif prim.kept_inputs is not None and reads is None:
+        values = _residual_values(values, in_ids, prim.kept_inputs)
+        if not prim.keeps_outputs:
+            out_values = tuple(map(_released, out_values))
     elif None in in_ids:
         values = _recorded_values(values)
     where = _UNKNOWN
@@ -101,7 +105,12 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     slots = tuple(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return
-    if None in in_ids:
+    kept = prim.kept_inputs
+    if kept is not None and reads is None:  # keep what the derivative rules read
+        values = _residual_values(values, in_ids, kept)
+        if not prim.keeps_outputs:
+            out = _released(out)
+    elif None in in_ids:
         values = _recorded_values(values)
     where = _UNKNOWN
     if tape._signature is not None:
@@ -143,6 +152,31 @@ def _recorded_values(values: list) -> list:
             for v in values]
 
 
+def _residual_values(values: list, in_ids: list, kept: frozenset[int]) -> list:
+    """What a record keeps of an op's operands when its primitive declares the ones its
+    derivative rules read (``kept``): those, as ``_recorded_values`` keeps them, and a
+    ``Released`` (shape and dtype) for every other NumPy array, so a raw operand no
+    rule reads is not copied and an intermediate no rule reads is not held. An op
+    reading a variable keeps everything (its reads are told apart by their arrays)."""
+    out = []
+    for p, v in enumerate(values):
+        cls = v.__class__
+        if cls in _SCALARS:
+            out.append(v)
+        elif p not in kept and cls in _RELEASABLE:
+            out.append(Released(v))
+        elif in_ids[p] is None:
+            out.append(_recorded_values((v,))[0])
+        else:
+            out.append(v)
+    return out
+
+
+def _released(value: Any) -> Any:
+    """An output no rule reads: its shape and dtype if it is a NumPy array."""
+    return Released(value) if value.__class__ in _RELEASABLE else value
+
+
 def _follow(tape, item: tuple) -> Any:
     """Add ``item`` to ``tape``'s signature. While the tape records what its site's
     reference did, the signature is that reference's prefix (nothing is appended) and
@@ -164,6 +198,9 @@ def _follow(tape, item: tuple) -> Any:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+# What a record may hold as its shape and dtype: NumPy's arrays and scalars (another
+# library's arrays stay, their kind decides where a backward runs).
+_RELEASABLE = NUMPY_CLASSES - _SCALARS
 _getframe = sys._getframe
 _UNKNOWN = object()
 
