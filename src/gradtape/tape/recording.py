@@ -67,8 +67,8 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
         return shared
     if shared is not None:
         values = shared[IN_VALUES]
-    elif prim.kept_inputs is not None and reads is None:
-        values = _residual_values(values, in_ids, prim.kept_inputs)
+    elif prim.kept_inputs is not None:
+        values = _residual_values(values, in_ids, prim.kept_inputs, reads)
         if not prim.keeps_outputs:
             out_values = tuple(map(_released, out_values))
     elif None in in_ids:
@@ -106,8 +106,8 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     if slots.count(None) == len(slots):
         return
     kept = prim.kept_inputs
-    if kept is not None and reads is None:  # keep what the derivative rules read
-        values = _residual_values(values, in_ids, kept)
+    if kept is not None:  # keep what the derivative rules read
+        values = _residual_values(values, in_ids, kept, reads)
         if not prim.keeps_outputs:
             out = _released(out)
     elif None in in_ids:
@@ -152,18 +152,20 @@ def _recorded_values(values: list) -> list:
             for v in values]
 
 
-def _residual_values(values: list, in_ids: list, kept: frozenset[int]) -> list:
+def _residual_values(values: list, in_ids: list, kept: frozenset[int], args: Any) -> list:
     """What a record keeps of an op's operands when its primitive declares the ones its
     derivative rules read (``kept``): those, as ``_recorded_values`` keeps them, and a
     ``Released`` (shape and dtype) for every other NumPy array, so a raw operand no
-    rule reads is not copied and an intermediate no rule reads is not held. An op
-    reading a variable keeps everything (its reads are told apart by their arrays)."""
+    rule reads is not copied and an intermediate no rule reads is not held. A variable's
+    value stays (``args``: the op's arguments when one is a variable): its reads are told
+    apart by their arrays (``split_reads``), and the variable holds the array anyway."""
     out = []
     for p, v in enumerate(values):
         cls = v.__class__
         if cls in _SCALARS:
             out.append(v)
-        elif p not in kept and cls in _RELEASABLE:
+        elif p not in kept and cls in _RELEASABLE and not (
+                args is not None and getattr(args[p], "_watch_on_read", False)):
             out.append(Released(v))
         elif in_ids[p] is None:
             out.append(_recorded_values((v,))[0])
