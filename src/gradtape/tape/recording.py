@@ -67,12 +67,13 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
         return shared
     if shared is not None:
         values = shared[IN_VALUES]
-    elif prim.kept_inputs is not None:
-        values = _residual_values(values, in_ids, prim.kept_inputs, reads)
+    else:
+        if prim.released_inputs:
+            values = _released_inputs(values, prim.released_inputs, reads)
         if not prim.keeps_outputs:
             out_values = tuple(map(_released, out_values))
-    elif None in in_ids:
-        values = _recorded_values(values)
+        if None in in_ids:
+            values = _recorded_values(values, in_ids)
     where = _UNKNOWN
     if tape._signature is not None:
         if None in slots:
@@ -105,13 +106,12 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     slots = tuple(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return
-    kept = prim.kept_inputs
-    if kept is not None:  # keep what the derivative rules read
-        values = _residual_values(values, in_ids, kept, reads)
-        if not prim.keeps_outputs:
-            out = _released(out)
-    elif None in in_ids:
-        values = _recorded_values(values)
+    if prim.released_inputs:  # keep only what the derivative rules read
+        values = _released_inputs(values, prim.released_inputs, reads)
+    if not prim.keeps_outputs and out.__class__ is _ndarray and out.ndim:
+        out = Released(out)
+    if None in in_ids:
+        values = _recorded_values(values, in_ids)
     where = _UNKNOWN
     if tape._signature is not None:
         if None in slots:
@@ -143,40 +143,42 @@ def note_variable_reads(tape, args) -> None:
                 tape._reread.add(a._id)
 
 
-def _recorded_values(values: list) -> list:
-    """What a record keeps of raw operands: lists and other array-likes as the arrays
-    NumPy made of them, and a private copy of a NumPy array, which the caller may write
-    into before the gradient is taken (a tensor is a value, as in TF)."""
-    return [v.copy() if isinstance(v, np.ndarray)
-            else v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
-            for v in values]
+def _recorded_values(values: list, in_ids: list) -> list:
+    """What a record keeps of raw operands (``in_ids[p] is None``): lists and other
+    array-likes as the arrays NumPy made of them, and a private copy of a NumPy array,
+    which the caller may write into before the gradient is taken (a tensor is a value,
+    as in TF). A tensor's array is never written into: it is kept as it is."""
+    return [v if i is not None or v.__class__ in _SCALARS
+            else v.copy() if isinstance(v, np.ndarray)
+            else v if hasattr(v, "shape") else np.asarray(v)
+            for v, i in zip(values, in_ids)]
 
 
-def _residual_values(values: list, in_ids: list, kept: frozenset[int], args: Any) -> list:
-    """What a record keeps of an op's operands when its primitive declares the ones its
-    derivative rules read (``kept``): those, as ``_recorded_values`` keeps them, and a
-    ``Released`` (shape and dtype) for every other NumPy array, so a raw operand no
-    rule reads is not copied and an intermediate no rule reads is not held. A variable's
-    value stays (``args``: the op's arguments when one is a variable): its reads are told
-    apart by their arrays (``split_reads``), and the variable holds the array anyway."""
-    out = []
-    for p, v in enumerate(values):
-        cls = v.__class__
-        if cls in _SCALARS:
-            out.append(v)
-        elif p not in kept and cls in _RELEASABLE and not (
+def _released_inputs(values: list, released: tuple[int, ...], args: Any) -> list:
+    """``values`` with each NumPy array of rank >= 1 at a ``released`` position (the
+    inputs no derivative rule of the op reads) replaced by a ``Released``, its shape and
+    dtype: an intermediate no rule reads dies with the user's reference, and a raw
+    operand no rule reads is not copied (``_recorded_values`` copies arrays only). A
+    variable's value stays (``args``: the op's arguments when one is a variable): its
+    reads are told apart by their arrays (``split_reads``), and the variable holds the
+    array anyway. Scalars and 0-d arrays stay: releasing them would cost more than it
+    saves."""
+    n = len(values)
+    for p in released:
+        if p >= n:
+            break
+        v = values[p]
+        if v.__class__ is _ndarray and v.ndim and not (
                 args is not None and getattr(args[p], "_watch_on_read", False)):
-            out.append(Released(v))
-        elif in_ids[p] is None:
-            out.append(_recorded_values((v,))[0])
-        else:
-            out.append(v)
-    return out
+            if values.__class__ is not list:
+                values = list(values)
+            values[p] = Released(v)
+    return values
 
 
 def _released(value: Any) -> Any:
-    """An output no rule reads: its shape and dtype if it is a NumPy array."""
-    return Released(value) if value.__class__ in _RELEASABLE else value
+    """An output no rule reads: its shape and dtype if it is a NumPy array of rank >= 1."""
+    return Released(value) if value.__class__ is _ndarray and value.ndim else value
 
 
 def _follow(tape, item: tuple) -> Any:
@@ -200,9 +202,9 @@ def _follow(tape, item: tuple) -> Any:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
-# What a record may hold as its shape and dtype: NumPy's arrays and scalars (another
-# library's arrays stay, their kind decides where a backward runs).
-_RELEASABLE = NUMPY_CLASSES - _SCALARS
+# Only NumPy arrays are released (another library's arrays stay: their kind decides
+# where a backward runs).
+_ndarray = np.ndarray
 _getframe = sys._getframe
 _UNKNOWN = object()
 
