@@ -239,8 +239,14 @@ class Trace:
         self.slot_avals = avals
 
     def value(self, slot: int, sources) -> Any:
-        """The recorded value of ``slot``."""
-        return feed_value(self.origins[slot], self.records, sources)
+        """The recorded value of ``slot``: from a record that keeps it if one does, else
+        its ``Released`` (shape and dtype)."""
+        value = feed_value(self.origins[slot], self.records, sources)
+        if value.__class__ is Released:
+            feed = self._holder(slot)
+            if feed is not None:
+                return feed_value(feed, self.records, sources)
+        return value
 
     def tensor_id(self, slot: int, sources) -> int | None:
         """The id of the tensor in ``slot`` (``None`` for a raw constant)."""
@@ -249,6 +255,18 @@ class Trace:
     def held_feed(self, slot: int) -> Feed:
         """The origin of ``slot``, moved to a record that keeps the value when the
         record it was first seen in holds only its shape (built once per backward)."""
+        feed = self._holder(slot)
+        if feed is not None:
+            return feed
+        prim = self.records[self.origins[slot].index][PRIM]
+        raise RuntimeError(
+            f"gradtape bug: a backward reads a value no record keeps (first seen by "
+            f"'{prim.name}'): a primitive's residuals= leave out what its rules read. "
+            f"Please report it.")
+
+    def _holder(self, slot: int) -> Feed | None:
+        """A feed of ``slot`` whose record keeps the value by its declared residuals
+        (the origin if it does), or the source it is; ``None``: no record keeps it."""
         feed = self.origins[slot]
         if feed.kind not in _VALUES or holds(self.records[feed.index], feed.kind, feed.position):
             return feed
@@ -259,11 +277,7 @@ class Trace:
                         return _feed(Feed, (kind, r, p))
         if slot in self.source_slots:
             return _feed(Feed, (SOURCE, self.source_slots.index(slot), 0))
-        prim = self.records[feed.index][PRIM]
-        raise RuntimeError(
-            f"gradtape bug: a backward reads a value no record keeps (first seen by "
-            f"'{prim.name}'): a primitive's residuals= leave out what its rules read. "
-            f"Please report it.")
+        return None
 
     def to_program(self) -> tuple[Program, list[Var]]:
         """The forward Program (inputs: sources, then constants) and a Var per slot."""
