@@ -128,10 +128,12 @@ class Primitive:
         # record (tape/recording.py), the rest stand in as their shape and dtype.
         self.residuals = residuals
         self.kept_inputs, self.keeps_outputs = _kept(name, residuals)
-        # The positions a record releases (``None``: undeclared, keep all), up to the
-        # arity the op is called with: what bind's fast branch loops over.
-        self.released_inputs: tuple[int, ...] | None = None if self.kept_inputs is None \
+        # The positions a record may release, made once here so a recorded op pays one
+        # check (``None``: it keeps every input: undeclared, or all declared read). A
+        # record of fewer inputs than ``released_inputs[0]`` skips releasing.
+        released = () if self.kept_inputs is None \
             else tuple(p for p in range(_MANY_INPUTS) if p not in self.kept_inputs)
+        self.released_inputs: tuple[int, ...] | None = released or None
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

@@ -68,8 +68,9 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
     if shared is not None:
         values = shared[IN_VALUES]
     else:
-        if prim.released_inputs:
-            values = _released_inputs(values, prim.released_inputs, reads)
+        released = prim.released_inputs
+        if released is not None and released[0] < len(values):
+            values = _released_inputs(values, released, reads)
         if not prim.keeps_outputs:
             out_values = tuple(map(_released, out_values))
         if None in in_ids:
@@ -106,9 +107,16 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     slots = tuple(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return
-    if prim.released_inputs:  # keep only what the derivative rules read
-        values = _released_inputs(values, prim.released_inputs, reads)
-    if not prim.keeps_outputs and out.__class__ is _ndarray and out.ndim:
+    # Keep only what the derivative rules read, of arrays large enough to matter: one
+    # tuple check for an op that releases nothing at its arity (x * y reads both), and
+    # none of the loop for an elementwise op on scalars (its inputs are no larger than
+    # its output).
+    released = prim.released_inputs
+    if released is not None and released[0] < len(values) and (
+            out.__class__ is _ndarray or not prim.elementwise):
+        values = _released_inputs(values, released, reads)
+    if not prim.keeps_outputs and out.__class__ is _ndarray and (
+            out.size >= MIN_RELEASE_SIZE or out.base is not None):
         out = Released(out)
     if None in in_ids:
         values = _recorded_values(values, in_ids)
@@ -155,20 +163,21 @@ def _recorded_values(values: list, in_ids: list) -> list:
 
 
 def _released_inputs(values: list, released: tuple[int, ...], args: Any) -> list:
-    """``values`` with each NumPy array of rank >= 1 at a ``released`` position (the
-    inputs no derivative rule of the op reads) replaced by a ``Released``, its shape and
-    dtype: an intermediate no rule reads dies with the user's reference, and a raw
-    operand no rule reads is not copied (``_recorded_values`` copies arrays only). A
-    variable's value stays (``args``: the op's arguments when one is a variable): its
-    reads are told apart by their arrays (``split_reads``), and the variable holds the
-    array anyway. Scalars and 0-d arrays stay: releasing them would cost more than it
-    saves."""
+    """``values`` with each NumPy array of ``MIN_RELEASE_SIZE`` elements or more at a
+    ``released`` position (the inputs no derivative rule of the op reads) replaced by a
+    ``Released``, its shape and dtype: an intermediate no rule reads dies with the
+    user's reference, and a raw operand no rule reads is not copied
+    (``_recorded_values`` copies arrays only). A variable's value stays (``args``: the
+    op's arguments when one is a variable): its reads are told apart by their arrays
+    (``split_reads``), and the variable holds the array anyway. Smaller arrays and
+    scalars stay: releasing them costs more than keeping them; but not a small view,
+    which would keep its base, maybe large, alive (``t[1:90, ::2]``)."""
     n = len(values)
     for p in released:
         if p >= n:
             break
         v = values[p]
-        if v.__class__ is _ndarray and v.ndim and not (
+        if v.__class__ is _ndarray and (v.size >= MIN_RELEASE_SIZE or v.base is not None) and not (
                 args is not None and getattr(args[p], "_watch_on_read", False)):
             if values.__class__ is not list:
                 values = list(values)
@@ -177,8 +186,11 @@ def _released_inputs(values: list, released: tuple[int, ...], args: Any) -> list
 
 
 def _released(value: Any) -> Any:
-    """An output no rule reads: its shape and dtype if it is a NumPy array of rank >= 1."""
-    return Released(value) if value.__class__ is _ndarray and value.ndim else value
+    """An output no rule reads: its shape and dtype if it is a NumPy array of
+    ``MIN_RELEASE_SIZE`` elements or more, or a view (which holds its base)."""
+    if value.__class__ is _ndarray and (value.size >= MIN_RELEASE_SIZE or value.base is not None):
+        return Released(value)
+    return value
 
 
 def _follow(tape, item: tuple) -> Any:
@@ -202,6 +214,10 @@ def _follow(tape, item: tuple) -> Any:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+# Arrays smaller than this (elements) are kept even where no rule reads them, unless
+# they are views (a view holds its base): the ``Released`` standing in for one and the
+# check cost more than the memory (the same size as the buffer pass's MIN_OUT_SIZE).
+MIN_RELEASE_SIZE = 4096
 # Only NumPy arrays are released (another library's arrays stay: their kind decides
 # where a backward runs).
 _ndarray = np.ndarray
