@@ -134,6 +134,9 @@ class Primitive:
         released = () if self.kept_inputs is None \
             else tuple(p for p in range(_MANY_INPUTS) if p not in self.kept_inputs)
         self.released_inputs: tuple[int, ...] | None = released or None
+        # Whether a record whose output is no NumPy array (a scalar) may still release
+        # inputs: not for an elementwise op, whose inputs are no larger than its output.
+        self.releases_at_scalar_output = self.released_inputs is not None and not elementwise
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
