@@ -233,3 +233,15 @@ def test_pinn_benchmark_steps_train_quick():
     step, _ = pinn.make_step(gt)
     losses = [float(step(gt.constant(x), gt.constant(t))) for _ in range(30)]
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
+
+
+def test_memory_benchmark_runs_each_variant_in_a_fresh_process():
+    """benchmarks/memory.py --quick: NumPy and both gradtape variants report a peak (the
+    size itself is not asserted: it depends on the allocator)."""
+    memory = _load("memory")
+    rows = {row["variant"]: row for row in (memory.run(name, quick=True)
+                                            for name in ("numpy", "gradtape_eager",
+                                                         "gradtape_function"))}
+    for name, row in rows.items():
+        assert "peak_mib" in row, (name, row)
+        assert math.isfinite(row["peak_mib"])

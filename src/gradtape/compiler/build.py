@@ -73,10 +73,13 @@ def run_passes(program: Program, what: str = "a backward program",
     return program if optimized is None else optimized
 
 
-def canonical_forward(forward: Program, stacklevel: int = 5) -> Program:
+def canonical_forward(forward: Program, stacklevel: int = 5,
+                      available: Callable[[Var], bool] | None = None) -> Program:
     """The forward to differentiate: ``forward`` in canonical forms (``matvec`` for a
-    product with a column, ``softplus`` for ``log1p(exp)``), its vars kept."""
-    canonical = _passes_or_none(canonicalize, forward, "a forward program", stacklevel)
+    product with a column, ``softplus`` for ``log1p(exp)``), its vars kept; only forms
+    whose rules read ``available`` values (all, when ``None``)."""
+    canonical = _passes_or_none(lambda p: canonicalize(p, available), forward,
+                                "a forward program", stacklevel)
     return forward if canonical is None else canonical
 
 
@@ -201,10 +204,16 @@ def lower_and_differentiate(trace: Trace, output_grads: Sequence[Any],
     seeds = []
     for out, given in zip(forward.outputs, output_grads):
         seeds.append(None if out is None else seed_for(out.aval, given, out.name))
-    program, _ = vjp_program(canonical_forward(forward), wrt, seeds)
-    origin = {v: trace.origins[s] for s, v in enumerate(slot_vars)}
+    # A slot's value is read where a record keeps it (a record may hold only its shape).
+    origin = {v: s for s, v in enumerate(slot_vars)}
+
+    def held(v: Var) -> bool:
+        return v not in origin or trace.holder(origin[v]) is not None
+
+    program, _ = vjp_program(canonical_forward(forward, available=held), wrt, seeds)
     seed_index = {v: k for k, v in enumerate(s for s in seeds if isinstance(s, Var))}
-    feeds = [origin[v] if v in origin else Feed(SEED, seed_index[v]) for v in program.inputs]
+    feeds = [trace.held_feed(origin[v]) if v in origin else Feed(SEED, seed_index[v])
+             for v in program.inputs]
     return Differentiated(forward, program, feeds)
 
 

@@ -38,6 +38,36 @@ SEED = 3  # seeds[index]: an output gradient
 _VALUES = {RECORDED_INPUT: IN_VALUES, RECORDED_OUTPUT: OUT_VALUES}
 
 
+class Released:
+    """What a record holds in place of an array its op's derivative rules never read
+    (``Primitive.residuals``): its shape and dtype, which the trace's key and avals
+    need, and no data, so the array dies when the user drops it."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, array: Any):
+        self.shape = array.shape
+        self.dtype = array.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Released(shape={self.shape}, dtype={self.dtype})"
+
+
+def holds(record: Any, kind: int, position: int) -> bool:
+    """Whether ``record`` keeps the value of its input (``RECORDED_INPUT``) or output at
+    ``position`` by its primitive's declared residuals, whatever else it kept: what a
+    backward's feed may point to for every later tape of the same structure."""
+    prim = record[PRIM]
+    if kind == RECORDED_OUTPUT:
+        return prim.keeps_outputs
+    kept = prim.kept_inputs
+    return kept is None or position in kept
+
+
 class Feed(NamedTuple):
     """Where one argument of a backward comes from: a source, a recorded input or output
     (``index`` counts records, ``position`` the op's inputs or outputs), or an output
@@ -209,8 +239,14 @@ class Trace:
         self.slot_avals = avals
 
     def value(self, slot: int, sources) -> Any:
-        """The recorded value of ``slot``."""
-        return feed_value(self.origins[slot], self.records, sources)
+        """The recorded value of ``slot``: from a record that keeps it if one does, else
+        its ``Released`` (shape and dtype)."""
+        value = feed_value(self.origins[slot], self.records, sources)
+        if value.__class__ is Released:
+            feed = self.holder(slot)
+            if feed is not None:
+                return feed_value(feed, self.records, sources)
+        return value
 
     def tensor_id(self, slot: int, sources) -> int | None:
         """The id of the tensor in ``slot`` (``None`` for a raw constant)."""
@@ -223,6 +259,33 @@ class Trace:
         return [(sources[index]._id if sources else None) if kind == SOURCE
                 else records[index][IN_IDS if kind == RECORDED_INPUT else OUT_IDS][position]
                 for kind, index, position in self.origins]
+
+    def held_feed(self, slot: int) -> Feed:
+        """The origin of ``slot``, moved to a record that keeps the value when the
+        record it was first seen in holds only its shape (built once per backward)."""
+        feed = self.holder(slot)
+        if feed is not None:
+            return feed
+        prim = self.records[self.origins[slot].index][PRIM]
+        raise RuntimeError(
+            f"gradtape bug: a backward reads a value no record keeps (first seen by "
+            f"'{prim.name}'): a primitive's residuals= leave out what its rules read. "
+            f"Please report it.")
+
+    def holder(self, slot: int) -> Feed | None:
+        """A feed of ``slot`` whose record keeps the value by its declared residuals
+        (the origin if it does), or the source it is; ``None``: no record keeps it."""
+        feed = self.origins[slot]
+        if feed.kind not in _VALUES or holds(self.records[feed.index], feed.kind, feed.position):
+            return feed
+        for r, (rec, ins, outs) in enumerate(zip(self.records, self.wiring, self.out_slots)):
+            for kind, slots in ((RECORDED_INPUT, ins), (RECORDED_OUTPUT, outs)):
+                for p, s in enumerate(slots):
+                    if s == slot and holds(rec, kind, p):
+                        return _feed(Feed, (kind, r, p))
+        if slot in self.source_slots:
+            return _feed(Feed, (SOURCE, self.source_slots.index(slot), 0))
+        return None
 
     def to_program(self) -> tuple[Program, list[Var]]:
         """The forward Program (inputs: sources, then constants) and a Var per slot."""

@@ -79,6 +79,7 @@ class Primitive:
         index_operands: bool = False,
         same_dtype: slice | None = None,
         effect: bool = False,
+        residuals: tuple[str, ...] | None = None,
     ):
         self.name = name
         self.impl = impl
@@ -129,6 +130,20 @@ class Primitive:
         if effect and pure:
             raise ValueError(f"primitive {name!r}: an effect primitive must be pure=False")
         self.effect = effect
+        # What the VJP and JVP read of the op's values ("in0", "in1"... and "out" for
+        # every output); ``None``: everything. A tape keeps only these arrays of a
+        # record (tape/recording.py), the rest stand in as their shape and dtype.
+        self.residuals = residuals
+        self.kept_inputs, self.keeps_outputs = _kept(name, residuals)
+        # The positions a record may release, made once here so a recorded op pays one
+        # check (``None``: it keeps every input: undeclared, or all declared read). A
+        # record of fewer inputs than ``released_inputs[0]`` skips releasing.
+        released = () if self.kept_inputs is None \
+            else tuple(p for p in range(_MANY_INPUTS) if p not in self.kept_inputs)
+        self.released_inputs: tuple[int, ...] | None = released or None
+        # Whether a record whose output is no NumPy array (a scalar) may still release
+        # inputs: not for an elementwise op, whose inputs are no larger than its output.
+        self.releases_at_scalar_output = self.released_inputs is not None and not elementwise
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -211,3 +226,25 @@ def _eval_on_dummies(prim: Primitive, inputs, params):
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
+
+
+_MANY_INPUTS = 256
+
+
+def _kept(name: str, residuals: tuple[str, ...] | None) -> tuple[frozenset[int] | None, bool]:
+    """The input positions and whether the outputs a record keeps, from ``residuals``."""
+    if residuals is None:
+        return None, True
+    inputs = set()
+    for r in residuals:
+        if r == "out":
+            continue
+        digits = r[2:].rstrip(":")
+        if not (r.startswith("in") and digits.isdigit()):
+            raise ValueError(f"{name}: residuals name 'out', 'in<k>' or 'in<k>:' (inputs "
+                             f"k and after), not {r!r}")
+        k = int(digits)
+        # "in<k>:": every input from k on (an op of any number of inputs, e.g. the
+        # index arrays of getitem); no op has this many.
+        inputs.update(range(k, _MANY_INPUTS) if r.endswith(":") else (k,))
+    return frozenset(inputs), "out" in residuals

@@ -51,16 +51,18 @@ def conj(x):
 # --- unary ops ---------------------------------------------------------------------
 
 def _unary(name, impl, deriv, ufunc=None, *, guard_zero=False, vjp=None, jvp=None,
-           template=None):
+           template=None, residuals=None):
     """A differentiable elementwise op of one input: its rules come from ``deriv(x, y)``
     (the derivative from the input and the output) unless ``vjp`` and ``jvp`` are given;
-    ``guard_zero`` makes them 0 where the incoming (co)tangent is 0 (``_zero_guarded``)."""
+    ``guard_zero`` makes them 0 where the incoming (co)tangent is 0 (``_zero_guarded``);
+    ``residuals`` what the rules read: ``("in0",)`` for ``x``, ``("out",)`` for ``y``."""
     if vjp is None:
         vjp = lambda g, y, x: (g * conj(deriv(x, y)),)  # noqa: E731
         jvp = lambda ts, y, x: ts[0] * deriv(x, y)  # noqa: E731
     if guard_zero:
         vjp, jvp = _zero_guarded(vjp, jvp)
-    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, template=template)
+    prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, template=template,
+                     residuals=residuals)
 
     def op(x):
         return bind(prim, operand(x))
@@ -112,42 +114,44 @@ def _safe_output(zero, y):
     return where(zero, 1, y)
 
 
+# What a unary op's rules read (``Primitive.residuals``): its input x or its output y.
+_X, _Y = ("in0",), ("out",)
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
-exp = _unary("exp", np.exp, lambda x, y: y, np.exp)
-exp2 = _unary("exp2", np.exp2, lambda x, y: y * _LN2, np.exp2)
-expm1 = _unary("expm1", np.expm1, lambda x, y: y + 1.0, np.expm1)
-log = _unary("log", np.log, lambda x, y: reciprocal(x), np.log)
-log2 = _unary("log2", np.log2, lambda x, y: reciprocal(x * _LN2), np.log2)
-log10 = _unary("log10", np.log10, lambda x, y: reciprocal(x * _LN10), np.log10)
-log1p = _unary("log1p", np.log1p, lambda x, y: reciprocal(x + 1.0), np.log1p)
-sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt, guard_zero=True)
-cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt)
-square = _unary("square", np.square, lambda x, y: x * 2.0, np.square)
+exp = _unary("exp", np.exp, lambda x, y: y, np.exp, residuals=_Y)
+exp2 = _unary("exp2", np.exp2, lambda x, y: y * _LN2, np.exp2, residuals=_Y)
+expm1 = _unary("expm1", np.expm1, lambda x, y: y + 1.0, np.expm1, residuals=_Y)
+log = _unary("log", np.log, lambda x, y: reciprocal(x), np.log, residuals=_X)
+log2 = _unary("log2", np.log2, lambda x, y: reciprocal(x * _LN2), np.log2, residuals=_X)
+log10 = _unary("log10", np.log10, lambda x, y: reciprocal(x * _LN10), np.log10, residuals=_X)
+log1p = _unary("log1p", np.log1p, lambda x, y: reciprocal(x + 1.0), np.log1p, residuals=_X)
+sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt, guard_zero=True, residuals=_Y)
+cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt, residuals=_Y)
+square = _unary("square", np.square, lambda x, y: x * 2.0, np.square, residuals=_X)
 reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal,
-                    guard_zero=True)
+                    guard_zero=True, residuals=_Y)
 
 
 # NumPy's SIMD float32 sin/cos may be one unit in the last place away from TF's (the
 # seed Jacobian prints cos(2) as -0.4161468, TF as -0.41614684). Computing them in
 # float64 would match, but would cost the ufunc (fusion, out= buffers): documented in
 # docs/semantics.md instead.
-sin = _unary("sin", np.sin, lambda x, y: cos(x), np.sin)
-cos = _unary("cos", np.cos, lambda x, y: -sin(x), np.cos)
-tan = _unary("tan", np.tan, lambda x, y: square(y) + 1.0, np.tan)
+sin = _unary("sin", np.sin, lambda x, y: cos(x), np.sin, residuals=_X)
+cos = _unary("cos", np.cos, lambda x, y: -sin(x), np.cos, residuals=_X)
+tan = _unary("tan", np.tan, lambda x, y: square(y) + 1.0, np.tan, residuals=_Y)
 arcsin = _unary("arcsin", np.arcsin, lambda x, y: reciprocal(sqrt(1.0 - square(x))), np.arcsin)
 arccos = _unary("arccos", np.arccos, lambda x, y: -reciprocal(sqrt(1.0 - square(x))), np.arccos)
 arctan = _unary("arctan", np.arctan, lambda x, y: reciprocal(square(x) + 1.0), np.arctan)
-sinh = _unary("sinh", np.sinh, lambda x, y: cosh(x), np.sinh)
-cosh = _unary("cosh", np.cosh, lambda x, y: sinh(x), np.cosh)
-tanh = _unary("tanh", np.tanh, lambda x, y: 1.0 - square(y), np.tanh)
+sinh = _unary("sinh", np.sinh, lambda x, y: cosh(x), np.sinh, residuals=_X)
+cosh = _unary("cosh", np.cosh, lambda x, y: sinh(x), np.cosh, residuals=_X)
+tanh = _unary("tanh", np.tanh, lambda x, y: 1.0 - square(y), np.tanh, residuals=_Y)
 arcsinh = _unary("arcsinh", np.arcsinh, lambda x, y: reciprocal(sqrt(square(x) + 1.0)), np.arcsinh)
 arccosh = _unary("arccosh", np.arccosh, lambda x, y: reciprocal(sqrt(square(x) - 1.0)), np.arccosh)
 arctanh = _unary("arctanh", np.arctanh, lambda x, y: reciprocal(1.0 - square(x)), np.arctanh)
-sigmoid = _unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1.0 - y))
+sigmoid = _unary("sigmoid", _sigmoid_impl, lambda x, y: y * (1.0 - y), residuals=_Y)
 softplus = _unary("softplus", _softplus_impl, lambda x, y: sigmoid(x),
-                  template="logaddexp(0, {0})")
+                  template="logaddexp(0, {0})", residuals=_X)
 
 
 def _abs_vjp(g, y, x):
@@ -165,9 +169,9 @@ def _abs_jvp(ts, y, x):
     return real(conj(x) * ts[0]) / safe
 
 
-abs = _unary("abs", np.abs, None, np.absolute, vjp=_abs_vjp, jvp=_abs_jvp)
+abs = _unary("abs", np.abs, None, np.absolute, vjp=_abs_vjp, jvp=_abs_jvp, residuals=("in0", "out"))
 relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype),
-              template="maximum({0}, 0)")
+              template="maximum({0}, 0)", residuals=_X)
 
 # Aliases under TF's and NumPy's other names.
 absolute = abs
@@ -179,7 +183,7 @@ del arcsin_
 
 negative_p = Primitive(
     "negative", np.negative, vjp=lambda g, y, x: (-g,), jvp=lambda ts, y, x: -ts[0],
-    elementwise=True, template="-{0}",
+    elementwise=True, template="-{0}", residuals=(),
 )
 
 
@@ -277,9 +281,10 @@ __all__.append("cast")
 _prepare = (lambda prim, x, y: weak_scalars(x, y)) if _NUMPY1 else None
 
 
-def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True):
+def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True,
+            residuals=None):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
-                     template=template, same_dtype=EVERY_INPUT)
+                     template=template, same_dtype=EVERY_INPUT, residuals=residuals)
 
     def op(x, y):
         if not isinstance(x, _OPERAND_TYPES):
@@ -317,12 +322,14 @@ add = _binary(
     lambda g, y, a, b: (_ub(g, a), _ub(g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], ts[1]),
     np.add, operator.add, "{0} + {1}",
+    residuals=(),
 )
 subtract = _binary(
     "subtract", np.subtract,
     lambda g, y, a, b: (_ub(g, a), _ub(-g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], _scaled(ts[1], -1.0)),
     np.subtract, operator.sub, "{0} - {1}",
+    residuals=(),
 )
 def _multiply_vjp(g, y, a, b):
     if a is b:  # x * x: one product, counted twice (not two equal products)
@@ -335,6 +342,7 @@ multiply = _binary(
     _multiply_vjp,
     lambda ts, y, a, b: _tangent_sum(_scaled(ts[0], b), _scaled(ts[1], a)),
     np.multiply, operator.mul, "{0} * {1}",
+    residuals=("in0", "in1"),
 )
 divide = _binary(
     "divide", np.true_divide,
@@ -343,6 +351,7 @@ divide = _binary(
         None if ts[0] is None else ts[0] / b, _scaled(ts[1], -y / b)
     ),
     np.true_divide, operator.truediv, "{0} / {1}",
+    residuals=("in1", "out"),
 )
 
 

@@ -134,6 +134,7 @@ def _getitem_batch(size, args, batched, *, index):
 
 getitem_p = Primitive(
     "getitem", _getitem_impl,
+    residuals=("in1:",),  # the index arrays; of the array x, its shape
     index_operands=True,
     vjp=lambda g, y, x, *arrays, index: (
         scatter_add(g, arrays, index, x.shape), *_no_index_cts(arrays)

@@ -61,14 +61,14 @@ softmax_p = Primitive(
     "softmax", _softmax_impl,
     vjp=lambda g, y, x, axis: (y * (g - _sum_keep(g * y, axis)),),
     jvp=lambda ts, y, x, axis: y * (ts[0] - _sum_keep(ts[0] * y, axis)),
-    shape_rule=_same_aval,
+    shape_rule=_same_aval, residuals=("out",),
     batch=per_primitive(_shifted_axis_batch),
 )
 log_softmax_p = Primitive(
     "log_softmax", _log_softmax_impl,
     vjp=lambda g, y, x, axis: (g - exp(y) * _sum_keep(g, axis),),
     jvp=lambda ts, y, x, axis: ts[0] - _sum_keep(exp(y) * ts[0], axis),
-    shape_rule=_same_aval,
+    shape_rule=_same_aval, residuals=("out",),
     batch=per_primitive(_shifted_axis_batch),
 )
 
@@ -208,7 +208,7 @@ sparse_xent_p = Primitive(
     jvp=lambda ts, y, logits, labels: _reduce.sum(
         ts[0] * _minus_one_hot(logits, labels), axis=(-1,)),
     shape_rule=lambda logits, labels: Aval(tuple(labels.shape), logits.dtype),
-    batch=_sparse_xent_batch,
+    batch=_sparse_xent_batch, residuals=("in0", "in1"),  # not the losses
     index_operands=True,  # class indices: NumPy beside another library's logits
 )
 

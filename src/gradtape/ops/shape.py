@@ -41,6 +41,7 @@ def _reshape_impl(x, shape):
 
 reshape_p = Primitive(
     "reshape", _reshape_impl,
+    residuals=(),  # the rules read the input's shape only
     vjp=lambda g, y, x, shape: (reshape(g, x.shape),),
     jvp=lambda ts, y, x, shape: reshape(ts[0], shape),
     shape_rule=lambda x, shape: Aval(shape, x.dtype),
@@ -92,6 +93,7 @@ def _transpose_impl(x, axes):
 
 transpose_p = Primitive(
     "transpose", _transpose_impl,
+    residuals=(),  # the rules read the input's shape only
     vjp=lambda g, y, x, axes: (transpose(g, tuple(np.argsort(axes).tolist())),),
     jvp=lambda ts, y, x, axes: transpose(ts[0], axes),
     shape_rule=lambda x, axes: Aval(tuple(x.shape[a] for a in axes), x.dtype),
@@ -138,6 +140,7 @@ def _batch_broadcast_to(size, args, batched, shape):
 
 broadcast_to_p = Primitive(
     "broadcast_to", _broadcast_to_impl,
+    residuals=(),  # the rules read the input's shape only
     vjp=lambda g, y, x, shape: (unbroadcast(g, x.shape),),
     jvp=lambda ts, y, x, shape: broadcast_to(ts[0], shape),
     shape_rule=lambda x, shape: Aval(shape, x.dtype),

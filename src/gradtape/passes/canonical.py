@@ -29,20 +29,35 @@ _FULL = ("slice", None, None, None)  # ``:`` in a getitem's index
 Definitions = dict[Var, Eqn]
 
 
-def canonicalize(program: Program) -> Program:
-    """``program`` with each equation that has a canonical form replaced by it."""
+def canonicalize(program: Program, available: Callable[[Var], bool] | None = None
+                 ) -> Program:
+    """``program`` with each equation that has a canonical form replaced by it.
+    ``available(v)``: whether the backward may read ``v`` (a tape keeps only its records'
+    residuals); a canonical form whose rules read a value that is not available is not
+    used (``None``: every value is)."""
     defs: Definitions = {}
     eqns = []
     changed = False
     for eqn in program.eqns:
         rule = _RULES.get(eqn.prim)
         new = rule(eqn, defs) if rule is not None else None
-        if new is not None:
+        if new is not None and (available is None or _reads_available(new, available)):
             eqn, changed = new, True
         for out in eqn.outs:
             defs[out] = eqn
         eqns.append(eqn)
     return Program(program.inputs, eqns, program.outputs) if changed else program
+
+
+def _reads_available(eqn: Eqn, available: Callable[[Var], bool]) -> bool:
+    """Whether every value ``eqn``'s derivative rules read (its primitive's residuals)
+    is available."""
+    prim = eqn.prim
+    kept = prim.kept_inputs
+    inputs = eqn.inputs if kept is None else [eqn.inputs[p] for p in kept
+                                              if p < len(eqn.inputs)]
+    outputs = eqn.outs if prim.keeps_outputs else ()
+    return all(available(v) for v in (*inputs, *outputs) if isinstance(v, Var))
 
 
 # --- shape no-ops around a matrix product: matvec and vecmat --------------------------

@@ -21,7 +21,7 @@ from ..core.promotion_warning import FLOAT32
 from ..core.promotion_warning import check as check_promotion
 from ..core.state import _is_internal, in_layer, location_from, state
 from ..core.tensor import Tensor, _next_id
-from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES
+from ..ir.lower import IN_IDS, IN_VALUES, OUT_IDS, OUT_VALUES, Released
 
 # A record is a plain tuple, read by the field indices of ``recording`` (PRIM, IN_IDS,
 # IN_VALUES, PARAMS, OUT_IDS, OUT_VALUES, LOCATION): ids are tensor ids (``None`` for a raw
@@ -67,8 +67,14 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
         return shared
     if shared is not None:
         values = shared[IN_VALUES]
-    elif None in in_ids:
-        values = _recorded_values(values)
+    else:
+        released = prim.released_inputs
+        if released is not None and released[0] < len(values):
+            values = _released_inputs(values, released, reads)
+        if not prim.keeps_outputs:
+            out_values = tuple(map(_released, out_values))
+        if None in in_ids:
+            values = _recorded_values(values, in_ids)
     where = _UNKNOWN
     if tape._signature is not None:
         if None in slots:
@@ -101,8 +107,19 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     slots = tuple(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return
+    # Keep only what the derivative rules read, of arrays large enough to matter: one
+    # tuple check for an op that releases nothing at its arity (x * y reads both), and
+    # one attribute for an op on scalars (``releases_at_scalar_output``: sum, not sin).
+    if out.__class__ is _ndarray:
+        released = prim.released_inputs
+        if released is not None and released[0] < len(values):
+            values = _released_inputs(values, released, reads)
+        if not prim.keeps_outputs and (out.size >= MIN_RELEASE_SIZE or out.base is not None):
+            out = Released(out)
+    elif prim.releases_at_scalar_output and prim.released_inputs[0] < len(values):
+        values = _released_inputs(values, prim.released_inputs, reads)
     if None in in_ids:
-        values = _recorded_values(values)
+        values = _recorded_values(values, in_ids)
     where = _UNKNOWN
     if tape._signature is not None:
         if None in slots:
@@ -134,13 +151,46 @@ def note_variable_reads(tape, args) -> None:
                 tape._reread.add(a._id)
 
 
-def _recorded_values(values: list) -> list:
-    """What a record keeps of raw operands: lists and other array-likes as the arrays
-    NumPy made of them, and a private copy of a NumPy array, which the caller may write
-    into before the gradient is taken (a tensor is a value, as in TF)."""
-    return [v.copy() if isinstance(v, np.ndarray)
-            else v if hasattr(v, "shape") or v.__class__ in _SCALARS else np.asarray(v)
-            for v in values]
+def _recorded_values(values: list, in_ids: list) -> list:
+    """What a record keeps of raw operands (``in_ids[p] is None``): lists and other
+    array-likes as the arrays NumPy made of them, and a private copy of a NumPy array,
+    which the caller may write into before the gradient is taken (a tensor is a value,
+    as in TF). A tensor's array is never written into: it is kept as it is."""
+    return [v if i is not None or v.__class__ in _SCALARS
+            else v.copy() if isinstance(v, np.ndarray)
+            else v if hasattr(v, "shape") else np.asarray(v)
+            for v, i in zip(values, in_ids)]
+
+
+def _released_inputs(values: list, released: tuple[int, ...], args: Any) -> list:
+    """``values`` with each NumPy array of ``MIN_RELEASE_SIZE`` elements or more at a
+    ``released`` position (the inputs no derivative rule of the op reads) replaced by a
+    ``Released``, its shape and dtype: an intermediate no rule reads dies with the
+    user's reference, and a raw operand no rule reads is not copied
+    (``_recorded_values`` copies arrays only). A variable's value stays (``args``: the
+    op's arguments when one is a variable): its reads are told apart by their arrays
+    (``split_reads``), and the variable holds the array anyway. Smaller arrays and
+    scalars stay: releasing them costs more than keeping them; but not a small view,
+    which would keep its base, maybe large, alive (``t[1:90, ::2]``)."""
+    n = len(values)
+    for p in released:
+        if p >= n:
+            break
+        v = values[p]
+        if v.__class__ is _ndarray and (v.size >= MIN_RELEASE_SIZE or v.base is not None) and not (
+                args is not None and getattr(args[p], "_watch_on_read", False)):
+            if values.__class__ is not list:
+                values = list(values)
+            values[p] = Released(v)
+    return values
+
+
+def _released(value: Any) -> Any:
+    """An output no rule reads: its shape and dtype if it is a NumPy array of
+    ``MIN_RELEASE_SIZE`` elements or more, or a view (which holds its base)."""
+    if value.__class__ is _ndarray and (value.size >= MIN_RELEASE_SIZE or value.base is not None):
+        return Released(value)
+    return value
 
 
 def _follow(tape, item: tuple) -> Any:
@@ -164,6 +214,13 @@ def _follow(tape, item: tuple) -> Any:
 
 
 _SCALARS = frozenset((bool, int, float, complex))
+# Arrays smaller than this (elements) are kept even where no rule reads them, unless
+# they are views (a view holds its base): the ``Released`` standing in for one and the
+# check cost more than the memory (the same size as the buffer pass's MIN_OUT_SIZE).
+MIN_RELEASE_SIZE = 4096
+# Only NumPy arrays are released (another library's arrays stay: their kind decides
+# where a backward runs).
+_ndarray = np.ndarray
 _getframe = sys._getframe
 _UNKNOWN = object()
 

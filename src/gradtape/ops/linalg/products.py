@@ -128,7 +128,7 @@ def _matmul_batch(size, args, batched):
 
 matmul_p = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp,
                      shape_rule=_matmul_shape, batch=_matmul_batch, template="{0} @ {1}",
-                     same_dtype=EVERY_INPUT)
+                     same_dtype=EVERY_INPUT, residuals=("in0", "in1"))
 
 
 def _mm(a, b):
