@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..ir.nodes import Eqn, IRValue, Literal, Program, Var
 from ..ops import elementwise as _ew
 from ..ops import index as _index
@@ -27,6 +29,8 @@ from ..ops.linalg import products as _products
 _FULL = ("slice", None, None, None)  # ``:`` in a getitem's index
 
 Definitions = dict[Var, Eqn]
+# Whether a backward may read a var (``None``: every var).
+Available = Callable[[Var], bool] | None
 
 
 def canonicalize(program: Program, available: Callable[[Var], bool] | None = None
@@ -40,7 +44,7 @@ def canonicalize(program: Program, available: Callable[[Var], bool] | None = Non
     changed = False
     for eqn in program.eqns:
         rule = _RULES.get(eqn.prim)
-        new = rule(eqn, defs) if rule is not None else None
+        new = rule(eqn, defs, available) if rule is not None else None
         if new is not None and (available is None or _reads_available(new, available)):
             eqn, changed = new, True
         for out in eqn.outs:
@@ -110,7 +114,7 @@ def _transposed(v: IRValue, defs: Definitions) -> Var | None:
     return None
 
 
-def _as_vector_product(eqn: Eqn, defs: Definitions) -> Eqn | None:
+def _as_vector_product(eqn: Eqn, defs: Definitions, available: Available) -> Eqn | None:
     """``matmul(a, w[:, None])[..., 0]`` -> ``matvec(a, w)``; ``matmul(w[None], a)[0]``
     -> ``vecmat(w, a)``; a transposed 2-d ``a`` swaps one for the other."""
     for axis in (-1, -2):
@@ -145,8 +149,9 @@ def _exp_argument(v: IRValue, defs: Definitions) -> IRValue | None:
     return eqn.inputs[0] if eqn is not None and eqn.prim is _ew.exp.primitive else None
 
 
-def _as_softplus(eqn: Eqn, defs: Definitions) -> Eqn | None:
-    """``log1p(exp(u))``, ``log(1 + exp(u))`` and ``log(exp(u) + 1)`` -> ``softplus(u)``."""
+def _as_softplus(eqn: Eqn, defs: Definitions, available: Available) -> Eqn | None:
+    """``log1p(exp(u))``, ``log(1 + exp(u))`` and ``log(exp(u) + 1)`` -> ``softplus(u)``
+    (``softplus_of_exp(u, exp(u))`` where only exp's output is available)."""
     arg = eqn.inputs[0]
     if eqn.prim is _ew.log.primitive:
         total = defs.get(arg) if isinstance(arg, Var) else None
@@ -159,10 +164,15 @@ def _as_softplus(eqn: Eqn, defs: Definitions) -> Eqn | None:
     u = _exp_argument(arg, defs)
     if u is None or u.aval.dtype != eqn.outs[0].aval.dtype:
         return None
-    return Eqn(_ew.softplus.primitive, (u,), eqn.outs, {}, eqn.loc)
+    if available is None or not isinstance(u, Var) or available(u):
+        return Eqn(_ew.softplus.primitive, (u,), eqn.outs, {}, eqn.loc)
+    if np.dtype(u.aval.dtype).kind != "f":
+        return None
+    # A tape that keeps exp's output but not its argument: the same derivative, from e.
+    return Eqn(_ew.softplus_of_exp_p, (u, arg), eqn.outs, {}, eqn.loc)
 
 
-_RULES: dict[object, Callable[[Eqn, Definitions], Eqn | None]] = {
+_RULES: dict[object, Callable[[Eqn, Definitions, Available], Eqn | None]] = {
     _index.getitem_p: _as_vector_product,
     _shape.reshape_p: _as_vector_product,
     _ew.log1p.primitive: _as_softplus,

@@ -36,6 +36,14 @@ def _sigmoid(kind: ArrayKind):
     return lambda x: x.map_blocks(_sigmoid_impl, dtype=x.dtype)
 
 
+@_dask_rule("sigmoid_of_exp")
+def _sigmoid_of_exp(kind: ArrayKind):
+    # One task a chunk, as sigmoid's.
+    from ..elementwise import _sigmoid_of_exp_impl
+
+    return lambda e: e.map_blocks(_sigmoid_of_exp_impl, dtype=e.dtype)
+
+
 # --- reductions and scans ----------------------------------------------------------------
 
 @_dask_rule("prod")

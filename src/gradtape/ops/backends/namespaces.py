@@ -74,6 +74,12 @@ def _sigmoid(kind: ArrayKind):
     return lambda x: xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
 
 
+@namespace_rule("sigmoid_of_exp")
+def _sigmoid_of_exp(kind: ArrayKind):
+    xp = kind.namespace
+    return lambda e: (lambda held: held / (held + 1))(xp.minimum(e, xp.finfo(e.dtype).max))
+
+
 @namespace_rule("softplus")
 def _softplus(kind: ArrayKind):
     xp = kind.namespace
