@@ -36,7 +36,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..ad.nested import derived_programs
-from ..codegen.runtime import clear_buffer_pools
 from ..compiler.build import value_dtype
 from ..compiler.cache import backward_cache, batched_entries
 from ..core.config import options
@@ -143,6 +142,8 @@ def clear_cache() -> None:
     derived_programs.clear()
     forget_references()  # their signatures key whole-tape hits
     backward_cache.clear()
+    from ..codegen.runtime import clear_buffer_pools  # only once a function compiled
+
     clear_buffer_pools()  # the @gt.function buffers: made anew by the next call
 
 
