@@ -333,3 +333,30 @@ def test_ufunc_templates_read_each_input_once_in_order():
                 assert numbers == sorted(set(numbers)), (prim.name, template)
                 checked += 1
     assert checked >= 5
+
+
+def test_intermediates_carried_by_a_loop_or_a_branch_keep_their_values():
+    rng = _rng()
+    w = gt.constant(rng.standard_normal((32, 32)).astype(np.float32) * 0.1)
+
+    @gt.function
+    def f(x):
+        h = gt.tanh(x @ w) * 2.0
+        _, carried = gt.while_loop(lambda i, c: i < 3, lambda i, c: (i + 1, gt.tanh(c) + h),
+                                   (gt.constant(0), h))
+        branch = gt.cond(gt.reduce_sum(x) > 0, lambda: h * 3.0, lambda: h)
+        return carried, branch, gt.reduce_sum(gt.exp(h) * x)
+
+    def expected(x):
+        h = np.tanh(x @ w.numpy()) * 2.0
+        c = h
+        for _ in range(3):
+            c = np.tanh(c) + h
+        return c, (h * 3.0 if x.sum() > 0 else h), np.sum(np.exp(h) * x)
+
+    inputs = [rng.standard_normal((600, 32)).astype(np.float32) + s for s in (0.5, -0.5, 1.0)]
+    results = [f(gt.constant(x)) for x in inputs]
+    results += [f(gt.constant(x)) for x in inputs]
+    for x, got in zip(inputs * 2, results):
+        for g_, e in zip(got, expected(x)):
+            np.testing.assert_allclose(g_.numpy(), e, rtol=1e-5, atol=1e-5)
