@@ -296,7 +296,31 @@ def keras_fit_step():
     return train_step, (images, targets)
 
 
+def pooled_step():
+    """A training step on (512, 32) float32 activations (64 KiB): the generated forward
+    keeps their buffers between calls and writes into them with ``out=``, the fused
+    expressions' temporaries too; what it returns and assigns gets arrays of its own."""
+    rng = _rng()
+    x = gt.constant(rng.standard_normal((512, 2)).astype(np.float32))
+    y = gt.constant(rng.standard_normal((512, 1)).astype(np.float32))
+    w1 = gt.Variable(rng.standard_normal((2, 32)).astype(np.float32))
+    w2 = gt.Variable(rng.standard_normal((32, 1)).astype(np.float32) * 0.2)
+
+    @gt.function
+    def train_step(x, y):
+        with gt.GradientTape() as tape:
+            hidden = gt.tanh(x @ w1)
+            loss = gt.reduce_mean(gt.square(hidden @ w2 - y))
+        d_w1, d_w2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.1 * d_w1)
+        w2.assign_sub(0.1 * d_w2)
+        return loss
+
+    return train_step, (x, y)
+
+
 FORWARD_PROGRAMS = {
     "dropout_step": dropout_step,
     "keras_fit_step": keras_fit_step,
+    "pooled_step": pooled_step,
 }

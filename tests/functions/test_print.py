@@ -3,6 +3,7 @@ values of that call, without changing results or gradients."""
 
 import io
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -110,6 +111,26 @@ def test_prints_inside_a_nested_function_and_on_the_branch_taken():
     outer(gt.constant([2.0]))
     assert stream.getvalue().splitlines() == [
         "positive", "inner [1]", "inner [-1]", "positive", "inner [2]"]
+
+
+def test_a_branch_that_only_prints_is_compiled_not_interpreted():
+    """A branch that only prints is a switch without outputs; the buffer planner read
+    its first output and failed, so the whole function fell back to the interpreter
+    with a "could not generate code" warning."""
+    stream = io.StringIO()
+
+    @gt.function
+    def f(x):
+        if gt.reduce_sum(x) > 0:  # a branch that returns nothing: a switch of no outputs
+            gt.print("positive", output_stream=stream)
+        return x * 3.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        y = f(gt.constant(np.full(8192, 2.0)))
+    np.testing.assert_array_equal(y.numpy(), np.full(8192, 6.0))
+    assert stream.getvalue() == "positive\n"
+    assert "def forward" in f.get_concrete_function(gt.constant(np.full(8192, 2.0))).source
 
 
 def test_a_concrete_function_prints_too():

@@ -6,6 +6,7 @@
     primitives  one equation as an expression (templates, NumPy calls, impl calls)
     control_flow a loop as a Python while, a switch as if/else (their bodies inside)
     to_gast     the program as a gast module (uses the fusion and buffer analyses)
+    buffer_pool a function that keeps its large intermediates' buffers between calls
     emit        gast -> source text (astor, or ast.unparse where astor cannot serve)
     load        compile, register in linecache, dump to a directory
 
@@ -29,11 +30,15 @@ class CompiledBackward(NamedTuple):
 
 def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
                     reuse: bool = True, kind: str = "backward",
-                    title: str = "", array_kind: Any = None) -> tuple[str, dict[str, Any], str]:
+                    title: str = "", array_kind: Any = None,
+                    pool: bool | None = None) -> tuple[str, dict[str, Any], str]:
     """``(source, globals, printer used)`` for ``program``; ``kind`` names the function
     (``"forward"`` for a @gt.function's trace), ``title`` adds a header comment line;
     ``array_kind`` (a ``core.backends.ArrayKind``) generates it for another library's
-    arrays (``array_kinds.py``), ``None`` for NumPy's."""
+    arrays (``array_kinds.py``), ``None`` for NumPy's. ``pool``: keep the buffers of
+    large intermediates between calls (``buffer_pool.py``); by default a @gt.function's
+    forward does, under ``gt.config(pool_buffers=True)``."""
+    from ..core.config import options
     from ..passes.control_flow import drop_unread_stacks, hoist_invariants
     from .emit import to_source
     from .to_gast import to_gast
@@ -45,8 +50,10 @@ def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
         from .array_kinds import NamespaceNames
 
         globs, reuse = NamespaceNames(array_kind), False  # its arrays cannot be written into
+    if pool is None:
+        pool = kind == "forward" and options.pool_buffers
     generated = to_gast(program, fuse=fuse, reuse=reuse, title=title, kind=kind,
-                        globs=globs)
+                        globs=globs, pool=pool)
     source, used = to_source(generated.module, generated.comments, printer)
     return source, generated.globals, used
 

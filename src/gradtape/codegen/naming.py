@@ -117,6 +117,13 @@ class LocalNames:
             name = f"{base}_{n}"
         return name
 
+    def reserve(self, base: str) -> str:
+        """A local name of the code generator's own (``base``, or ``base_<n>`` if taken),
+        bound to no var; the numbering of the others stays as it is."""
+        name = self._free(base)
+        self._taken.add(name)
+        return name
+
     def share(self, var: Var, other: Var) -> str:
         """``var`` lives in ``other``'s buffer (in-place accumulation): same name."""
         name = self._names[var] = self._names[other]

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 
 def primitive_impl(module: str, primitive_name: str) -> Callable[..., Any]:
@@ -60,3 +63,44 @@ def unavailable(what: str) -> Any:
         f"This generated backward uses {what}, which exists only in the process that "
         "compiled it; it cannot be imported standalone."
     )
+
+
+class BufferPool(list):
+    """The free work-buffer sets of one generated function (``codegen/buffer_pool.py``).
+
+    A call pops a set (or makes one when none is free: the first call, or a call while
+    another thread or a recursive call holds the others) and appends it back when it
+    returns or raises, so two calls running at once never share a set. The pool holds
+    one set per call that ran at once; ``gt.clear_cache()`` and
+    ``gt.config(pool_buffers=False)`` empty every pool (``clear_buffer_pools``).
+    """
+
+    def __init__(self, *avals: tuple[tuple[int, ...], str]) -> None:
+        super().__init__()
+        self.avals = avals
+        _pools.add(self)
+
+    def new(self) -> tuple:
+        """A fresh set of buffers, one per slot (their contents are never read)."""
+        return tuple(np.empty(shape, dtype) for shape, dtype in self.avals)
+
+    __hash__ = object.__hash__  # a list is unhashable: the pools are kept by identity
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the free sets hold now."""
+        one = sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in self.avals)
+        return one * len(self)
+
+
+_pools: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_buffer_pools() -> None:
+    """Drop every generated function's free buffer sets (a call running now returns its
+    set when it ends); the next call of each makes a new set."""
+    for pool in list(_pools):
+        pool.clear()

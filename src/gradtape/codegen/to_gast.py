@@ -19,6 +19,7 @@ from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW
 from ..passes.buffers import Reuse, plan_reuse
 from ..passes.fusion import inline_vars
+from . import buffer_pool
 from .control_flow import statements_of
 from .indexing import scatter_add_statements, writes_out
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
@@ -93,15 +94,17 @@ def comment(texts: list[str], text: str) -> gast.stmt:
 
 def to_gast(program: Program, fuse: bool = True, reuse: bool = True,
             title: str = "", kind: str = FUNCTION_NAME,
-            globs: GlobalNames | None = None) -> Generated:
+            globs: GlobalNames | None = None, pool: bool = False) -> Generated:
     """``kind`` names the function: ``"backward"``, or ``"forward"`` (@gt.function);
-    ``globs`` binds its globals (another array library's: ``array_kinds.py``)."""
-    return _Writer(program, fuse, reuse, kind, globs).module(title)
+    ``globs`` binds its globals (another array library's: ``array_kinds.py``); ``pool``
+    keeps the buffers of its large intermediates between calls (``buffer_pool.py``)."""
+    return _Writer(program, fuse, reuse, kind, globs, pool).module(title)
 
 
 class _Writer:
     def __init__(self, program: Program, fuse: bool, reuse: bool,
-                 kind: str = FUNCTION_NAME, globs: GlobalNames | None = None):
+                 kind: str = FUNCTION_NAME, globs: GlobalNames | None = None,
+                 pool: bool = False):
         self.program = program
         self.kind = kind
         self.inlined = inline_vars(program) if fuse else set()
@@ -109,6 +112,8 @@ class _Writer:
         self.defining = {out: eqn for eqn in program.eqns for out in eqn.outs}
         self.globs = GlobalNames() if globs is None else globs
         self.locals = LocalNames(self.globs)
+        self.pooling = buffer_pool.plan(program, self.inlined, self.plan, self.globs,
+                                        self.locals) if pool and reuse else None
         self.escaping = self._escaping_vars()
         self.comments: list[str] = []
         self.accumulated = self._accumulated_names()
@@ -143,7 +148,8 @@ class _Writer:
             return literal(value.value, self.globs)
         if value in self.inlined:
             eqn = self.defining[value]
-            return render(eqn, [self.expr(v) for v in eqn.inputs], self.globs)
+            out = None if self.pooling is None else self.pooling.scratch.get(value)
+            return render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
         return name(self.locals(value))
 
     def _fused_locs(self, eqn: Eqn) -> list[Any]:
@@ -177,7 +183,10 @@ class _Writer:
             self.locals.share(eqn.outs[0], reuse.buffer)
             return make(gast.AugAssign, target=name(buffer, store=True), op=_ADD,
                         value=self.expr(other))
-        out = self.locals(reuse.buffer) if reuse is not None else None
+        if reuse is not None:
+            out = self.locals(reuse.buffer)
+        else:
+            out = self.pooling.out_names.get(index) if self.pooling is not None else None
         value = render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
         targets = [name(self.locals.define(o, self._hint(eqn, o), self.accumulated.get(o)),
                         store=True) for o in eqn.outs]
@@ -205,6 +214,8 @@ class _Writer:
         body = self.body_statements()
         outputs = [self._output(v) for v in self.program.outputs]
         body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
+        if self.pooling is not None:
+            body = buffer_pool.wrap(self.pooling, body)
         arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
                                    kw_defaults=[], kwarg=None, defaults=[])
         return gast.FunctionDef(name=self.kind, args=arguments, body=body,
@@ -292,6 +303,8 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
             from_imports.setdefault(spec[1], []).append((spec[2], gname))
         elif spec[0] == "primitive":
             assignments.append((gname, "primitive_impl", [spec[1], spec[2]]))
+        elif spec[0] == "runtime":  # made by a runtime helper: a BufferPool
+            assignments.append((gname, spec[1], spec[2]))
         elif spec[0] == "namespace":  # a primitive's implementation on another library
             assignments.append((gname, "namespace_impl", [spec[1], spec[2]]))
         else:
@@ -307,7 +320,8 @@ def import_statements(globs: GlobalNames) -> list[gast.stmt]:
             level=0))
     for gname, helper, args in assignments:
         func = gast.Attribute(value=name(RUNTIME_ALIAS), attr=helper, ctx=gast.Load())
-        value = gast.Call(func=func, args=[constant(a) for a in args], keywords=[])
+        value = gast.Call(func=func, args=[a if isinstance(a, gast.AST) else constant(a)
+                                           for a in args], keywords=[])
         statements.append(gast.Assign(targets=[name(gname, store=True)], value=value,
                                       type_comment=None))
     for gname, definition in constants:

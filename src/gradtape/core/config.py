@@ -27,6 +27,10 @@ Options:
                    only; see ``core/memory.py``): ``True`` raises glibc's thresholds for the
                    whole process; ``False`` afterwards sets them back to glibc's initial
                    values and trims the heap. Default: on if ``GRADTAPE_HOLD_MEMORY=1``.
+    pool_buffers   a ``@gt.function`` compiled while on (the default) keeps the buffers of
+                   its large intermediates between calls, one set per call running at
+                   once (``codegen/buffer_pool.py``); ``False`` empties every pool and
+                   compiles functions without one from then on.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ _DEFAULTS: dict[str, Any] = {
     "max_traces": 128,
     "hold_freed_memory": False,
     "dtype_promotion": "numpy",
+    "pool_buffers": True,
 }
 
 _GRADIENT_DROP_ACTIONS = ("warn", "raise", "ignore")
@@ -91,7 +96,7 @@ def _check(name: str, value: Any) -> Any:
         raise TypeError(
             f"gt.config got an unknown option {name!r}; known options: {', '.join(_DEFAULTS)}."
         )
-    if name in ("compile", "hold_freed_memory"):
+    if name in ("compile", "hold_freed_memory", "pool_buffers"):
         return bool(value)
     if name in ("compile_after", "cache_size", "max_traces"):
         if isinstance(value, bool) or not isinstance(value, int) or value < (

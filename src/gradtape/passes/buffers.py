@@ -122,9 +122,9 @@ def plan_reuse(program: Program, inlined: set[Var],
     for pos, i in enumerate(statements):
         release(pos)  # buffers whose last reader is this statement: ufuncs allow overlap
         eqn = program.eqns[i]
-        out = eqn.outs[0]
-        if out not in fresh:
+        if not eqn.outs or eqn.outs[0] not in fresh:  # an effect (gt.print) has no output
             continue
+        out = eqn.outs[0]
         pool = free.get((out.aval.shape, out.aval.dtype))
         if not pool:
             continue

@@ -142,6 +142,9 @@ def clear_cache() -> None:
     derived_programs.clear()
     forget_references()  # their signatures key whole-tape hits
     backward_cache.clear()
+    from ..codegen.runtime import clear_buffer_pools  # only once a function compiled
+
+    clear_buffer_pools()  # the @gt.function buffers: made anew by the next call
 
 
 # --- the rungs ----------------------------------------------------------------------------
