@@ -98,16 +98,17 @@ def main() -> None:
     for src in sources:  # bytecode first: else the first run of a fresh tree compiles it
         subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True,
                        capture_output=True)
-    jobs = [(s, kind) for kind in args.only for s in sources]
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        done = dict(zip(jobs, pool.map(lambda job: count(*job, args.steps, args.windows),
-                                       jobs)))
     print("| workload | " + " | ".join(sources) + " |")
-    print("|---|" + "---:|" * len(sources))
-    for kind in args.only:
-        print(f"| {kind} | " + " | ".join(_cells([done[s, kind] for s in sources])) + " |")
+    print("|---|" + "---:|" * len(sources), flush=True)
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        pending = {(src, kind): pool.submit(count, src, kind, args.steps, args.windows)
+                   for kind in args.only for src in sources}
+        for kind in args.only:  # a row as soon as its counts are in
+            row = [pending[src, kind].result() for src in sources]
+            print(f"| {kind} | " + " | ".join(_cells(row)) + " |", flush=True)
     if args.verbose:
-        for (src, kind), c in done.items():
+        for (src, kind), job in pending.items():
+            c = job.result()
             print(f"{kind} {src}: windows {c.windows} (spread {c.spread:.3%}), "
                   f"collections per generation {c.collections}")
 
