@@ -9,8 +9,8 @@ Each workload (``_instruction_workloads.py``) runs in a process of its own under
 (``PYTHONHASHSEED=0``, one BLAS thread, the same environment for every tree), so no
 workload warms a cache or grows the heap for another. After a warm-up it runs ``--windows``
 windows of ``--steps`` steps; callgrind counts each window alone (a dump at a marker call
-on either side), so the interpreter's start and ``import gradtape`` -- over 99 % of the
-process's instructions -- are not in the number. A cell is the median window divided by
+on either side), so the interpreter's start and ``import gradtape`` (most of the
+process's instructions) are not in the number. A cell is the median window divided by
 the steps; ``--verbose`` shows every window and the collections the garbage collector
 made in it. Needs ``valgrind`` on the PATH; ``--jobs`` runs processes side by side (the
 counts do not depend on the machine's load).
