@@ -3,14 +3,17 @@ with the load of a shared machine (wall-clock ratios there drift by tens of perc
 
     python benchmarks/instruction_counts.py                      # this checkout's src
     python benchmarks/instruction_counts.py --src BEFORE/src --src AFTER/src  # side by side
+    python benchmarks/instruction_counts.py --only function_train_step --jobs 2
 
-Each workload runs ``--steps`` and ``3 * --steps`` steps after a warm-up in a fresh
-process under callgrind (``PYTHONHASHSEED=0``, one BLAS thread); the difference divided
-by the extra steps is the cost of one step, without imports and first calls. Run to run
-it still moves by about 3% at the default 30 steps; at 10, the Hessian and the
-``@gt.function`` step moved by up to 12% between runs of the same tree (a collection or
-a cache eviction inside the counted steps weighs three times more). Needs ``valgrind``
-on the PATH.
+Each workload (``_instruction_workloads.py``) runs in a process of its own under callgrind
+(``PYTHONHASHSEED=0``, one BLAS thread, the same environment for every tree), so no
+workload warms a cache or grows the heap for another. After a warm-up it runs ``--windows``
+windows of ``--steps`` steps; callgrind counts each window alone (a dump at a marker call
+on either side), so the interpreter's start and ``import gradtape`` (most of the
+process's instructions) are not in the number. A cell is the median window divided by
+the steps; ``--verbose`` shows every window and the collections the garbage collector
+made in it. Needs ``valgrind`` on the PATH; ``--jobs`` runs processes side by side (the
+counts do not depend on the machine's load).
 """
 
 from __future__ import annotations
@@ -19,111 +22,101 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-WORKLOAD = r'''
-import sys
-import numpy as np
-import gradtape as gt
-
-steps, kind = int(sys.argv[1]), sys.argv[2]
-rng = np.random.default_rng(0)
-x = gt.Variable(np.float64(0.5))
-w = gt.Variable(rng.standard_normal((64, 64)) * 0.1)
-b = gt.Variable(np.zeros(64))
-data = rng.standard_normal((32, 64))
-labels = rng.integers(0, 64, 32)
-
-
-def scalar_chain():
-    with gt.GradientTape() as tape:
-        y = x
-        for _ in range(20):
-            y = gt.sin(y) * y + gt.cos(y) * 0.5
-    return tape.gradient(y, x)
-
-
-def mlp_step():
-    with gt.GradientTape() as tape:
-        h = gt.tanh(data @ w + b)
-        loss = gt.reduce_mean(gt.square(h @ w))
-    return tape.gradient(loss, [w, b])
-
-
-def sparse_cross_entropy():
-    with gt.GradientTape() as tape:
-        logits = data @ w + b
-        loss = gt.reduce_mean(gt.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
-    return tape.gradient(loss, [w, b])
-
-
-@gt.function
-def function_train_step():
-    with gt.GradientTape() as tape:
-        h = gt.tanh(data @ w + b)
-        loss = gt.reduce_mean(gt.square(h @ w))
-    gw, gb = tape.gradient(loss, [w, b])
-    w.assign_sub(0.01 * gw)
-    return loss
-
-
-def hessian():
-    return gt.hessian(lambda v: gt.reduce_sum(gt.sin(v) * v ** 2))(np.linspace(0, 1, 8))
-
-
-step = globals()[kind]
-for _ in range(5):
-    step()
-for _ in range(steps):
-    step()
-'''
-
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "_instruction_workloads.py"
 WORKLOADS = ["scalar_chain", "mlp_step", "sparse_cross_entropy", "function_train_step",
              "hessian"]
+# Only what the count may depend on: an inherited PYTHON* variable (PYTHONOPTIMIZE,
+# PYTHONDEVMODE, PYTHONMALLOC, ...) would change what runs.
+KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
 
 
-def count(src: str, steps: int, kind: str, script: str) -> int:
-    env = dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1",
-               OMP_NUM_THREADS="1")
+@dataclass
+class Count:
+    """One workload on one tree: instructions per window and collections per window."""
+
+    windows: list[int]
+    collections: list[str]
+    steps: int
+
+    @property
+    def per_step(self) -> int:
+        return int(statistics.median(self.windows)) // self.steps
+
+    @property
+    def spread(self) -> float:
+        """(largest - smallest window) / median: how far the windows of one process agree."""
+        return (max(self.windows) - min(self.windows)) / statistics.median(self.windows)
+
+
+def environment(src: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in KEPT_VARIABLES}
+    env.update(PYTHONPATH=src, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return env
+
+
+def count(src: str, kind: str, steps: int, windows: int) -> Count:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
-             sys.executable, script, str(steps), kind],
-            env=env, capture_output=True, text=True, check=True)
-    return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
+            ["valgrind", "--tool=callgrind", "--dump-before=os_getppid",
+             f"--callgrind-out-file={tmp}/cg.out", sys.executable, str(SCRIPT), kind,
+             str(steps), str(windows)],
+            env=environment(src), capture_output=True, text=True, cwd=tmp)
+        if out.returncode != 0:
+            sys.exit(f"{kind} on {src} failed:\n{out.stderr[-3000:]}")
+        # Dump 1 is the start up to the first marker; then a window, the pause between
+        # windows (print, gc.collect), the next window, ...: the windows are the even dumps.
+        counts = [_summary(Path(tmp, f"cg.out.{2 * (i + 1)}")) for i in range(windows)]
+    return Count(counts, out.stdout.split("\n")[:windows], steps)
+
+
+def _summary(dump: Path) -> int:
+    return int(re.search(r"^summary: (\d+)", dump.read_text(), re.M).group(1))
 
 
 def main() -> None:
-    here = Path(__file__).resolve().parents[1] / "src"
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--src", action="append", help="a source tree to measure (repeatable)")
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--only", nargs="*", default=WORKLOADS)
+    p.add_argument("--steps", type=int, default=30, help="steps per window")
+    p.add_argument("--windows", type=int, default=3, help="counted windows per process")
+    p.add_argument("--only", nargs="*", default=WORKLOADS, choices=WORKLOADS)
+    p.add_argument("--jobs", type=int, default=1, help="processes run side by side")
+    p.add_argument("--verbose", action="store_true", help="print every window")
     args = p.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: nothing to count.")
-    sources = args.src or [str(here)]
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(WORKLOAD)
+    sources = args.src or [str(HERE.parent / "src")]
     for src in sources:  # bytecode first: else the first run of a fresh tree compiles it
         subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True,
                        capture_output=True)
-    try:
-        print("| workload | " + " | ".join(sources) + " |")
-        print("|---|" + "---:|" * len(sources))
-        for kind in args.only:
-            per_step = [(count(s, 3 * args.steps, kind, f.name)
-                         - count(s, args.steps, kind, f.name)) // (2 * args.steps)
-                        for s in sources]
-            base = per_step[0]
-            cells = [f"{n:,}" + ("" if i == 0 else f" ({(n - base) / base:+.1%})")
-                     for i, n in enumerate(per_step)]
-            print(f"| {kind} | " + " | ".join(cells) + " |")
-    finally:
-        os.unlink(f.name)
+    print("| workload | " + " | ".join(sources) + " |")
+    print("|---|" + "---:|" * len(sources), flush=True)
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        pending = {(src, kind): pool.submit(count, src, kind, args.steps, args.windows)
+                   for kind in args.only for src in sources}
+        for kind in args.only:  # a row as soon as its counts are in
+            row = [pending[src, kind].result() for src in sources]
+            print(f"| {kind} | " + " | ".join(_cells(row)) + " |", flush=True)
+    if args.verbose:
+        for (src, kind), job in pending.items():
+            c = job.result()
+            print(f"{kind} {src}: windows {c.windows} (spread {c.spread:.3%}), "
+                  f"collections per generation {c.collections}")
+
+
+def _cells(counts: list[Count]) -> list[str]:
+    base = counts[0].per_step
+    return [f"{c.per_step:,}" + ("" if i == 0 else f" ({(c.per_step - base) / base:+.1%})")
+            for i, c in enumerate(counts)]
 
 
 if __name__ == "__main__":
