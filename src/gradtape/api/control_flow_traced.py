@@ -289,6 +289,8 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     def call_branch(fn: Callable[[], Any], tensors: list) -> list:
         returned = fn()
         found[len(found)] = returned
+        if returned is None:  # a branch run for its effects (it prints): no result
+            return []
         return _leaves_as_tensors(nest.flatten(returned))
 
     # TF traces a cond's true_fn first (its Python side effects come in that order).
@@ -298,6 +300,8 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     traced = [by_position[k] for k in range(len(branch_fns))]
     returned_by = dict(zip(order, (found[k] for k in range(len(order)))))
     structures = [returned_by[k] for k in range(len(branch_fns))]
+    if any(r is None for r in structures) and any(r is not None for r in structures):
+        raise NotCompilable  # a result in one branch only: Python picks the branch
     first = traced[0].returned
     for k, t in enumerate(traced[1:], 1):
         same_structure(structures[0], structures[k], f"branch {k}'s result",
@@ -312,7 +316,7 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     branches = tuple(close(t, outer) for t in traced)
     operands = [index, *operand_tensors(outer, traced)]
     results = _run_and_record(switch_p, operands, {"branches": branches})
-    return nest.pack_sequence_as(structures[0], results)
+    return None if structures[0] is None else nest.pack_sequence_as(structures[0], results)
 
 
 def traced_scan(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool,

@@ -122,6 +122,8 @@ def plan_reuse(program: Program, inlined: set[Var],
     for pos, i in enumerate(statements):
         release(pos)  # buffers whose last reader is this statement: ufuncs allow overlap
         eqn = program.eqns[i]
+        if not eqn.outs:  # run for its effect (a branch that only prints): no buffer
+            continue
         out = eqn.outs[0]
         if out not in fresh:
             continue
