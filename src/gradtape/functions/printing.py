@@ -127,6 +127,7 @@ def _waiting_lines() -> list:
 
 def _print_impl(*values: Any, record: PrintRecord) -> np.ndarray:
     if state.tracer is None:  # the trace's own run of the loop prints nothing
+        state.effects_run += 1
         if record.at_once:
             record.emit(values)
         else:
