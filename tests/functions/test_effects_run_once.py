@@ -125,3 +125,32 @@ def test_programs_without_effects_run_their_generated_function_unwrapped():
     assert float(f(x)) == 5.0
     cf = f.get_concrete_function(x)
     assert cf.forward.compiled.function.__name__ == "forward"  # no per-call wrapper
+
+
+def test_a_failed_calls_waiting_lines_do_not_print_in_the_next_call():
+    # A gt.print before the loop prints after the call, so the loop's lines wait for
+    # it; a call that fails prints none of them, and the next call only its own.
+    stream = io.StringIO()
+
+    @gt.function
+    def f(x, idx):
+        gt.print("start", output_stream=stream)
+        i = gt.constant(0)
+        while i < 2:
+            gt.print("step", i, output_stream=stream)
+            x = x * 2.0
+            i += 1
+        return gt.gather(x, idx)
+
+    x = gt.constant(np.arange(3.0))
+    f(x, gt.constant([0]))
+    assert stream.getvalue() == "start\nstep 0\nstep 1\n"
+    for mode in (True, False):
+        with gt.config(compile=mode):
+            stream.seek(0)
+            stream.truncate()
+            with pytest.raises(IndexError):
+                f(x, gt.constant([7]))
+            assert stream.getvalue() == ""
+            np.testing.assert_array_equal(f(x, gt.constant([1])).numpy(), [4.0])
+            assert stream.getvalue() == "start\nstep 0\nstep 1\n"  # was the failed call's too

@@ -22,7 +22,8 @@ from ..ir.nodes import Aval
 from ..ops.registry import Primitive, bind
 from .subtrace import in_scope, note_loop_print
 
-__all__ = ["tf_print", "format_value", "PrintRecord", "FlushRecord", "print_p"]
+__all__ = ["tf_print", "format_value", "PrintRecord", "FlushRecord", "print_p",
+           "discard_waiting_lines"]
 
 
 class _Stderr:
@@ -162,6 +163,13 @@ def _print_op(record: PrintRecord, inputs: Sequence[Any]) -> None:
             record.add_text(_text(value, record.summarize))
     bind(print_p, *values, record=record)
     note_loop_print()
+
+
+def discard_waiting_lines() -> None:
+    """A call that failed: the lines its print ops left waiting go, as its prints
+    outside control flow (they print after a call that ran) do; the next call would
+    print them first."""
+    _waiting_lines().clear()
 
 
 class FlushRecord:
