@@ -15,7 +15,7 @@ beside. Its stacks hold the rows of the longest-running element; an element's ro
 past its own count are never read (a stack is read by a loop over that element's trip
 count). Only a batched bound (``maximum_iterations``) still runs one loop per element.
 
-``install()`` sets the rule on ``loop_p`` (``ad/`` stands above ``ops/``, as for the
+``install()`` gives ``loop_p`` the rule (``ad/`` stands above ``ops/``, as for the
 loop's derivatives).
 """
 
@@ -29,7 +29,7 @@ from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
 from ..ops.batch_rules import batch_by_loop
-from ..ops.control_flow import COUNT_DTYPE, loop_p
+from ..ops.control_flow import COUNT_DTYPE, install_loop_batching, loop_p
 from ..ops.registry import bind
 from .batching import batch_program, batched_outputs
 from .control_flow import _inline
@@ -131,8 +131,8 @@ def _until_all_done(size: int, n: Any, carry: list, start: list[bool], invariant
 
 
 def install() -> None:
-    """Set the rule on ``loop_p`` (its default runs one loop per element)."""
-    loop_p.batch = batch_loop
+    """The rule ``loop_p`` batches by (its default runs one loop per element)."""
+    install_loop_batching(batch_loop)
 
 
 install()

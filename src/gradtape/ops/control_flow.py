@@ -106,16 +106,30 @@ def _loop_shape(*operands: Any, cond: Program | None, body: Program, n_carry: in
 
 def _one_loop_per_element(prim: Primitive) -> Any:
     """Batched (a jacobian's rows): one run per element, since each may take another
-    branch. ``loop``'s own rule (one batched loop) needs batching of its sub-programs:
-    ``ad/control_flow_batching.py`` installs it."""
+    branch."""
     def rule(size: int, args: list, batched: list, **params: Any) -> Any:
         return batch_by_loop(prim, size, args, batched, **params)
     return rule
 
 
+# ``ad/control_flow_batching.py`` installs the loop's batching rule (one batched loop:
+# it batches the sub-programs, which needs ``ad/``); until then, one loop per element.
+_loop_batching: list = []
+
+
+def install_loop_batching(rule: Any) -> None:
+    _loop_batching[:] = [rule]
+
+
+def _batch_loop(size: int, args: list, batched: list, **params: Any) -> Any:
+    if _loop_batching:
+        return _loop_batching[0](size, args, batched, **params)
+    return batch_by_loop(loop_p, size, args, batched, **params)
+
+
 loop_p = Primitive(
     "loop", _loop_impl, vjp=_installed_later, shape_rule=_loop_shape,
-    batch=per_primitive(_one_loop_per_element),
+    batch=_batch_loop,
     multiple_results=True, pure=False, kind_neutral=True,
 )
 
