@@ -142,18 +142,20 @@ def test_a_batched_predicate_runs_until_every_element_is_done(per_element_loops)
     np.testing.assert_allclose(got, np.sqrt(targets), rtol=1e-12)
 
 
-def test_a_batched_predicate_counts_each_elements_iterations(per_element_loops):
-    def halvings(x):  # how many halvings bring x under 1
+@pytest.mark.parametrize("bound", [None, 4])
+def test_a_batched_predicate_counts_each_elements_iterations(bound, per_element_loops):
+    def halvings(x):  # how many halvings bring x under 1 (at most ``bound``)
         return gt.while_loop(lambda x, k: x > 1.0, lambda x, k: (x / 2, k + 1),
-                             [x, gt.constant(0)])
+                             [x, gt.constant(0)], maximum_iterations=bound)
 
     program = _program(halvings, gt.constant(5.0, gt.float64))
     values = np.array([5.0, 0.5, 1000.0, 2.0])
     batched = batching.batch_program(program, [True], len(values))
     assert per_element_loops == []
     x, k = _run_both(batched, [values])[:2]
-    np.testing.assert_array_equal(k, [3, 0, 10, 1])
-    np.testing.assert_allclose(x, values / 2.0 ** np.array([3, 0, 10, 1]))
+    counts = np.minimum([3, 0, 10, 1], 100 if bound is None else bound)
+    np.testing.assert_array_equal(k, counts)
+    np.testing.assert_allclose(x, values / 2.0 ** counts)
 
 
 def test_a_batched_predicate_with_stacks_and_the_reversed_loop(per_element_loops):
