@@ -60,6 +60,8 @@ def _with_batch(x: Any, is_batched: bool, size: int) -> Any:
 
 def batch_loop(size: int, args: list, batched: list, *, cond: Program | None, body: Program,
                n_carry: int, n_inv: int, reverse: bool, length: int) -> tuple:
+    """``loop``'s batching rule: its outputs (final carry, trip count, stacks), each
+    with the batch at axis 0."""
     params = dict(cond=cond, body=body, n_carry=n_carry, n_inv=n_inv, reverse=reverse,
                   length=length)
     n, operands = args[0], args[1:]
@@ -78,7 +80,7 @@ def batch_loop(size: int, args: list, batched: list, *, cond: Program | None, bo
         return _until_all_done(size, n, carry, start, invariants, inv_flags, xs, xs_flags,
                                params)
     # A carry the body makes batched enters batched (its first value broadcast).
-    carry = [_with_batch(c, not f or f0, size) for c, f, f0 in zip(carry, carry_flags, start)]
+    carry = [_with_batch(c, f0, size) if f else c for c, f, f0 in zip(carry, carry_flags, start)]
     new_body = batch_program(body, carry_flags + inv_flags + xs_flags, size,
                              broadcast=carry_flags + [True] * stacks)
     new_cond = None if cond is None else batch_program(
