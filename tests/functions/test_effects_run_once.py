@@ -154,3 +154,33 @@ def test_a_failed_calls_waiting_lines_do_not_print_in_the_next_call():
             assert stream.getvalue() == ""
             np.testing.assert_array_equal(f(x, gt.constant([1])).numpy(), [4.0])
             assert stream.getvalue() == "start\nstep 0\nstep 1\n"  # was the failed call's too
+
+
+def test_a_trace_whose_guard_fails_prints_nothing():
+    # A Python read of a value is a guard, checked after the trace ran: a run whose
+    # guard fails is not the call, and the trace that is prints the lines once.
+    stream = io.StringIO()
+
+    @gt.function
+    def f(x, flag):
+        i = gt.constant(0)
+        while i < 2:
+            gt.print("step", i, output_stream=stream)
+            x = x * 2.0
+            i += 1
+        if float(flag) > 0:  # a guard
+            return x + 1.0
+        return x - 1.0
+
+    x = gt.constant(np.arange(3.0))
+    for flag, want in ((1.0, [1.0, 5.0, 9.0]), (-1.0, [-1.0, 3.0, 7.0]),
+                       (1.0, [1.0, 5.0, 9.0]), (-1.0, [-1.0, 3.0, 7.0])):
+        stream.seek(0)
+        stream.truncate()
+        np.testing.assert_array_equal(f(x, gt.constant(flag)).numpy(), want)
+        assert stream.getvalue() == "step 0\nstep 1\n"  # was printed twice
+    assert f.experimental_get_tracing_count() == 2
+    stream.seek(0)
+    stream.truncate()
+    f.get_concrete_function(x, gt.constant(1.0))  # finds the trace: prints nothing
+    assert stream.getvalue() == ""

@@ -40,7 +40,7 @@ from ..ops import random
 from ..ops.registry import Primitive, bind
 from . import signature
 from .drops import tell_drops
-from .printing import discard_waiting_lines
+from .printing import discard_waiting_lines, hold_lines
 from .py_function import one_run_per_call, start_try
 from .spec import TensorSpec
 from .trace import PYTHON_CALLS, TracedFunction, guard_holds, strip_reads
@@ -450,15 +450,21 @@ class ConcreteFunction:
         else:
             arrays = values + [v._value for v in self.variables] + self.fixed_values
         runner = self.gradient().residual_forward if taping else self.forward
-        if not self.streams:
-            outs = runner.try_run(arrays)
-        else:
-            before = random.stream_states(self.streams)
-            outs = runner.try_run(arrays)
-            if probe or outs is None or not self.guards_hold(outs):
-                random.rewind(before)
-        if outs is None and self.prints:  # not the call: its waiting lines are not
-            discard_waiting_lines()
+        if self.prints:  # its loops' lines wait until the run is known to be the call
+            hold_lines(True)
+        try:
+            if not self.streams:
+                outs = runner.try_run(arrays)
+            else:
+                before = random.stream_states(self.streams)
+                outs = runner.try_run(arrays)
+                if probe or outs is None or not self.guards_hold(outs):
+                    random.rewind(before)
+        finally:
+            if self.prints:
+                hold_lines(False)
+        if self.prints and (probe or outs is None or not self.guards_hold(outs)):
+            discard_waiting_lines()  # not the call: none of its lines print
         return outs
 
     def run_after_trace(self, values: list[Any], taping: bool) -> Sequence[Any] | None:
