@@ -6,6 +6,7 @@ variables' new values); calls running at once (threads, recursion through a
 py_function) never share a set; a call that raises gives its set back.
 """
 
+import inspect
 import re
 import threading
 import time
@@ -28,7 +29,8 @@ def _rng():
 def _pool(function, *args):
     """The BufferPool of ``function``'s trace for ``args`` (None: not pooled)."""
     concrete = function.get_concrete_function(*args)
-    return concrete.forward.function.__globals__.get("buffer_pool")
+    # inspect.unwrap: a function with effects runs inside the runner's effect wrapper
+    return inspect.unwrap(concrete.forward.function).__globals__.get("buffer_pool")
 
 
 def _pinn(seed: int = 0):

@@ -133,6 +133,55 @@ def test_a_branch_that_only_prints_is_compiled_not_interpreted():
     assert "def forward" in f.get_concrete_function(gt.constant(np.full(8192, 2.0))).source
 
 
+def _prints_only_in_a_branch(stream):
+    def positive(x):
+        if gt.reduce_sum(x) > 0:  # a switch with no outputs: the branch only prints
+            gt.print("positive", x, output_stream=stream)
+        return x * 3.0
+
+    def in_a_loop(x):
+        i = gt.constant(0)
+        while i < 3:
+            if gt.reduce_sum(x) > 1.0:
+                gt.print("big", i, output_stream=stream)
+            x = x * 1.5
+            i += 1
+        return x
+
+    def explicit(x):
+        gt.cond(gt.reduce_sum(x) > 0, lambda: gt.print("p", output_stream=stream),
+                lambda: None)
+        return x * x
+
+    return [positive, in_a_loop, explicit]
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_a_branch_that_only_prints_compiles(k):
+    # Its switch has no outputs, which the buffer-reuse planner read as outs[0]: the
+    # function warned "could not generate code" (IndexError) and ran interpreted.
+    stream = io.StringIO()
+    fn = _prints_only_in_a_branch(stream)[k]
+    eager_stream = io.StringIO()
+    eager_fn = _prints_only_in_a_branch(eager_stream)[k]
+    f = gt.function(fn)
+    for v in ([1.0, 2.0], [-1.0, -2.0], [0.5, 0.25]):
+        x = gt.constant(np.array(v))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = gt.reduce_sum(f(x))
+            g = tape.gradient(y, x)
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            want = gt.reduce_sum(eager_fn(x))
+        np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(g.numpy(), tape.gradient(want, x).numpy(), rtol=1e-12)
+    assert stream.getvalue() == eager_stream.getvalue() and stream.getvalue()
+    assert "if " in f.get_concrete_function(gt.constant([1.0, 2.0])).source
+
+
 def test_a_concrete_function_prints_too():
     stream = io.StringIO()
     f = gt.function(lambda x: gt.print(x, output_stream=stream) or x)

@@ -23,11 +23,14 @@ from ..ir.nodes import Aval, Literal, Program, Var
 from ..ir.walk import keep_literal, read_outputs, walk
 
 
-def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -> Program:
+def batch_program(program: Program, batched_inputs: Sequence[bool], size: int,
+                  broadcast: Sequence[bool] | None = None) -> Program:
     """``program`` vectorized over a leading axis of length ``size`` on the flagged inputs.
 
     Every output of the result is batched (unbatched ones are broadcast), so output
     ``i`` has shape ``(size,) + program.outputs[i].shape``; ``None`` outputs stay None.
+    ``broadcast[i]`` false leaves output ``i`` as it is when it does not depend on a
+    batched input (a loop body's carry that stays the same for every element).
     """
     from ..ops import shape as shape_ops
     from ..ops.registry import bind
@@ -64,10 +67,20 @@ def batch_program(program: Program, batched_inputs: Sequence[bool], size: int) -
                 outputs.append(None)
                 continue
             new, is_batched = _unbatched(out) if isinstance(out, Literal) else env[out]
-            if not is_batched:
+            if not is_batched and (broadcast is None or broadcast[len(outputs)]):
                 new = shape_ops.broadcast_to(new, (size,) + tuple(out.shape))
             outputs.append(new)
     return Program([new for new, _ in inputs], b.eqns, outputs)
+
+
+def batched_outputs(program: Program, batched_inputs: Sequence[bool]) -> list[bool]:
+    """Which outputs ``batch_program`` batches: those reading, through any chain of
+    equations, a batched input (a ``Literal`` output never is)."""
+    batched = {v for v, flag in zip(program.inputs, batched_inputs) if flag}
+    for eqn in program.eqns:
+        if any(isinstance(v, Var) and v in batched for v in eqn.inputs):
+            batched.update(eqn.outs)
+    return [isinstance(v, Var) and v in batched for v in program.outputs]
 
 
 def _unbatched(literal: Literal) -> tuple:

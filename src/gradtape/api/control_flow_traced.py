@@ -23,7 +23,7 @@ from ..functions.subtrace import NotCompilable, close, operand_tensors, outer_va
 from ..functions.trace_runs import record_values
 from ..ir.nodes import Eqn, Literal, Program, Var, aval_of
 from ..ops import elementwise as _ew
-from ..ops.control_flow import COUNT_DTYPE, loop_p, switch_p
+from ..ops.control_flow import COUNT_DTYPE, loop_p, subprograms, switch_p
 from ..ops.registry import _hand_to_observers as hand_to_observers
 from .tensor_array import TensorArray
 from .tensor_array_buffer import BufferTensorArray, buffer_of, used_rows
@@ -35,8 +35,12 @@ def _run_and_record(prim: Any, args: list, params: dict, set_length: bool = Fals
     """Run ``prim`` on the arrays now (a loop as generated code) and hand the op to its
     observers (the stacks' leading dimension is this run's trip count)."""
     values = [a._value if isinstance(a, Tensor) else a for a in args]
-    arrays = _run_loop_compiled(values, params) if prim is loop_p else \
-        prim.impl(*values, **params)
+    if prim is loop_p:
+        arrays = _run_loop_compiled(values, params)
+    elif _holds_loop(params["branches"]):
+        arrays = _run_switch_compiled(values, params)
+    else:  # a few equations: the interpreter costs less than generating them
+        arrays = prim.impl(*values, **params)
     if set_length:
         params = dict(params, length=int(arrays[params["n_carry"]]))
     results = tuple(wrap(a) for a in arrays)
@@ -74,6 +78,27 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
     except Exception:  # a body the generator cannot write: the interpreter runs it
         return loop_p.impl(*values, **params)
     return function(*(values[1:] if unbounded else values))
+
+
+def _holds_loop(programs: Sequence[Program]) -> bool:
+    """Whether a loop runs anywhere in ``programs`` (nested in a branch or a body)."""
+    return any(e.prim is loop_p or _holds_loop(subprograms(e.params))
+               for program in programs for e in program.eqns)
+
+
+def _run_switch_compiled(values: list, params: dict) -> Sequence[Any]:
+    """A switch whose branch holds a loop, run now as generated code: the interpreter
+    would run that loop equation by equation on every iteration of the trace's run."""
+    from ..codegen import compile_program
+
+    inputs = [Var(aval_of(v), "operand") for v in values]
+    outs = [Var(a, "out") for a in switch_p.abstract_eval(tuple(inputs), params)]
+    program = Program(inputs, [Eqn(switch_p, list(inputs), outs, params)], outs)
+    try:
+        function = compile_program(program, kind="forward").function
+    except Exception:  # a branch the generator cannot write: the interpreter runs it
+        return switch_p.impl(*values, **params)
+    return function(*values)
 
 
 def _leaves_as_tensors(leaves: Sequence[Any], buffers: bool = False) -> list[Tensor]:
@@ -264,6 +289,8 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     def call_branch(fn: Callable[[], Any], tensors: list) -> list:
         returned = fn()
         found[len(found)] = returned
+        if returned is None:  # a branch run for its effects (it prints): no result
+            return []
         return _leaves_as_tensors(nest.flatten(returned))
 
     # TF traces a cond's true_fn first (its Python side effects come in that order).
@@ -273,6 +300,8 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     traced = [by_position[k] for k in range(len(branch_fns))]
     returned_by = dict(zip(order, (found[k] for k in range(len(order)))))
     structures = [returned_by[k] for k in range(len(branch_fns))]
+    if any(r is None for r in structures) and any(r is not None for r in structures):
+        raise NotCompilable  # a result in one branch only: Python picks the branch
     first = traced[0].returned
     for k, t in enumerate(traced[1:], 1):
         same_structure(structures[0], structures[k], f"branch {k}'s result",
@@ -287,7 +316,7 @@ def traced_switch(index: Any, branch_fns: Sequence[Callable[[], Any]],
     branches = tuple(close(t, outer) for t in traced)
     operands = [index, *operand_tensors(outer, traced)]
     results = _run_and_record(switch_p, operands, {"branches": branches})
-    return nest.pack_sequence_as(structures[0], results)
+    return None if structures[0] is None else nest.pack_sequence_as(structures[0], results)
 
 
 def traced_scan(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool,

@@ -11,6 +11,9 @@ dumped, announced to listeners, run, and given up on in one place:
   there is none. If the generated function raises where the interpreter does not, it is
   disabled (with a warning) and the interpreter's result is returned; if the interpreter
   raises too, the error is the user's and the generated function's traceback is shown.
+  Never after an effect the user saw ran in the failed call (a ``gt.print`` op's line,
+  a ``py_function``'s Python): the interpreter would run it twice, so the error is
+  raised as it is, with a note naming the user's line that raised.
 
 Subclasses say *when* to compile (``_maybe_compile``): a backward after a few calls of
 its structure, a traced function at once.
@@ -28,8 +31,10 @@ import numpy as np
 
 from ..core.backends import PLAIN_CLASSES, ArrayKind, kind_of_all
 from ..core.config import options
+from ..core.state import state
 from ..ir import interpreter
 from ..ir.nodes import Program
+from ..ops.control_flow import subprograms
 
 _ndarray = np.ndarray
 
@@ -87,6 +92,8 @@ class CompiledRunner:
     def _fall_back(self, error: Exception, compiled: Any, args: Sequence[Any]) -> Sequence[Any]:
         # If the interpreter raises too, the error is the user's: show it in the
         # generated lines. Otherwise the generated code is wrong: stop using it.
+        if getattr(error, _EFFECTS_RAN, False):  # running again would repeat them
+            raise error from None
         try:
             result = interpreter.run(self.program, args)
         except Exception:
@@ -108,6 +115,8 @@ class CompiledRunner:
         try:
             return compiled.function(*args)
         except Exception as error:
+            if getattr(error, _EFFECTS_RAN, False):  # running again would repeat them
+                raise error from None
             try:
                 result = interpreter.run(self.program, args)
             except Exception:
@@ -140,6 +149,7 @@ class CompiledRunner:
             return None
         if options.dump_dir:
             dump_or_warn(compiled.source, options.dump_dir)
+        compiled = _with_effects_told(compiled, program)
         self.by_kind[array_kind.name] = compiled
         weakref.finalize(self, release, compiled.filename)
         return compiled
@@ -172,6 +182,7 @@ class CompiledRunner:
         self._compiled_program = program
         if options.dump_dir:
             dump_or_warn(compiled.source, options.dump_dir)
+        compiled = _with_effects_told(compiled, program)
         self.compiled = compiled
         # Its source stays in linecache (tracebacks show it) until the runner goes.
         self._registration = weakref.finalize(self, release, compiled.filename)
@@ -201,3 +212,70 @@ class CompiledRunner:
         """The generated function, or ``None`` while the interpreter runs."""
         compiled = self.compiled
         return None if compiled is None else compiled.function
+
+
+# --- effects: a failed run that printed is not run again -------------------------------
+
+# Set on an error raised after an effect of the failed call ran (read with getattr).
+_EFFECTS_RAN = "_gradtape_effects_ran"
+# Primitives whose implementation does what the user sees: gt.print ops (``effect``)
+# and the user's Python (py_function, numpy_function: functions/py_function.py).
+_PYTHON_CALLS = frozenset(("py_function", "numpy_function"))
+
+
+def has_effects(program: Program) -> bool:
+    """Whether running ``program`` prints or calls the user's Python (sub-programs too)."""
+    return any(e.prim.effect or e.prim.name in _PYTHON_CALLS
+               or any(has_effects(sub) for sub in subprograms(e.params))
+               for e in program.eqns)
+
+
+def _with_effects_told(compiled: Any, program: Program) -> Any:
+    """``compiled`` whose function marks an error raised after one of its effects ran
+    (and notes the user's line); a program without effects runs as it is (no cost)."""
+    if not has_effects(program):
+        return compiled
+    function, source = compiled.function, compiled.source
+
+    def run_telling_effects(*args: Any) -> Any:
+        before = state.effects_run
+        try:
+            return function(*args)
+        except Exception as error:
+            if state.effects_run != before:
+                _mark_effects_ran(error, source, compiled.filename)
+            raise
+
+    run_telling_effects.__wrapped__ = function  # type: ignore[attr-defined]
+    return compiled._replace(function=run_telling_effects)
+
+
+def _mark_effects_ran(error: Exception, source: str, filename: str) -> None:
+    try:
+        setattr(error, _EFFECTS_RAN, True)
+    except AttributeError:  # an exception type without attributes: still raised
+        return
+    line = _user_line(error, source, filename)
+    if hasattr(error, "add_note"):  # Python 3.11+
+        where = f" at {line}" if line else ""
+        error.add_note(
+            f"gradtape: the compiled function raised{where} after its gt.print or "
+            "py_function effects ran in this call, so it is not run again in the "
+            "interpreter (they would run twice).")
+
+
+def _user_line(error: Exception, source: str, filename: str) -> str:
+    """The user's statement the generated line that raised belongs to: the comment
+    above it in the generated source, ``'x = f(y)   (file.py:12)'``; '' if unknown."""
+    lineno = 0
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    lines = source.splitlines()
+    for text in reversed(lines[:lineno]):
+        text = text.strip()
+        if text.startswith("# ") and text.endswith(")") and "(" in text:
+            return " ".join(text[2:].split())
+    return ""

@@ -65,6 +65,10 @@ class _State(threading.local):
         # name): Keras's variable paths, and the layer comments of generated code name
         # (see Location).
         self.layers: list[tuple[str, int, str]] = []
+        # Effects the user sees that ran in this thread (a gt.print op's line, a
+        # py_function's Python): the compiled runner does not run a program again in
+        # the interpreter after its generated code ran one (compiler/runner.py).
+        self.effects_run = 0
 
     @property
     def active(self) -> bool:

@@ -40,6 +40,7 @@ from ..ops import random
 from ..ops.registry import Primitive, bind
 from . import signature
 from .drops import tell_drops
+from .printing import discard_waiting_lines, hold_lines
 from .py_function import one_run_per_call, start_try
 from .spec import TensorSpec
 from .trace import PYTHON_CALLS, TracedFunction, guard_holds, strip_reads
@@ -429,9 +430,14 @@ class ConcreteFunction:
             arrays = values
         else:
             arrays = values + [v._value for v in self.variables] + self.fixed_values
-        if taping:
-            return self.gradient().residual_forward(arrays)
-        return self.forward(arrays)
+        try:  # free until it raises
+            if taping:
+                return self.gradient().residual_forward(arrays)
+            return self.forward(arrays)
+        except Exception:
+            if self.prints:
+                discard_waiting_lines()
+            raise
 
     def try_execute(self, values: list[Any], taping: bool,
                     probe: bool = False) -> Sequence[Any] | None:
@@ -444,12 +450,21 @@ class ConcreteFunction:
         else:
             arrays = values + [v._value for v in self.variables] + self.fixed_values
         runner = self.gradient().residual_forward if taping else self.forward
-        if not self.streams:
-            return runner.try_run(arrays)
-        before = random.stream_states(self.streams)
-        outs = runner.try_run(arrays)
-        if probe or outs is None or not self.guards_hold(outs):
-            random.rewind(before)
+        if self.prints:  # its loops' lines wait until the run is known to be the call
+            hold_lines(True)
+        try:
+            if not self.streams:
+                outs = runner.try_run(arrays)
+            else:
+                before = random.stream_states(self.streams)
+                outs = runner.try_run(arrays)
+                if probe or outs is None or not self.guards_hold(outs):
+                    random.rewind(before)
+        finally:
+            if self.prints:
+                hold_lines(False)
+        if self.prints and (probe or outs is None or not self.guards_hold(outs)):
+            discard_waiting_lines()  # not the call: none of its lines print
         return outs
 
     def run_after_trace(self, values: list[Any], taping: bool) -> Sequence[Any] | None:

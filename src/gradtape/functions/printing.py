@@ -22,7 +22,8 @@ from ..ir.nodes import Aval
 from ..ops.registry import Primitive, bind
 from .subtrace import in_scope, note_loop_print
 
-__all__ = ["tf_print", "format_value", "PrintRecord", "FlushRecord", "print_p"]
+__all__ = ["tf_print", "format_value", "PrintRecord", "FlushRecord", "print_p",
+           "discard_waiting_lines", "hold_lines"]
 
 
 class _Stderr:
@@ -127,7 +128,8 @@ def _waiting_lines() -> list:
 
 def _print_impl(*values: Any, record: PrintRecord) -> np.ndarray:
     if state.tracer is None:  # the trace's own run of the loop prints nothing
-        if record.at_once:
+        state.effects_run += 1
+        if record.at_once and not getattr(_waiting, "held", False):
             record.emit(values)
         else:
             _waiting_lines().append((record, values))
@@ -161,6 +163,20 @@ def _print_op(record: PrintRecord, inputs: Sequence[Any]) -> None:
             record.add_text(_text(value, record.summarize))
     bind(print_p, *values, record=record)
     note_loop_print()
+
+
+def hold_lines(held: bool) -> None:
+    """While ``held``, every print op's line waits for the call's ``FlushRecord``: a
+    run that may not be the call (a trace whose guards are checked after it ran) prints
+    nothing until it is."""
+    _waiting.held = held
+
+
+def discard_waiting_lines() -> None:
+    """A call that failed: the lines its print ops left waiting go, as its prints
+    outside control flow (they print after a call that ran) do; the next call would
+    print them first."""
+    _waiting_lines().clear()
 
 
 class FlushRecord:

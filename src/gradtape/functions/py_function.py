@@ -150,6 +150,7 @@ def _same_arrays(first: Sequence[Any], second: Sequence[Any]) -> bool:
 
 
 def _apply(*arrays: Any, call: PyCall) -> tuple:
+    state.effects_run += 1  # the user's Python runs: never again for a failed run
     return call.apply(arrays)
 
 

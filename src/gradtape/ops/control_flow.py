@@ -16,7 +16,8 @@ of range runs the last branch (``tf.switch_case``'s default). A bool index picks
 
 Both run their sub-programs with the interpreter here; the code generator writes them as
 a Python ``while`` and ``if`` (``codegen/control_flow.py``). Their derivatives need
-reverse mode of the sub-programs, so ``ad/control_flow.py`` installs them. A loop's or a
+reverse mode of the sub-programs, so ``ad/control_flow.py`` installs them (and
+``ad/control_flow_batching.py`` the loop's batching rule). A loop's or a
 branch's body may draw random numbers: neither is pure (CSE keeps both copies), and no
 pass moves work out of a body.
 
@@ -104,16 +105,31 @@ def _loop_shape(*operands: Any, cond: Program | None, body: Program, n_carry: in
 
 
 def _one_loop_per_element(prim: Primitive) -> Any:
-    """Batched (a jacobian's rows): one loop per element, since each may run a
-    different number of iterations (or take another branch)."""
+    """Batched (a jacobian's rows): one run per element, since each may take another
+    branch."""
     def rule(size: int, args: list, batched: list, **params: Any) -> Any:
         return batch_by_loop(prim, size, args, batched, **params)
     return rule
 
 
+# ``ad/control_flow_batching.py`` installs the loop's batching rule (one batched loop:
+# it batches the sub-programs, which needs ``ad/``); until then, one loop per element.
+_loop_batching: list = []
+
+
+def install_loop_batching(rule: Any) -> None:
+    _loop_batching[:] = [rule]
+
+
+def _batch_loop(size: int, args: list, batched: list, **params: Any) -> Any:
+    if _loop_batching:
+        return _loop_batching[0](size, args, batched, **params)
+    return batch_by_loop(loop_p, size, args, batched, **params)
+
+
 loop_p = Primitive(
     "loop", _loop_impl, vjp=_installed_later, shape_rule=_loop_shape,
-    batch=per_primitive(_one_loop_per_element),
+    batch=_batch_loop,
     multiple_results=True, pure=False, kind_neutral=True,
 )
 

@@ -122,9 +122,11 @@ def plan_reuse(program: Program, inlined: set[Var],
     for pos, i in enumerate(statements):
         release(pos)  # buffers whose last reader is this statement: ufuncs allow overlap
         eqn = program.eqns[i]
-        if not eqn.outs or eqn.outs[0] not in fresh:  # an effect (gt.print) has no output
+        if not eqn.outs:  # run for its effect (a branch that only prints): no buffer
             continue
         out = eqn.outs[0]
+        if out not in fresh:
+            continue
         pool = free.get((out.aval.shape, out.aval.dtype))
         if not pool:
             continue
