@@ -155,32 +155,6 @@ softplus = _unary("softplus", _softplus_impl, lambda x, y: sigmoid(x),
 
 
 
-# softplus(u) read from exp's output: the canonical form of ``log1p(exp(u))`` a tape can
-# differentiate (passes/canonical.py). softplus's derivative sigmoid(u) reads u, but a
-# tape keeps exp's output e, not its argument. The value is log1p(e); the derivative is
-# sigmoid_of_exp(e) = e / (e + 1). All of it goes to u: e is exp(u), so a cotangent for
-# e too would count the derivative twice.
-def _sigmoid_of_exp_impl(e):
-    # e held at the largest float: exp's overflow gives 1, not inf / inf.
-    held = np.minimum(e, np.finfo(e.dtype).max)
-    return np.divide(held, np.add(held, 1, dtype=held.dtype), dtype=held.dtype)
-
-
-# Its derivative is 1 / (e + 1)**2, from e (from y, (1 - y)**2 cancels). A second
-# derivative through e where exp overflowed is 0 * inf, NaN: the user's forward is inf
-# there already.
-sigmoid_of_exp = _unary("sigmoid_of_exp", _sigmoid_of_exp_impl,
-                        lambda x, y: square(reciprocal(x + 1.0)), residuals=_X)
-__all__.remove("sigmoid_of_exp")  # an internal form, not a name of gt
-
-softplus_of_exp_p = Primitive(
-    "softplus_of_exp", lambda u, e: np.log1p(e),
-    vjp=lambda g, y, u, e: (g * sigmoid_of_exp(e), None),
-    jvp=lambda ts, y, u, e: None if ts[0] is None else ts[0] * sigmoid_of_exp(e),
-    elementwise=True, template="log1p({1})", residuals=("in1",),
-)
-
-
 def _abs_vjp(g, y, x):
     if not _is_complex(x):
         return (g * sign(x),)

@@ -25,6 +25,7 @@ from ..ops import elementwise as _ew
 from ..ops import index as _index
 from ..ops import shape as _shape
 from ..ops.linalg import products as _products
+from ..ops.softplus_of_exp import softplus_of_exp_p
 
 _FULL = ("slice", None, None, None)  # ``:`` in a getitem's index
 
@@ -169,7 +170,7 @@ def _as_softplus(eqn: Eqn, defs: Definitions, available: Available) -> Eqn | Non
     if np.dtype(u.aval.dtype).kind != "f":
         return None
     # A tape that keeps exp's output but not its argument: the same derivative, from e.
-    return Eqn(_ew.softplus_of_exp_p, (u, arg), eqn.outs, {}, eqn.loc)
+    return Eqn(softplus_of_exp_p, (u, arg), eqn.outs, {}, eqn.loc)
 
 
 _RULES: dict[object, Callable[[Eqn, Definitions, Available], Eqn | None]] = {

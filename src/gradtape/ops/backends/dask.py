@@ -39,7 +39,7 @@ def _sigmoid(kind: ArrayKind):
 @_dask_rule("sigmoid_of_exp")
 def _sigmoid_of_exp(kind: ArrayKind):
     # One task a chunk, as sigmoid's.
-    from ..elementwise import _sigmoid_of_exp_impl
+    from ..softplus_of_exp import _sigmoid_of_exp_impl
 
     return lambda e: e.map_blocks(_sigmoid_of_exp_impl, dtype=e.dtype)
 

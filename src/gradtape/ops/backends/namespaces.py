@@ -80,6 +80,12 @@ def _sigmoid_of_exp(kind: ArrayKind):
     return lambda e: (lambda held: held / (held + 1))(xp.minimum(e, xp.finfo(e.dtype).max))
 
 
+@namespace_rule("softplus_of_exp")
+def _softplus_of_exp(kind: ArrayKind):
+    xp = kind.namespace
+    return lambda u, e: xp.log1p(e)
+
+
 @namespace_rule("softplus")
 def _softplus(kind: ArrayKind):
     xp = kind.namespace
