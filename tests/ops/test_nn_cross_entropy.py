@@ -329,4 +329,4 @@ def test_each_loss_on_numpy_is_the_masked_form_bitwise(dtype, shape):
 def test_losses_of_tfs_doc_logits():
     logits = np.array([[4.0, 2.0, 1.0], [0.0, 5.0, 1.0]], np.float32)
     got = gt.nn.sparse_softmax_cross_entropy_with_logits(np.array([0, 1]), logits)
-    np.testing.assert_allclose(got.numpy(), [0.16984602, 0.02474489], rtol=1e-6)
+    np.testing.assert_allclose(got.numpy(), [0.16984602, 0.02474489], rtol=3e-6)  # float32 rounding
