@@ -75,8 +75,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     tapes = state.recording
     run = prim.eager
     values = []
-    if tapes and len(tapes) == 1 and prim.differentiable and not prim.multiple_results \
-            and state.tracer is None and not state.accumulators:
+    if tapes and prim.records_alone and len(tapes) == 1 and state.tracer is None \
+            and not state.accumulators:
         alone = tapes[0]
         in_ids = []
         reads = None
