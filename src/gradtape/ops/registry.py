@@ -85,7 +85,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
                 v = a._value
                 values.append(v)
                 in_ids.append(a._id)
-                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
+                if type(v) not in _NUMPY_CLASSES:  # one set test: arrays and scalars alike
                     run = _OTHER_KIND  # another library's array: decided after the loop
                 if a._watch_on_read:
                     reads = args
@@ -103,7 +103,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             if isinstance(a, Tensor):
                 v = a._value
                 values.append(v)
-                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
+                if type(v) not in _NUMPY_CLASSES:
                     run = _OTHER_KIND
             elif isinstance(a, IRValue):
                 return builder.emit(prim, args, params)

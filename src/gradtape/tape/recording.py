@@ -110,14 +110,14 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     # Keep only what the derivative rules read, of arrays large enough to matter: one
     # tuple check for an op that releases nothing at its arity (x * y reads both), and
     # one attribute for an op on scalars (``releases_at_scalar_output``: sum, not sin).
-    if not prim.releases:  # it keeps it all (matmul): nothing to check
-        pass
-    elif out.__class__ is _ndarray:
-        released = prim.released_inputs
-        if released is not None and released[0] < len(values):
-            values = _released_inputs(values, released, reads)
-        if not prim.keeps_outputs and (out.size >= MIN_RELEASE_SIZE or out.base is not None):
-            out = Released(out)
+    if out.__class__ is _ndarray:
+        if prim.releases:  # else it keeps it all (matmul): nothing to check
+            released = prim.released_inputs
+            if released is not None and released[0] < len(values):
+                values = _released_inputs(values, released, reads)
+            if not prim.keeps_outputs and (
+                    out.size >= MIN_RELEASE_SIZE or out.base is not None):
+                out = Released(out)
     elif prim.releases_at_scalar_output and prim.released_inputs[0] < len(values):
         values = _released_inputs(values, prim.released_inputs, reads)
     if None in in_ids:
