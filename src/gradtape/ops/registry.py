@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..core.backends import _NUMPY_CLASSES, eager_impl, kind_of
 from ..core.promotion_warning import check_operands as check_promoted_variables
 from ..core.state import state
@@ -150,5 +148,4 @@ _SCALARS = frozenset((bool, int, float, complex))
 # gt.config(dtype_promotion="tf") is on; ops/promotion.py installs it.
 _dtype_rule: Any = None
 _list_rule: Any = None
-_ndarray = np.ndarray
 _OTHER_KIND = object()  # marks an input of another array library while bind reads args
