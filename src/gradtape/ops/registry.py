@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core.backends import _NUMPY_CLASSES, eager_impl, kind_of
 from ..core.promotion_warning import check_operands as check_promoted_variables
 from ..core.state import state
@@ -83,7 +85,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
                 v = a._value
                 values.append(v)
                 in_ids.append(a._id)
-                if type(v) not in _NUMPY_CLASSES:  # one set test: arrays and scalars alike
+                kind = type(v)  # an array or a float64 scalar: no set lookup
+                if kind is not _ndarray and kind is not _float64 and kind not in _NUMPY_CLASSES:
                     run = _OTHER_KIND  # another library's array: decided after the loop
                 if a._watch_on_read:
                     reads = args
@@ -148,4 +151,5 @@ _SCALARS = frozenset((bool, int, float, complex))
 # gt.config(dtype_promotion="tf") is on; ops/promotion.py installs it.
 _dtype_rule: Any = None
 _list_rule: Any = None
+_ndarray, _float64 = np.ndarray, np.float64
 _OTHER_KIND = object()  # marks an input of another array library while bind reads args

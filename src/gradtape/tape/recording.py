@@ -104,7 +104,9 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     tracked = tape._tracked
     if reads is not None:
         note_variable_reads(tape, reads)
-    slots = tuple(map(tracked.get, in_ids))
+    # A list, not tuple(map(...)): a tuple of unknown length is grown by resizing, which
+    # cost 3 % of a scalar step; the signature item below makes the tuple.
+    slots = list(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return
     # Keep only what the derivative rules read, of arrays large enough to matter: one
@@ -125,7 +127,7 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     if tape._signature is not None:
         if None in slots:
             slots = _wiring(tape, slots, in_ids, values)
-        item = (prim, tuple(params.items()) if params else (), slots)
+        item = (prim, tuple(params.items()) if params else (), tuple(slots))
         # _follow's usual answer, inlined (a call per op costs about 1 % of the step):
         # the item is the reference's next one, and so is its location.
         reference = tape._reference
