@@ -307,3 +307,26 @@ def test_under_gt_function_new_labels_no_retrace():
 def test_labels_out_of_range_still_raise_tfs_error():
     with pytest.raises(gt.errors.InvalidArgumentError, match=r"outside the valid range"):
         gt.nn.sparse_softmax_cross_entropy_with_logits(np.array([3]), np.zeros((1, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(5,), (7, 4), (2, 3, 6)])
+def test_each_loss_on_numpy_is_the_masked_form_bitwise(dtype, shape):
+    """NumPy logits take the label's entry; other array kinds sum a mask: the losses of
+    each row are the same to the bit (and TF's for its docs' logits, below)."""
+    rng = np.random.default_rng(3)
+    z = (rng.standard_normal(shape) * 8).astype(dtype)
+    labels = rng.integers(0, shape[-1], shape[:-1])
+    got = gt.nn.sparse_softmax_cross_entropy_with_logits(labels, z).numpy()
+    shifted = z - z.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    hot = np.expand_dims(labels, -1) == np.arange(shape[-1])
+    masked = -np.sum(np.where(hot, log_probs, np.zeros_like(log_probs)), axis=-1)
+    assert got.dtype == dtype and got.shape == shape[:-1]
+    np.testing.assert_array_equal(got, masked)
+
+
+def test_losses_of_tfs_doc_logits():
+    logits = np.array([[4.0, 2.0, 1.0], [0.0, 5.0, 1.0]], np.float32)
+    got = gt.nn.sparse_softmax_cross_entropy_with_logits(np.array([0, 1]), logits)
+    np.testing.assert_allclose(got.numpy(), [0.16984602, 0.02474489], rtol=3e-6)  # float32 rounding

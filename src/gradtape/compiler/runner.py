@@ -27,8 +27,6 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-import numpy as np
-
 from ..core.backends import PLAIN_CLASSES, ArrayKind, kind_of_all
 from ..core.config import options
 from ..core.state import state
@@ -36,7 +34,7 @@ from ..ir import interpreter
 from ..ir.nodes import Program
 from ..ops.control_flow import subprograms
 
-_ndarray = np.ndarray
+_plain_superset = PLAIN_CLASSES.issuperset
 
 
 class CompiledRunner:
@@ -67,12 +65,12 @@ class CompiledRunner:
         """Run on arrays: compiled code if enabled and built, else the interpreter."""
         if not options.compile:
             return interpreter.run(self.program, args)
-        for a in args:  # an array of another library (Dask): its own generated code
-            if type(a) is not _ndarray and type(a) not in PLAIN_CLASSES:
-                array_kind = kind_of_all(args)
-                if array_kind is not None:
-                    return self._run_on(array_kind, args)
-                break
+        # An array of another library (Dask): its own generated code. One C-level pass
+        # over the types for the usual all-NumPy arguments.
+        if not _plain_superset(map(type, args)):
+            array_kind = kind_of_all(args)
+            if array_kind is not None:
+                return self._run_on(array_kind, args)
         compiled = self.compiled
         if compiled is None:
             compiled = self._maybe_compile()

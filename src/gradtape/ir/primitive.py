@@ -144,6 +144,12 @@ class Primitive:
         # Whether a record whose output is no NumPy array (a scalar) may still release
         # inputs: not for an elementwise op, whose inputs are no larger than its output.
         self.releases_at_scalar_output = self.released_inputs is not None and not elementwise
+        # Whether a record of it may release anything at all: bind's fast branch skips
+        # the release checks in one attribute read for an op that keeps it all (matmul).
+        self.releases = self.released_inputs is not None or not self.keeps_outputs
+        # Whether bind may hand it to a lone tape directly (GradientTape.on_op_alone):
+        # one attribute read on bind's fast branch instead of two.
+        self.records_alone = self.differentiable and not multiple_results
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

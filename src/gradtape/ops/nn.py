@@ -176,8 +176,14 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
 
 
 def _sparse_xent_impl(logits, labels):
-    """``-log_softmax(logits)[..., label]``, picked by a mask (Dask has no
-    ``take_along_axis``; the other entries add zeros, so the value is the same)."""
+    """``-log_softmax(logits)[..., label]``: on NumPy arrays the label's entry is picked
+    (``log(sum(exp(shifted))) - shifted[label]``, the same roundings as negating the
+    log-softmax entry, without the full log-softmax array); on other kinds by a mask
+    (Dask has no ``take_along_axis``; the other entries add zeros: the same value)."""
+    if logits.__class__ is np.ndarray and labels.__class__ is np.ndarray:
+        shifted = logits - np.max(logits, axis=-1, keepdims=True)
+        log_total = np.log(np.sum(np.exp(shifted), axis=-1))
+        return log_total - np.take_along_axis(shifted, labels[..., None], -1)[..., 0]
     log_probs = _log_softmax_impl(logits, axis=(-1,))
     hot = np.expand_dims(labels, -1) == np.arange(logits.shape[-1])
     return -np.sum(np.where(hot, log_probs, np.zeros_like(log_probs)), axis=-1)

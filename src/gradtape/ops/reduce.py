@@ -25,6 +25,7 @@ axis 0. Every axis may be given as a tensor, as TF allows.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -93,7 +94,8 @@ def _kept(v, x_shape, axes, keepdims):
 
 
 def _reduced_size(shape, axes) -> int:
-    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    # math.prod, not np.prod: a NumPy reduction costs more than the eager op it serves.
+    return math.prod([shape[a] for a in axes])
 
 
 def _single_axis(axis, ndim: int) -> int:
@@ -106,7 +108,7 @@ def _single_axis(axis, ndim: int) -> int:
 
 def _as_float(x):
     """Integer and bool inputs are averaged in float64, like NumPy's ``mean``/``var``."""
-    return x if np.issubdtype(x.dtype, np.inexact) else _ew.cast(x, np.float64)
+    return x if x.dtype.kind in "fc" else _ew.cast(x, np.float64)  # np.inexact
 
 
 def _cast_for(x, dtype):
@@ -214,7 +216,11 @@ sum_p = Primitive(
 def sum(x, axis=None, keepdims=False, dtype=None):
     """Sum over ``axis`` (all axes by default); ``dtype`` casts the input first."""
     x = _cast_for(x, dtype)
-    axes = normalize_axes(axis, len(x.shape))
+    return _sum_over(x, normalize_axes(axis, len(x.shape)), keepdims)
+
+
+def _sum_over(x, axes: tuple, keepdims):
+    """``sum`` of a tensor over axes already normalized (mean's: not normalized twice)."""
     if not axes and not keepdims:
         return unchanged(x)
     return bind(sum_p, x, axis=axes, keepdims=bool(keepdims))
@@ -239,7 +245,7 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     """Arithmetic mean over ``axis``; integer inputs give float64 (NumPy's rule)."""
     x = _as_float(_cast_for(x, dtype))
     axes = normalize_axes(axis, len(x.shape))
-    return sum(x, axes, keepdims) / _reduced_size(x.shape, axes)
+    return _sum_over(x, axes, keepdims) / _reduced_size(x.shape, axes)
 
 
 @implements(np.mean)

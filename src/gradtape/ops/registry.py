@@ -75,8 +75,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     tapes = state.recording
     run = prim.eager
     values = []
-    if tapes and len(tapes) == 1 and prim.differentiable and not prim.multiple_results \
-            and state.tracer is None and not state.accumulators:
+    if tapes and prim.records_alone and len(tapes) == 1 and state.tracer is None \
+            and not state.accumulators:
         alone = tapes[0]
         in_ids = []
         reads = None
@@ -85,7 +85,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
                 v = a._value
                 values.append(v)
                 in_ids.append(a._id)
-                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
+                kind = type(v)  # an array or a float64 scalar: no set lookup
+                if kind is not _ndarray and kind is not _float64 and kind not in _NUMPY_CLASSES:
                     run = _OTHER_KIND  # another library's array: decided after the loop
                 if a._watch_on_read:
                     reads = args
@@ -103,7 +104,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             if isinstance(a, Tensor):
                 v = a._value
                 values.append(v)
-                if type(v) is not _ndarray and type(v) not in _NUMPY_CLASSES:
+                if type(v) not in _NUMPY_CLASSES:
                     run = _OTHER_KIND
             elif isinstance(a, IRValue):
                 return builder.emit(prim, args, params)
@@ -150,5 +151,5 @@ _SCALARS = frozenset((bool, int, float, complex))
 # gt.config(dtype_promotion="tf") is on; ops/promotion.py installs it.
 _dtype_rule: Any = None
 _list_rule: Any = None
-_ndarray = np.ndarray
+_ndarray, _float64 = np.ndarray, np.float64
 _OTHER_KIND = object()  # marks an input of another array library while bind reads args

@@ -104,29 +104,49 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     tracked = tape._tracked
     if reads is not None:
         note_variable_reads(tape, reads)
-    slots = tuple(map(tracked.get, in_ids))
+    # A list, not tuple(map(...)): a tuple of unknown length is grown by resizing, which
+    # cost 3 % of a scalar step; the signature item below makes the tuple.
+    slots = list(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
         return
     # Keep only what the derivative rules read, of arrays large enough to matter: one
     # tuple check for an op that releases nothing at its arity (x * y reads both), and
     # one attribute for an op on scalars (``releases_at_scalar_output``: sum, not sin).
     if out.__class__ is _ndarray:
-        released = prim.released_inputs
-        if released is not None and released[0] < len(values):
-            values = _released_inputs(values, released, reads)
-        if not prim.keeps_outputs and (out.size >= MIN_RELEASE_SIZE or out.base is not None):
-            out = Released(out)
+        if prim.releases:  # else it keeps it all (matmul): nothing to check
+            released = prim.released_inputs
+            if released is not None and released[0] < len(values):
+                values = _released_inputs(values, released, reads)
+            if not prim.keeps_outputs and (
+                    out.size >= MIN_RELEASE_SIZE or out.base is not None):
+                out = Released(out)
     elif prim.releases_at_scalar_output and prim.released_inputs[0] < len(values):
         values = _released_inputs(values, prim.released_inputs, reads)
     if None in in_ids:
         values = _recorded_values(values, in_ids)
-    where = _UNKNOWN
     if tape._signature is not None:
         if None in slots:
             slots = _wiring(tape, slots, in_ids, values)
-        where = _follow(tape, (prim, tuple(params.items()) if params else (), slots))
-    if where is _UNKNOWN:
-        where = _user_location(4)  # 1 is this function, then bind and the op wrapper
+        item = (prim, tuple(params.items()) if params else (), tuple(slots))
+        # _follow's usual answer, inlined (a call per op costs about 1 % of the step):
+        # the item is the reference's next one, and so is its location.
+        reference = tape._reference
+        where = _UNKNOWN
+        if reference is not None:
+            i = tape._followed
+            earlier = reference[0].items
+            try:
+                if i < len(earlier) and earlier[i] == item:
+                    tape._followed = i + 1
+                    where = reference[1][i]
+            except (TypeError, ValueError):  # params that don't compare: _follow says so
+                pass
+        if where is _UNKNOWN:
+            where = _follow(tape, item)
+            if where is _UNKNOWN:
+                where = _user_location(4)  # 1 is this function, then bind and the op wrapper
+    else:
+        where = _user_location(4)
     out_id = result._id
     tape._records.append((prim, tuple(in_ids), tuple(values), params, (out_id,), (out,), where))
     tracked[out_id] = len(tracked)

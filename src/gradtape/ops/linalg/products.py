@@ -260,10 +260,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if _prepare:  # gt.config(dtype_promotion="tf"): tf.matmul's dtype rule
         a, b = _prepare(matmul_p, a, b)
     a, b = _operands(a, b)
-    rank_a, rank_b = len(a.shape), len(b.shape)
+    shape_a, shape_b = a.shape, b.shape  # each read once: a property call apiece
+    rank_a, rank_b = len(shape_a), len(shape_b)
     flag_a, flag_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if rank_a >= 2 and rank_b >= 2 and not (flag_a or flag_b) and output_type is None:
-        if a.shape[-1] != b.shape[-2]:
+        if shape_a[-1] != shape_b[-2]:
             _matmul_shape(a, b)  # raises TF's InvalidArgumentError, not NumPy's gufunc error
         return bind(matmul_p, a, b)  # the usual product, without the cases below
     if rank_a == 0 or rank_b == 0:
