@@ -70,11 +70,39 @@ def function_train_step():
     return loss
 
 
+@gt.function
+def function_scalar_chain(v):
+    with gt.GradientTape() as tape:
+        tape.watch(v)
+        y = v
+        for _ in range(20):
+            y = gt.sin(y) * y + gt.cos(y) * 0.5
+    return tape.gradient(y, v)
+
+
+def hand_scalar_chain(v):
+    """The scalar chain's gradient written with NumPy on float64 scalars (the bench's
+    hand-written NumPy), counted beside the compiled one."""
+    ys = []
+    y = v
+    for _ in range(20):
+        ys.append(y)
+        y = np.sin(y) * y + np.cos(y) * 0.5
+    g = np.float64(1.0)
+    for y in reversed(ys):
+        s = np.sin(y)
+        g = g * (np.cos(y) * y + s - 0.5 * s)
+    return g
+
+
 def hessian():
     return gt.hessian(lambda v: gt.reduce_sum(gt.sin(v) * v ** 2))(np.linspace(0, 1, 8))
 
 
 step = globals()[kind]
+if kind in ("function_scalar_chain", "hand_scalar_chain"):
+    v = gt.constant(np.float64(0.5)) if kind == "function_scalar_chain" else np.float64(0.5)
+    step = (lambda s: lambda: s(v))(step)
 for _ in range(5):
     step()
 for _ in range(steps):
@@ -82,7 +110,7 @@ for _ in range(steps):
 '''
 
 WORKLOADS = ["scalar_chain", "mlp_step", "sparse_cross_entropy", "function_train_step",
-             "hessian"]
+             "hessian", "function_scalar_chain", "hand_scalar_chain"]
 
 
 def count(src: str, steps: int, kind: str, script: str) -> int:
