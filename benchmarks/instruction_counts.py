@@ -103,6 +103,11 @@ step = globals()[kind]
 if kind in ("function_scalar_chain", "hand_scalar_chain"):
     v = gt.constant(np.float64(0.5)) if kind == "function_scalar_chain" else np.float64(0.5)
     step = (lambda s: lambda: s(v))(step)
+    # A step of a few hundred thousand instructions: one full collection of the heap
+    # (gradtape's modules) would outweigh it, so the heap so far is not collected.
+    import gc
+    gc.collect()
+    gc.freeze()
 for _ in range(5):
     step()
 for _ in range(steps):
