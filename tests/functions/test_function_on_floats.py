@@ -201,3 +201,54 @@ def test_every_math_function_template_is_checked_against_numpy():
         impl = staticmethod(lambda x: np.nextafter(np.exp(x), np.inf))
 
     assert not floats._matches_numpy(OneBitOff())
+
+
+# --- the warm call's capture probe: same objects, same result; another object, a trace --
+
+SCALE = gt.constant(np.float64(2.0))
+SCALES = [gt.constant(np.float64(2.0))]
+
+
+def test_rebinding_a_global_tensor_after_warm_calls_traces_again():
+    global SCALE
+    fn = gt.function(lambda x: x * SCALE)
+    x = gt.constant(np.float64(1.5))
+    assert fn(x).numpy() == 3.0 and fn(x).numpy() == 3.0
+    saved = SCALE
+    try:
+        SCALE = gt.constant(np.float64(4.0))
+        assert fn(x).numpy() == 6.0
+        assert fn.experimental_get_tracing_count() == 2
+    finally:
+        SCALE = saved
+
+
+def test_a_global_list_changed_in_place_after_warm_calls_traces_again():
+    fn = gt.function(lambda x: x * SCALES[0])
+    x = gt.constant(np.float64(1.5))
+    assert fn(x).numpy() == 3.0 and fn(x).numpy() == 3.0
+    saved = SCALES[0]
+    try:
+        SCALES[0] = gt.constant(np.float64(4.0))
+        assert fn(x).numpy() == 6.0
+    finally:
+        SCALES[0] = saved
+
+
+def test_rebinding_a_closure_tensor_after_warm_calls_traces_again():
+    scale = gt.constant(np.float64(2.0))
+    fn = gt.function(lambda x: x * scale)
+    x = gt.constant(np.float64(1.5))
+    assert fn(x).numpy() == 3.0 and fn(x).numpy() == 3.0
+    scale = gt.constant(np.float64(5.0))  # noqa: F841 - the closure reads it
+    assert fn(x).numpy() == 7.5
+
+
+def test_the_probe_looks_up_only_the_globals_the_code_reads():
+    def step(x):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = [gt.sin(x) * SCALE for _ in range(2)]
+        return tape.gradient(y, x)
+
+    assert set(gt.function(step)._probe.names) == {"gt", "SCALE", "range"}

@@ -53,7 +53,7 @@ from ..core.variable import Variable
 from . import signature
 from .autograph import converted
 from .call import ConcreteFunction
-from .call_key import walk_call_key
+from .call_key import global_names, walk_call_key
 from .checkpoints import last_failure
 from .py_function import one_run_per_call, start_try
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
@@ -88,7 +88,7 @@ class _CaptureProbe:
         code = getattr(function, "__code__", None)
         self.cells = tuple(getattr(function, "__closure__", None) or ())
         self.globals = getattr(function, "__globals__", {})
-        self.names = tuple(code.co_names) if code is not None else ()
+        self.names = global_names(code) if code is not None else ()
         # The values of the last call without containers, and what they gave: the same
         # objects again (the usual warm call) give the same result without a scan. They
         # are held, so none can be freed and another take its address.
