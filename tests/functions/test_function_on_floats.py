@@ -240,7 +240,7 @@ def test_rebinding_a_closure_tensor_after_warm_calls_traces_again():
     fn = gt.function(lambda x: x * scale)
     x = gt.constant(np.float64(1.5))
     assert fn(x).numpy() == 3.0 and fn(x).numpy() == 3.0
-    scale = gt.constant(np.float64(5.0))  # noqa: F841 - the closure reads it
+    scale = gt.constant(np.float64(5.0))  # the closure reads it
     assert fn(x).numpy() == 7.5
 
 
