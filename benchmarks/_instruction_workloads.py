@@ -63,12 +63,46 @@ def function_train_step():
     return loss
 
 
+@gt.function
+def _compiled_scalar_chain(v):
+    with gt.GradientTape() as tape:
+        tape.watch(v)
+        y = v
+        for _ in range(20):
+            y = gt.sin(y) * y + gt.cos(y) * 0.5
+    return tape.gradient(y, v)
+
+
+_v_tensor, _v_scalar = gt.constant(np.float64(0.5)), np.float64(0.5)
+
+
+def function_scalar_chain():
+    """The scalar chain under @gt.function (its code runs on Python floats)."""
+    return _compiled_scalar_chain(_v_tensor)
+
+
+def hand_scalar_chain():
+    """The scalar chain's gradient written with NumPy on float64 scalars (the bench's
+    hand-written NumPy), counted beside the compiled one."""
+    ys = []
+    y = _v_scalar
+    for _ in range(20):
+        ys.append(y)
+        y = np.sin(y) * y + np.cos(y) * 0.5
+    g = np.float64(1.0)
+    for y in reversed(ys):
+        s = np.sin(y)
+        g = g * (np.cos(y) * y + s - 0.5 * s)
+    return g
+
+
 def hessian():
     return gt.hessian(lambda v: gt.reduce_sum(gt.sin(v) * v ** 2))(np.linspace(0, 1, 8))
 
 
 WORKLOADS = {f.__name__: f for f in (scalar_chain, mlp_step, sparse_cross_entropy,
-                                     function_train_step, hessian)}
+                                     function_train_step, hessian, function_scalar_chain,
+                                     hand_scalar_chain)}
 
 
 def _collections() -> list[int]:

@@ -250,8 +250,9 @@ WORKLOADS = [chain_workload, train_workload]
 
 
 def targets(titles: dict[str, str]) -> list[Target]:
-    """Issue 5's targets, as ratios to the hand-written NumPy code."""
-    return [Target(titles["chain"], FUNCTION, 1.5), Target(titles["train"], FUNCTION, 1.2)]
+    """Issue 5's targets, as ratios to the hand-written NumPy code; the scalar chain's
+    is issue [6/6]'s (its code runs on Python floats: codegen/floats.py)."""
+    return [Target(titles["chain"], FUNCTION, 0.3), Target(titles["train"], FUNCTION, 1.2)]
 
 
 def warm_up_function() -> None:

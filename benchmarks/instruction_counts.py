@@ -33,7 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "_instruction_workloads.py"
 WORKLOADS = ["scalar_chain", "mlp_step", "sparse_cross_entropy", "function_train_step",
-             "hessian"]
+             "hessian", "function_scalar_chain", "hand_scalar_chain"]
 # Only what the count may depend on: an inherited PYTHON* variable (PYTHONOPTIMIZE,
 # PYTHONDEVMODE, PYTHONMALLOC, ...) would change what runs.
 KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")

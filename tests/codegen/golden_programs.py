@@ -319,8 +319,28 @@ def pooled_step():
     return train_step, (x, y)
 
 
+def scalar_chain_on_floats():
+    """A descent step on a chain of float64 scalar ops: the forward, its gradient and the
+    update run on Python floats (codegen/floats.py), NumPy behind them where a value is
+    not finite."""
+    w = gt.Variable(np.float64(0.7))
+
+    @gt.function
+    def step(x):
+        with gt.GradientTape() as tape:
+            y = w * x
+            for _ in range(3):
+                y = gt.sin(y) * y + gt.cos(y) * 0.5
+            loss = y / 2.0
+        w.assign_sub(0.1 * tape.gradient(loss, w))
+        return loss
+
+    return step, (gt.constant(np.float64(1.5)),)
+
+
 FORWARD_PROGRAMS = {
     "dropout_step": dropout_step,
     "keras_fit_step": keras_fit_step,
     "pooled_step": pooled_step,
+    "scalar_chain_on_floats": scalar_chain_on_floats,
 }

@@ -9,6 +9,7 @@
     buffer_pool a function that keeps its large intermediates' buffers between calls
     emit        gast -> source text (astor, or ast.unparse where astor cannot serve)
     load        compile, register in linecache, dump to a directory
+    floats      a traced function of float64 scalars on Python floats (math)
 
 Imports: ``core``, ``ir``, ``ops``, ``passes``.
 """
@@ -65,6 +66,17 @@ def compile_program(program: Program, printer: str = "astor", fuse: bool = True,
     of ``program`` (for ``array_kind``'s arrays: see ``generate_source``)."""
     from .load import compile_function, filename_of
 
+    if kind == "forward" and array_kind is None:  # a traced function of float64 scalars
+        from . import floats
+
+        if floats.on_floats(program):
+            from .emit import to_source
+
+            generated = floats.generate(program, title)
+            source, used = to_source(generated.module, generated.comments, printer)
+            function = compile_function(source, kind, generated.globals)
+            return CompiledBackward(floats.floats_first(function, program), source,
+                                    filename_of(source), used)
     source, globals_, used = generate_source(program, printer, fuse, reuse, kind, title,
                                              array_kind)
     function = compile_function(source, kind, globals_)

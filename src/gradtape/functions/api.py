@@ -34,6 +34,7 @@ import collections
 import functools
 import inspect
 import logging
+import operator
 import threading
 import warnings
 import weakref
@@ -52,7 +53,7 @@ from ..core.variable import Variable
 from . import signature
 from .autograph import converted
 from .call import ConcreteFunction
-from .call_key import walk_call_key
+from .call_key import global_names, walk_call_key
 from .checkpoints import last_failure
 from .py_function import one_run_per_call, start_try
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
@@ -87,10 +88,13 @@ class _CaptureProbe:
         code = getattr(function, "__code__", None)
         self.cells = tuple(getattr(function, "__closure__", None) or ())
         self.globals = getattr(function, "__globals__", {})
-        self.names = tuple(code.co_names) if code is not None else ()
+        self.names = global_names(code) if code is not None else ()
+        # The values of the last call without containers, and what they gave: the same
+        # objects again (the usual warm call) give the same result without a scan. They
+        # are held, so none can be freed and another take its address.
+        self._last: tuple[list, tuple] = ([], ())
 
     def __call__(self) -> tuple:
-        found: list[int] = []
         values = []
         for cell in self.cells:
             try:
@@ -98,18 +102,31 @@ class _CaptureProbe:
             except ValueError:  # an empty cell
                 continue
         g = self.globals
-        values += [g.get(n) for n in self.names]
+        values += map(g.get, self.names)
+        last, found = self._last
+        if len(last) == len(values) and all(map(operator.is_, values, last)):
+            return found
+        return self._scan(values)
+
+    def _scan(self, values: list) -> tuple:
+        found: list[int] = []
+        remember = True
         for value in values:
             cls = value.__class__
             if cls in _SEQUENCES:
+                remember = False  # its items may change in place
                 if 0 < len(value) <= self.MAX_CONTAINER and isinstance(value[0], Tensor):
                     found.extend(v._id for v in value if isinstance(v, Tensor))
             elif cls is dict:
+                remember = False
                 if 0 < len(value) <= self.MAX_CONTAINER:
                     found.extend(v._id for v in value.values() if isinstance(v, Tensor))
             elif isinstance(value, Tensor):
                 found.append(value._id)
-        return tuple(found)
+        result = tuple(found)
+        if remember:
+            self._last = (values, result)
+        return result
 
 
 _SEQUENCES = frozenset((list, tuple))

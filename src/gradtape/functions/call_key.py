@@ -4,6 +4,8 @@ Variable's identity, and every other argument by value (so it must be hashable),
 
 from __future__ import annotations
 
+import dis
+import types
 from typing import Any
 
 import numpy as np
@@ -56,3 +58,15 @@ def walk_call_key(value: Any, key: list, leaves: list, name: str) -> None:
         protocol_key = tracing_key(value)  # TF's __tf_tracing_type__, if it has one
         key.append(protocol_key if protocol_key is not None
                    else (cls, _hashable(value, name)))
+
+
+def global_names(code: types.CodeType) -> tuple[str, ...]:
+    """The names ``code`` (and the code nested in it: comprehensions, lambdas) reads as
+    globals, whose tensors are part of the key (api.py's capture probe): not its
+    attribute names (``tape.watch``), which each warm call would look up for nothing."""
+    names = [i.argval for i in dis.get_instructions(code)
+             if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += global_names(const)
+    return tuple(dict.fromkeys(names))

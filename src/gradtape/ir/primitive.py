@@ -68,6 +68,7 @@ class Primitive:
         template: str | None = None,
         array_template: str | None = None,
         array_shorthands: tuple[ArrayShorthand, ...] = (),
+        float_template: str | None = None,
         elementwise: bool = False,
         multiple_results: bool = False,
         differentiable: bool = True,
@@ -100,6 +101,10 @@ class Primitive:
         self.templates: tuple[str, ...] = tuple(
             t for t in (template, array_template) if t is not None)
         self.array_shorthands = array_shorthands
+        # How it is written on Python floats, where every value of a traced function is
+        # a float64 scalar (codegen/floats.py): Python operators, names from ``math``
+        # that give NumPy's results bit for bit. ``None``: that function stays on NumPy.
+        self.float_template = float_template
         # Elementwise primitives broadcast their inputs; the fusion pass merges them.
         self.elementwise = elementwise
         self.multiple_results = multiple_results

@@ -51,7 +51,7 @@ def conj(x):
 # --- unary ops ---------------------------------------------------------------------
 
 def _unary(name, impl, deriv, ufunc=None, *, guard_zero=False, vjp=None, jvp=None,
-           template=None, residuals=None):
+           template=None, residuals=None, on_floats=None):
     """A differentiable elementwise op of one input: its rules come from ``deriv(x, y)``
     (the derivative from the input and the output) unless ``vjp`` and ``jvp`` are given;
     ``guard_zero`` makes them 0 where the incoming (co)tangent is 0 (``_zero_guarded``);
@@ -62,7 +62,7 @@ def _unary(name, impl, deriv, ufunc=None, *, guard_zero=False, vjp=None, jvp=Non
     if guard_zero:
         vjp, jvp = _zero_guarded(vjp, jvp)
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, template=template,
-                     residuals=residuals)
+                     residuals=residuals, float_template=on_floats)
 
     def op(x):
         return bind(prim, operand(x))
@@ -126,19 +126,21 @@ log = _unary("log", np.log, lambda x, y: reciprocal(x), np.log, residuals=_X)
 log2 = _unary("log2", np.log2, lambda x, y: reciprocal(x * _LN2), np.log2, residuals=_X)
 log10 = _unary("log10", np.log10, lambda x, y: reciprocal(x * _LN10), np.log10, residuals=_X)
 log1p = _unary("log1p", np.log1p, lambda x, y: reciprocal(x + 1.0), np.log1p, residuals=_X)
-sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt, guard_zero=True, residuals=_Y)
+sqrt = _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, np.sqrt, guard_zero=True, residuals=_Y,
+              on_floats="sqrt({0})")
 cbrt = _unary("cbrt", np.cbrt, lambda x, y: reciprocal(square(y) * 3.0), np.cbrt, residuals=_Y)
-square = _unary("square", np.square, lambda x, y: x * 2.0, np.square, residuals=_X)
+square = _unary("square", np.square, lambda x, y: x * 2.0, np.square, residuals=_X,
+                on_floats="{0} * {0}")
 reciprocal = _unary("reciprocal", np.reciprocal, lambda x, y: -square(y), np.reciprocal,
-                    guard_zero=True, residuals=_Y)
+                    guard_zero=True, residuals=_Y, on_floats="1.0 / {0}")
 
 
 # NumPy's SIMD float32 sin/cos may be one unit in the last place away from TF's (the
 # seed Jacobian prints cos(2) as -0.4161468, TF as -0.41614684). Computing them in
 # float64 would match, but would cost the ufunc (fusion, out= buffers): documented in
 # docs/semantics.md instead.
-sin = _unary("sin", np.sin, lambda x, y: cos(x), np.sin, residuals=_X)
-cos = _unary("cos", np.cos, lambda x, y: -sin(x), np.cos, residuals=_X)
+sin = _unary("sin", np.sin, lambda x, y: cos(x), np.sin, residuals=_X, on_floats="sin({0})")
+cos = _unary("cos", np.cos, lambda x, y: -sin(x), np.cos, residuals=_X, on_floats="cos({0})")
 tan = _unary("tan", np.tan, lambda x, y: square(y) + 1.0, np.tan, residuals=_Y)
 arcsin = _unary("arcsin", np.arcsin, lambda x, y: reciprocal(sqrt(1.0 - square(x))), np.arcsin)
 arccos = _unary("arccos", np.arccos, lambda x, y: -reciprocal(sqrt(1.0 - square(x))), np.arccos)
@@ -184,7 +186,7 @@ del arcsin_
 
 negative_p = Primitive(
     "negative", np.negative, vjp=lambda g, y, x: (-g,), jvp=lambda ts, y, x: -ts[0],
-    elementwise=True, template="-{0}", residuals=(),
+    elementwise=True, template="-{0}", residuals=(), float_template="-{0}",
 )
 
 
@@ -283,9 +285,10 @@ _prepare = (lambda prim, x, y: weak_scalars(x, y)) if _NUMPY1 else None
 
 
 def _binary(name, impl, vjp, jvp, ufunc=None, eager=None, template=None, public=True,
-            residuals=None):
+            residuals=None, on_floats=None):
     prim = Primitive(name, impl, vjp=vjp, jvp=jvp, elementwise=True, eager=eager,
-                     template=template, same_dtype=EVERY_INPUT, residuals=residuals)
+                     template=template, same_dtype=EVERY_INPUT, residuals=residuals,
+                     float_template=on_floats)
 
     def op(x, y):
         if not isinstance(x, _OPERAND_TYPES):
@@ -323,14 +326,14 @@ add = _binary(
     lambda g, y, a, b: (_ub(g, a), _ub(g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], ts[1]),
     np.add, operator.add, "{0} + {1}",
-    residuals=(),
+    residuals=(), on_floats="{0} + {1}",
 )
 subtract = _binary(
     "subtract", np.subtract,
     lambda g, y, a, b: (_ub(g, a), _ub(-g, b)),
     lambda ts, y, a, b: _tangent_sum(ts[0], _scaled(ts[1], -1.0)),
     np.subtract, operator.sub, "{0} - {1}",
-    residuals=(),
+    residuals=(), on_floats="{0} - {1}",
 )
 def _multiply_vjp(g, y, a, b):
     if a is b:  # x * x: one product, counted twice (not two equal products)
@@ -343,7 +346,7 @@ multiply = _binary(
     _multiply_vjp,
     lambda ts, y, a, b: _tangent_sum(_scaled(ts[0], b), _scaled(ts[1], a)),
     np.multiply, operator.mul, "{0} * {1}",
-    residuals=("in0", "in1"),
+    residuals=("in0", "in1"), on_floats="{0} * {1}",
 )
 divide = _binary(
     "divide", np.true_divide,
@@ -352,7 +355,7 @@ divide = _binary(
         None if ts[0] is None else ts[0] / b, _scaled(ts[1], -y / b)
     ),
     np.true_divide, operator.truediv, "{0} / {1}",
-    residuals=("in1", "out"),
+    residuals=("in1", "out"), on_floats="{0} / {1}",
 )
 
 
