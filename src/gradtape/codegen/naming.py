@@ -108,6 +108,12 @@ class LocalNames:
         self._taken.add(name)
         return name
 
+    def reserve(self, base: str) -> str:
+        """A local name of no var (``feeds``: the list a backward takes), kept free."""
+        name = self._free(base)
+        self._taken.add(name)
+        return name
+
     def _free(self, base: str) -> str:
         """``base``, or ``base_<n>`` with the first ``n`` that is free."""
         name, n = base, 1
