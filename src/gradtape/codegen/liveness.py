@@ -16,7 +16,8 @@ iteration) lives until the whole ``while`` or ``if`` is over; nothing is deleted
 one. Only names bound on every path are deleted: the function's parameters and names
 assigned at the top level (or in every branch of an ``if``), never a name only a loop
 body or one branch binds. Returned names are read by the ``return``, the last statement,
-so they are never deleted. A view keeps its base alive by itself, so deleting a base's
+so they are never deleted. Names of small values (fewer elements than the buffer
+analysis's ``MIN_OUT_SIZE``) are left alone: their memory does not matter. A view keeps its base alive by itself, so deleting a base's
 name while a view of it is still read is safe. Globals (NumPy, constants, comment
 markers) are never assigned in the function, so they are never candidates.
 """
@@ -54,11 +55,12 @@ def _delete(names: list[str]) -> gast.stmt:
     return make(gast.Delete, targets=targets)
 
 
-def release_dead_names(statements: list[gast.stmt], params: tuple[str, ...] = ()
+def release_dead_names(statements: list[gast.stmt], small: frozenset[str] = frozenset()
                        ) -> list[gast.stmt]:
     """``statements`` (a function body ending with its ``return``) with a ``del`` line
-    after the last use of each local name, ``params`` among them."""
-    bound: set[str] = set(params)
+    after the last use of each local name but the ``small`` ones (values too small for
+    their memory to matter: a ``del`` would only be noise)."""
+    bound: set[str] = set()
     last_use: dict[str, int] = {}
     for index, statement in enumerate(statements):
         bound |= _bound(statement)
@@ -67,7 +69,7 @@ def release_dead_names(statements: list[gast.stmt], params: tuple[str, ...] = ()
     dying: dict[int, list[str]] = {}
     end = len(statements) - 1  # the return: what it reads is the result
     for n, index in last_use.items():
-        if n in bound and index < end:
+        if n in bound and index < end and n not in small:
             dying.setdefault(index, []).append(n)
     if not dying:
         return statements

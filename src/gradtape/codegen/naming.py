@@ -96,6 +96,10 @@ class LocalNames:
     def __call__(self, var: Var) -> str:
         return self._names[var]
 
+    def get(self, var: Var) -> str | None:
+        """``var``'s name, ``None`` if it has none (yet)."""
+        return self._names.get(var)
+
     def define(self, var: Var, hint: str, user_name: str | None = None) -> str:
         """Name ``var``: the user's name (``user_name``, else ``var.name``) or the hint's."""
         user_name = user_name or var.name

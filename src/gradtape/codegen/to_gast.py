@@ -17,7 +17,7 @@ import gast
 
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW
-from ..passes.buffers import Reuse, plan_reuse
+from ..passes.buffers import MIN_OUT_SIZE, Reuse, plan_reuse
 from ..passes.fusion import inline_vars
 from .control_flow import statements_of
 from .indexing import scatter_add_statements, writes_out
@@ -213,12 +213,23 @@ class _Writer:
         body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
         if feeds is not None and inputs:
             body = self._take_feeds(feeds, inputs) + body
-        body = release_dead_names(body)
+        body = release_dead_names(body, self._small_names())
         arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
                                    kw_defaults=[], kwarg=None, defaults=[])
         return gast.FunctionDef(name=self.kind, args=arguments, body=body,
                                 decorator_list=[], returns=None, type_comment=None,
                                 type_params=[])
+
+    def _small_names(self) -> frozenset[str]:
+        """Names that only ever hold small values of this program (a loop's buffers and
+        counters are not among its vars: they are never taken for small)."""
+        small, large = set(), set()
+        values = list(self.program.inputs) + [o for e in self.program.eqns for o in e.outs]
+        for v in values:
+            named = self.locals.get(v)
+            if named is not None:
+                (small if _size(v.aval.shape) < MIN_OUT_SIZE else large).add(named)
+        return frozenset(small - large)
 
     def _take_feeds(self, feeds: str, inputs: list[str]) -> list[gast.stmt]:
         """``[x, w, d_y] = feeds`` and ``feeds.clear()``, after a comment saying why."""
@@ -258,6 +269,15 @@ class _Writer:
         body = header + import_statements(self.globs) + [function]
         return Generated(gast.Module(body=body, type_ignores=[]), dict(self.globs.objects),
                          self.kind, self.comments)
+
+
+def _size(shape: tuple) -> float:
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return float("inf")  # not known here: taken for large
+        n *= d
+    return n
 
 
 def _title_lines(title: str, kind: str = FUNCTION_NAME) -> list[str]:
