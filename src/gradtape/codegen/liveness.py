@@ -13,13 +13,14 @@ there::
 
 A loop or branch is one top-level statement, so a name its body reads (in any
 iteration) lives until the whole ``while`` or ``if`` is over; nothing is deleted inside
-one. Only names bound on every path are deleted: the function's parameters and names
-assigned at the top level (or in every branch of an ``if``), never a name only a loop
-body or one branch binds. Returned names are read by the ``return``, the last statement,
-so they are never deleted. Names of small values (fewer elements than the buffer
-analysis's ``MIN_OUT_SIZE``) are left alone: their memory does not matter. A view keeps its base alive by itself, so deleting a base's
-name while a view of it is still read is safe. Globals (NumPy, constants, comment
-markers) are never assigned in the function, so they are never candidates.
+one. Only names bound on every path are deleted: names assigned at the top level (the
+inputs a backward takes from its list among them) or in every branch of an ``if``,
+never a name only a loop body or one branch binds. Returned names are read by the
+``return``, the last statement, so they are never deleted. Names of small values (fewer
+elements than the buffer analysis's ``MIN_OUT_SIZE``) are left alone: their memory does
+not matter. A view keeps its base alive by itself, so deleting a base's name while a
+view of it is still read is safe. Globals (NumPy, constants, comment markers) are never
+assigned in the function, so they are never candidates.
 """
 
 from __future__ import annotations
