@@ -179,3 +179,62 @@ def test_the_backward_frees_the_residuals_as_it_goes():
         g = g * (1 - outs[k + 1] ** 2)
         np.testing.assert_allclose(grads[k].numpy(), outs[k].T @ g, rtol=1e-10)
         g = g @ ws[k].numpy().T
+
+
+def test_generated_code_that_raises_after_taking_its_inputs_raises_then_falls_back():
+    """A used-up tape's backward empties its argument list: if it then raises, this
+    call cannot be checked in the interpreter, so the error is raised as it is; the
+    next call keeps its arguments, and the fallback of docs/compiler.md applies."""
+    import warnings
+
+    from gradtape.compiler.cache import backward_cache
+
+    gt.clear_cache()
+    x = gt.Variable(np.array([0.5, 1.5]))
+
+    def gradient():
+        with gt.GradientTape() as tape:
+            y = gt.reduce_sum(gt.sin(x) * x)
+        return tape.gradient(y, x).numpy()
+
+    with gt.config(compile_after=1):
+        gradient()  # compiles
+        (entry,) = backward_cache.entries()
+
+        def bad(feeds):
+            feeds.clear()
+            raise RuntimeError("a codegen bug")
+
+        entry.compiled = entry.compiled._replace(function=bad)
+        with pytest.raises(RuntimeError, match="a codegen bug"):
+            gradient()
+        assert not entry.consumes
+        with pytest.warns(RuntimeWarning, match="raised where the interpreter does not"):
+            g = gradient()
+        assert entry.compiled is None and entry.failed
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_array_equal(gradient(), g)  # interpreted, no new warning
+    v = x.numpy()
+    np.testing.assert_allclose(g, np.cos(v) * v + np.sin(v))
+
+
+def test_a_backward_that_raises_after_taking_the_records_uses_the_tape_up():
+    """The records are gone once the backward runs: a second ``gradient`` on the tape
+    raises TF's used-up error instead of differentiating an empty tape (``None``)."""
+    x = gt.Variable(np.array([1.0, 2.0]))
+
+    @gt.custom_gradient
+    def fragile(v):
+        def grad(dy):
+            raise ValueError("grad_fn failed")
+        return gt.identity(v), grad
+
+    for compile_after in (1, 2):
+        with gt.config(compile_after=compile_after):
+            with gt.GradientTape() as tape:
+                y = gt.reduce_sum(fragile(x * 2.0))
+            with pytest.raises(ValueError, match="grad_fn failed"):
+                tape.gradient(y, x)
+            with pytest.raises(RuntimeError, match="only be used to compute one set"):
+                tape.gradient(y, x)
