@@ -22,7 +22,13 @@ reported as skipped).
 
 The peak comes from ``/proc/self/status`` (``VmHWM``, reset through
 ``/proc/self/clear_refs``), so it counts what the allocator took from the system, as
-``ru_maxrss`` does, without the process's earlier history.
+``ru_maxrss`` does, without the process's earlier history. glibc's mmap threshold is
+fixed at 128 KiB in each variant's process (``MALLOC_MMAP_THRESHOLD_``), so every array
+of 128 KiB or more is mapped when allocated and unmapped when freed, and the peak counts
+the arrays alive at once. With glibc's adaptive threshold (``--adaptive-malloc``), a
+freed block raises the threshold to its size, later blocks of that size come from a
+heap the warm-up steps left resident, and a step whose arrays are all that size (the
+RNN's 1 MiB states) shows no peak at all in every variant.
 """
 
 from __future__ import annotations
@@ -299,13 +305,15 @@ def measure(name: str, quick: bool, workload: str = "mlp") -> dict:
 
 
 def run(variant: str, quick: bool, python: str = sys.executable,
-        workload: str = "mlp") -> dict:
+        workload: str = "mlp", adaptive_malloc: bool = False) -> dict:
     """``measure`` in a fresh process (the peaks of earlier variants don't count)."""
     src = Path(__file__).resolve().parent.parent / "src"
     cmd = [python, __file__, "--one", variant, "--workload", workload] + (
         ["--quick"] if quick else [])
     env = {"PYTHONPATH": str(src), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
+    if not adaptive_malloc:
+        env["MALLOC_MMAP_THRESHOLD_"] = str(128 * 1024)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         return {"workload": workload, "variant": variant,
@@ -319,6 +327,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--one", choices=VARIANTS, help="measure one variant here")
     parser.add_argument("--workload", choices=WORKLOADS, action="append",
                         help="the workload(s) to measure (default: all)")
+    parser.add_argument("--adaptive-malloc", action="store_true",
+                        help="leave glibc's mmap threshold adaptive (its default)")
     parser.add_argument("--torch-python", default=None,
                         help="the Python to run the torch variant with (its own venv)")
     args = parser.parse_args(argv)
@@ -331,7 +341,7 @@ def main(argv=None) -> list[dict]:
         for name in VARIANTS:
             python = args.torch_python if name == "torch" and args.torch_python \
                 else sys.executable
-            rows.append(run(name, args.quick, python, workload))
+            rows.append(run(name, args.quick, python, workload, args.adaptive_malloc))
     for row in rows:
         value = row.get("peak_mib", row.get("skipped") or row.get("failed"))
         print(f"{row['workload']:>4} {row['variant']:>18}  {value}"
