@@ -22,7 +22,7 @@ def _released(source: str, small: frozenset[str] = frozenset()) -> str:
 
 def _run(source: str, **inputs):
     namespace: dict = {"np": np}
-    exec(source, namespace)  # noqa: S102 - the function this test just generated
+    exec(source, namespace)  # the function this test just generated
     return namespace["f"](**inputs)
 
 
