@@ -235,13 +235,26 @@ def test_pinn_benchmark_steps_train_quick():
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
 
 
-def test_memory_benchmark_runs_each_variant_in_a_fresh_process():
-    """benchmarks/memory.py --quick: NumPy and both gradtape variants report a peak (the
-    size itself is not asserted: it depends on the allocator)."""
+@pytest.mark.parametrize("workload", ["mlp", "cnn", "rnn"])
+def test_memory_benchmark_runs_each_variant_in_a_fresh_process(workload):
+    """benchmarks/memory.py --quick: NumPy and both gradtape variants report a peak on
+    each workload (the size itself is not asserted: it depends on the allocator)."""
     memory = _load("memory")
-    rows = {row["variant"]: row for row in (memory.run(name, quick=True)
+    rows = {row["variant"]: row for row in (memory.run(name, quick=True, workload=workload)
                                             for name in ("numpy", "gradtape_eager",
                                                          "gradtape_function"))}
     for name, row in rows.items():
         assert "peak_mib" in row, (name, row)
         assert math.isfinite(row["peak_mib"])
+
+
+@pytest.mark.parametrize("workload", ["cnn", "rnn"])
+def test_the_memory_benchmark_steps_compute_the_same_gradients(workload):
+    """The hand-written NumPy steps of the CNN and RNN workloads are the gradients the
+    eager tape and @gt.function compute (float32, quick sizes)."""
+    memory = _load("memory")
+    by_hand = memory._variant("numpy", True, workload)()
+    for variant in ("gradtape_eager", "gradtape_function"):
+        step = memory._variant(variant, True, workload)
+        for got, want in zip(step(), by_hand):
+            np.testing.assert_allclose(got.numpy(), want, rtol=2e-5, atol=1e-7)

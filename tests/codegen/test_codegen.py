@@ -42,7 +42,7 @@ def test_astor_and_unparse_print_the_same_function(name):
     by_unparse = compile_program(program, printer="unparse")
     assert (by_astor.printer, by_unparse.printer) == ("astor", "unparse")
     assert ast.dump(ast.parse(by_astor.source)) == ast.dump(ast.parse(by_unparse.source))
-    for a, b in zip(by_astor.function(*args), by_unparse.function(*args)):
+    for a, b in zip(by_astor.function(list(args)), by_unparse.function(list(args))):
         np.testing.assert_array_equal(a, b)
 
 
@@ -64,7 +64,7 @@ def test_a_failing_astor_falls_back_to_unparse(monkeypatch):
     monkeypatch.setattr(emit, "_astor_print", broken)
     compiled = compile_program(program, printer="astor")
     assert compiled.printer == "unparse"
-    for got, want in zip(compiled.function(*args), run(program, args)):
+    for got, want in zip(compiled.function(list(args)), run(program, args)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -153,9 +153,9 @@ def test_tracebacks_show_the_generated_line():
         z = y + 1.0
     program = Program([x], b.eqns, [z])
     compiled = compile_program(program)
-    np.testing.assert_allclose(compiled.function(np.zeros(3))[0], np.ones(3))
+    np.testing.assert_allclose(compiled.function([np.zeros(3)])[0], np.ones(3))
     with pytest.raises(FloatingPointError) as info:
-        compiled.function(np.full(3, 1.0))
+        compiled.function([np.full(3, 1.0)])
     frames = traceback.extract_tb(info.value.__traceback__)
     generated = [f for f in frames if f.filename == compiled.filename]
     assert len(generated) == 1
@@ -300,7 +300,7 @@ def test_dump_dir_writes_importable_modules(tmp_path, name):
     (path,) = tmp_path.glob("backward_*.py")
     module = _import_file(path)
     program, args = backward_of(tape, target, sources)
-    for got, want in zip(module.backward(*args), expected):
+    for got, want in zip(module.backward(list(args)), expected):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     assert path.read_text() == tape.inspect(target, sources).source
 
@@ -376,7 +376,7 @@ def test_params_named_like_keywords_are_passed_as_a_mapping(printer):
     program = Program([x], b.eqns, [y])
     compiled = compile_program(program, printer=printer)
     assert "**{'lambda': 3.0" in compiled.source
-    np.testing.assert_allclose(compiled.function(np.ones(2))[0], [4.0, 4.0])
+    np.testing.assert_allclose(compiled.function([np.ones(2)])[0], [4.0, 4.0])
 
 
 def test_pdb_lists_the_generated_lines():
@@ -388,7 +388,7 @@ def test_pdb_lists_the_generated_lines():
     out = io.StringIO()
     debugger = pdb.Pdb(stdin=io.StringIO("step\nlist\ncontinue\n"), stdout=out, nosigint=True)
     debugger.use_rawinput = False
-    debugger.runcall(compiled.function, *args)
+    debugger.runcall(compiled.function, list(args))
     text = out.getvalue()
     current = [line[3:] for line in text.splitlines() if line.startswith("-> ")]
     assert current and all(line in compiled.source for line in current)

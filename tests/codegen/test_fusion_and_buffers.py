@@ -66,7 +66,7 @@ def test_fused_expressions_stay_small():
     body = [line for line in source.splitlines() if " = " in line]
     assert len(body) > 3
     assert all(line.count("sin(") <= 6 for line in body)
-    np.testing.assert_allclose(compile_program(program).function(np.ones(3))[0],
+    np.testing.assert_allclose(compile_program(program).function([np.ones(3)])[0],
                                run(program, [np.ones(3)])[0])
 
 
@@ -106,7 +106,7 @@ def test_a_product_never_writes_into_the_buffer_it_reads():
     assert products[0] not in plan  # exp's buffer is its only candidate, and it reads it
     compiled = compile_program(program, fuse=False, reuse=True)
     x, a = np.linspace(0, 1, 16).reshape(4, 4), np.eye(4) + 0.5
-    for got, want in zip(compiled.function(x, a), run(program, [x, a])):
+    for got, want in zip(compiled.function([x, a]), run(program, [x, a])):
         np.testing.assert_allclose(got, want)
 
 
@@ -141,7 +141,7 @@ def test_views_of_a_dead_buffer_keep_it_alive_until_their_last_use():
     assert min(plan) == 4 and plan[4] == ("out", program.eqns[0].outs[0], -1)
     compiled = compile_program(program, fuse=False, reuse=True)
     x = np.linspace(0, 1, 8)
-    for got, want in zip(compiled.function(x), run(program, [x])):
+    for got, want in zip(compiled.function([x]), run(program, [x])):
         np.testing.assert_allclose(got, want)
 
 
@@ -167,7 +167,7 @@ def test_accumulation_is_in_place_on_a_dead_owned_operand():
     source, _, _ = generate_source(program)
     assert "exp_2 += sin(exp_2) * 2.0" in source
     x = np.linspace(0, 1, 8)
-    np.testing.assert_allclose(compile_program(program).function(x)[0],
+    np.testing.assert_allclose(compile_program(program).function([x])[0],
                                np.exp(x) + np.sin(np.exp(x)) * 2.0)
 
 
@@ -240,7 +240,7 @@ def test_random_programs_with_aggressive_buffer_reuse(spec):
         compiled = compile_program(program)
     finally:
         buffers.MIN_OUT_SIZE = old
-    got = compiled.function(*args)
+    got = compiled.function(list(args))
     for a, c in zip(args, copies):
         np.testing.assert_array_equal(a, c)  # inputs untouched
     for g, e in zip(got, expected):

@@ -77,7 +77,8 @@ def test_indexing_prints_the_same_with_astor_and_unparse(index, update):
     by_unparse = compile_program(program, printer="unparse")
     assert by_astor.printer == "astor"
     assert ast.dump(ast.parse(by_astor.source)) == ast.dump(ast.parse(by_unparse.source))
-    for a, b, c in zip(by_astor.function(*args), by_unparse.function(*args), run(program, args)):
+    for a, b, c in zip(by_astor.function(list(args)), by_unparse.function(list(args)),
+                       run(program, args)):
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, c)
 

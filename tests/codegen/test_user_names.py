@@ -20,7 +20,15 @@ def _function(source: str) -> ast.FunctionDef:
 
 
 def _parameters(source: str) -> list[str]:
-    return [a.arg for a in _function(source).args.args]
+    """The function's inputs: a forward's parameters, or the names a backward takes
+    from its one list (``[x, w] = feeds``)."""
+    function = _function(source)
+    params = [a.arg for a in function.args.args]
+    if params != ["feeds"]:
+        return params
+    unpack = next(s for s in function.body if isinstance(s, ast.Assign)
+                  and isinstance(s.value, ast.Name) and s.value.id == "feeds")
+    return [e.id for e in unpack.targets[0].elts]
 
 
 def _returned(source: str) -> list[str]:
@@ -292,7 +300,7 @@ def test_a_target_rebound_in_a_loop_keeps_its_name(tmp_path):
             "        state = gt.tanh(state * x)\n"
             "    loss = gt.reduce_sum(state)\n")
     source = _source_of(text, tmp_path)
-    assert "def backward(state, x," in source
+    assert "[state, x," in source
     # and the gradient is right: d/dx of tanh(tanh(tanh(x*x)*x)*x), by finite differences
     x0 = np.array([0.5, -1.0, 2.0])
 

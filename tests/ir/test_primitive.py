@@ -26,7 +26,7 @@ def _program_of(prim, shape=(3,), **params):
 
 
 def _compiled_and_interpreted(program, value):
-    compiled = compile_program(program).function(value)[0]
+    compiled = compile_program(program).function([value])[0]
     interpreted = interpreter.run(program, [value])[0]
     return compiled, interpreted
 

@@ -39,7 +39,7 @@ def _bits_equal(expected, got):
 def _run_everywhere(before, after, args):
     """The original interpreted vs. the optimized interpreted and compiled."""
     expected = interpreter.run(before, args)
-    compiled = compile_program(after).function(*args)
+    compiled = compile_program(after).function(list(args))
     compiled = compiled if isinstance(compiled, tuple) else (compiled,)
     for e, a, g in zip(expected, interpreter.run(after, args), compiled):
         _bits_equal(e, a)

@@ -95,5 +95,5 @@ def test_repeats_of_compiled_code_keep_fitting_results_that_need_it():
     assert plain._last[4] is not None  # results already fit: wrapped as they are
     # A NumPy scalar result (NumPy 2's 0-d arithmetic) is never taken as it is.
     _, entry, args, _, plain_from = scalar._last
-    raw = entry.compiled.function(*args)[0]
+    raw = entry.compiled.function(list(args))[0]
     assert (plain_from is None) == (raw.__class__ is not np.ndarray)

@@ -96,6 +96,10 @@ class LocalNames:
     def __call__(self, var: Var) -> str:
         return self._names[var]
 
+    def get(self, var: Var) -> str | None:
+        """``var``'s name, ``None`` if it has none (yet)."""
+        return self._names.get(var)
+
     def define(self, var: Var, hint: str, user_name: str | None = None) -> str:
         """Name ``var``: the user's name (``user_name``, else ``var.name``) or the hint's."""
         user_name = user_name or var.name
@@ -108,6 +112,13 @@ class LocalNames:
         self._taken.add(name)
         return name
 
+    def reserve(self, base: str) -> str:
+        """A local name of the code generator's own, bound to no var (``feeds``: the list a
+        backward takes; a buffer pool's slots): ``base``, or ``base_<n>`` if taken."""
+        name = self._free(base)
+        self._taken.add(name)
+        return name
+
     def _free(self, base: str) -> str:
         """``base``, or ``base_<n>`` with the first ``n`` that is free."""
         name, n = base, 1
@@ -115,13 +126,6 @@ class LocalNames:
                 self._globs is not None and name in self._globs.objects):
             n += 1
             name = f"{base}_{n}"
-        return name
-
-    def reserve(self, base: str) -> str:
-        """A local name of the code generator's own (``base``, or ``base_<n>`` if taken),
-        bound to no var; the numbering of the others stays as it is."""
-        name = self._free(base)
-        self._taken.add(name)
         return name
 
     def share(self, var: Var, other: Var) -> str:

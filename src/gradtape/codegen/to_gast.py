@@ -17,17 +17,19 @@ import gast
 
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW
-from ..passes.buffers import Reuse, plan_reuse
+from ..passes.buffers import MIN_OUT_SIZE, Reuse, plan_reuse
 from ..passes.fusion import inline_vars
 from . import buffer_pool
 from .control_flow import statements_of
 from .indexing import scatter_add_statements, writes_out
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
+from .liveness import release_dead_names
 from .naming import GlobalNames, LocalNames, plain_identifier
 from .primitives import render
 from .user_source import statement_at, where
 
 FUNCTION_NAME = "backward"
+FEEDS = "feeds"  # the one parameter of a backward: the list of its inputs
 COMMENT_MARKER = "__gradtape_comment_"  # the statement ``__gradtape_comment_<i>__``
 RUNTIME_ALIAS = "_runtime"  # globals never start with "_": no clash possible
 _ADD = gast.Add()
@@ -208,12 +210,19 @@ class _Writer:
         return self.expr(value)
 
     def function(self) -> gast.FunctionDef:
-        args = [name(self.locals.define(v, v.hint), store=False) for v in self.program.inputs]
+        # A backward takes its inputs in one list and empties it: the caller then holds
+        # none of them, and each dies after its last use (liveness.py's ``del`` lines).
+        feeds = self.locals.reserve(FEEDS) if self.kind == FUNCTION_NAME else None
+        inputs = [self.locals.define(v, v.hint) for v in self.program.inputs]
+        args = [name(n) for n in ([feeds] if feeds is not None else inputs)]
         for a in args:
             a.ctx = gast.Param()
         body = self.body_statements()
         outputs = [self._output(v) for v in self.program.outputs]
         body.append(make(gast.Return, value=make(gast.Tuple, elts=outputs, ctx=LOAD)))
+        if feeds is not None and inputs:
+            body = self._take_feeds(feeds, inputs) + body
+        body = release_dead_names(body, self._small_names())
         if self.pooling is not None:
             body = buffer_pool.wrap(self.pooling, body)
         arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
@@ -221,6 +230,26 @@ class _Writer:
         return gast.FunctionDef(name=self.kind, args=arguments, body=body,
                                 decorator_list=[], returns=None, type_comment=None,
                                 type_params=[])
+
+    def _small_names(self) -> frozenset[str]:
+        """Names that only ever hold small values of this program (a loop's buffers and
+        counters are not among its vars: they are never taken for small)."""
+        small, large = set(), set()
+        values = list(self.program.inputs) + [o for e in self.program.eqns for o in e.outs]
+        for v in values:
+            named = self.locals.get(v)
+            if named is not None:
+                (small if _size(v.aval.shape) < MIN_OUT_SIZE else large).add(named)
+        return frozenset(small - large)
+
+    def _take_feeds(self, feeds: str, inputs: list[str]) -> list[gast.stmt]:
+        """``[x, w, d_y] = feeds`` and ``feeds.clear()``, after a comment saying why."""
+        targets = make(gast.List, elts=[name(n, store=True) for n in inputs], ctx=STORE)
+        clear = make(gast.Attribute, value=name(feeds), attr="clear", ctx=LOAD)
+        return [comment(self.comments, "The inputs, taken from the caller's list: each "
+                                       "is freed after its last use."),
+                make(gast.Assign, targets=[targets], value=name(feeds), type_comment=None),
+                make(gast.Expr, value=make(gast.Call, func=clear, args=[], keywords=[]))]
 
     def body_statements(self) -> list[gast.stmt]:
         """The statements of every equation, with a comment before each op's block
@@ -251,6 +280,15 @@ class _Writer:
         body = header + import_statements(self.globs) + [function]
         return Generated(gast.Module(body=body, type_ignores=[]), dict(self.globs.objects),
                          self.kind, self.comments)
+
+
+def _size(shape: tuple) -> float:
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return float("inf")  # not known here: taken for large
+        n *= d
+    return n
 
 
 def _title_lines(title: str, kind: str = FUNCTION_NAME) -> list[str]:

@@ -41,7 +41,7 @@ class CompiledRunner:
     """Runs ``program``: generated code once compiled, the interpreter until then."""
 
     __slots__ = ("program", "compiled", "failed", "compile_time", "_registration",
-                 "_compiled_program", "by_kind", "__weakref__")
+                 "_compiled_program", "by_kind", "consumes", "__weakref__")
 
     # What the warnings call the generated code, and the function it defines.
     what: ClassVar[str] = "a generated function"
@@ -59,10 +59,19 @@ class CompiledRunner:
         # Array library name (Dask's "dask.array") -> its generated function, or None
         # where generating or running it failed: NumPy's is never used for other arrays.
         self.by_kind: dict[str, Any] = {}
+        # Whether a caller that holds nothing else may let it empty its argument list
+        # (``run(consume=True)``); off once a consuming call raised.
+        self.consumes = True
 
     # --- running ------------------------------------------------------------------------
-    def run(self, args: Sequence[Any]) -> Sequence[Any]:
-        """Run on arrays: compiled code if enabled and built, else the interpreter."""
+    def run(self, args: Sequence[Any], consume: bool = False) -> Sequence[Any]:
+        """Run on arrays: compiled code if enabled and built, else the interpreter.
+
+        A backward's generated function takes its inputs as one list and empties it
+        (codegen's ``feeds``). With ``consume``, ``args`` (a list) is that list: the
+        caller holds nothing else, and each input dies at its last use. Otherwise the
+        function gets a copy and ``args`` stays as it was (a later call runs on it).
+        """
         if not options.compile:
             return interpreter.run(self.program, args)
         # An array of another library (Dask): its own generated code. One C-level pass
@@ -77,9 +86,20 @@ class CompiledRunner:
             if compiled is None:
                 return interpreter.run(self.program, args)
         try:
+            if self.kind == "backward":
+                return compiled.function(args if consume else list(args))
             return compiled.function(*args)
         except Exception as error:
+            if consume and len(args) < len(self.program.inputs):
+                self._consumed(error, compiled)
             return self._fall_back(error, compiled, args)
+
+    def _consumed(self, error: Exception, compiled: Any) -> None:
+        # The inputs were released to save memory, so this call cannot be checked in
+        # the interpreter: the error goes to the caller as it is, and a later call
+        # that raises falls back as usual (its caller keeps the arguments to do so).
+        self.consumes = False
+        raise error
 
     def _maybe_compile(self) -> Any:
         """The compiled code to run now, compiling it if it is time; ``None``: interpret."""
@@ -111,6 +131,8 @@ class CompiledRunner:
             if compiled is None:
                 return interpreter.run(self.program, args)
         try:
+            if self.kind == "backward":
+                return compiled.function(list(args))
             return compiled.function(*args)
         except Exception as error:
             if getattr(error, _EFFECTS_RAN, False):  # running again would repeat them

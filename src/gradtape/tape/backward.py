@@ -26,12 +26,20 @@ from .lookup import LocatedBackward, WholeTapeHit
 
 
 def run_located(located: LocatedBackward, records: list, sources: Sequence[Tensor],
-                output_grads: Sequence[Any], ran: list | None = None) -> list[Any]:
-    """Run a backward located in a tape's records (``lookup.WholeTapeHit``) on arrays."""
+                output_grads: Sequence[Any], ran: list | None = None,
+                release: Sequence[list] | None = None) -> list[Any]:
+    """Run a backward located in a tape's records (``lookup.WholeTapeHit``) on arrays.
+    ``release`` (given when the call uses the tape up): ``records`` and these lists are
+    emptied once the backward's arguments are read, so each residual dies at its last
+    use in the backward."""
     backward_cache.count_hit()
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g)
              for g, c in zip(output_grads, located.connected) if g is not None and c]
     args = located.gather(records, sources, seeds)
+    if release is not None:
+        for held in (records, *release):
+            held.clear()
+        return list(located.entry.run(args, located.entry.consumes))
     if ran is not None:
         ran.append((located.entry, args))
     return list(located.entry.run(args))
@@ -59,20 +67,23 @@ def call_located(hit: WholeTapeHit, records: list, sources: Sequence[Tensor],
 
 def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
               output_grads: Sequence[Any], tape: Any = None, owner: Any = None,
-              ran: list | None = None) -> list[Any]:
+              ran: list | None = None, release: list | None = None) -> list[Any]:
     """Cotangents of ``sources`` (a ``None`` where unconnected) for the given targets.
 
     Results are arrays, or tensors when a tape is recording (so it sees this gradient
     computation too, which is how nested tapes give higher-order derivatives). A
     persistent ``tape`` passed in lets a repeated call skip pruning and keying; ``owner``
     is the tape the records are from (its whole-tape key); ``ran``, if given, receives
-    the ``(entry, arguments)`` that computed arrays.
+    the ``(entry, arguments)`` that computed arrays. ``release``: the record lists of a
+    tape this call uses up, emptied (with ``records``) once the backward's arguments
+    are read, so each residual dies at its last use in the backward; not while tapes
+    record (they keep what they read themselves).
     """
     found = lookup.find(records, sources, targets, output_grads, tape, owner, build_entry)
     if found.__class__ is WholeTapeHit:
         if state.active:
             return call_located(found, records, sources, output_grads)
-        return run_located(found, records, sources, output_grads, ran)
+        return run_located(found, records, sources, output_grads, ran, release)
     trace, entry = found
     seeds = [g for g, t in zip(output_grads, trace.target_slots)
              if g is not None and t is not None]
@@ -88,6 +99,11 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
         return nested.run_recorded(entry.program, args)
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
     args = entry.arguments(trace, sources, seeds)
+    if release is not None:
+        del found, trace  # the pruned records: nothing else holds them
+        for held in (records, *release):
+            held.clear()
+        return list(entry.run(args, entry.consumes))
     if ran is not None:
         ran.append((entry, args))
     return list(entry.run(args))

@@ -341,8 +341,13 @@ class GradientTape:
         mode = unconnected_mode(unconnected_gradients)
         ran: list | None = [] if repeat_key is not None else None
         self._computing = True
+        recorded = len(self._records)
         try:
-            grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran)
+            grads = self._gradients(flat_targets, flat_sources, flat_grads, mode, ran,
+                                    release=not self._persistent)
+        except BaseException:
+            _used_up_if_released(self, recorded)
+            raise
         finally:
             self._computing = False
         if ran is not None and len(ran) == 1 and ran[0][0] is not None:
@@ -350,14 +355,17 @@ class GradientTape:
         self._end_gradient()
         return nest.pack_sequence_as(sources, grads)
 
-    def _gradients(self, targets, sources, output_grads, mode, ran=None) -> list[Any]:
+    def _gradients(self, targets, sources, output_grads, mode, ran=None,
+                   release: bool = False) -> list[Any]:
         """One gradient (tensor or None) per source: the work behind gradient/jacobian.
         ``ran`` (a list) receives the backward entry and its arguments when they can be
-        run again as they are for the same call (``gradient``'s repeat shortcut)."""
+        run again as they are for the same call (``gradient``'s repeat shortcut);
+        ``release``: this call uses the tape up, its records go as the backward reads
+        them (``backward.gradients``)."""
         records, expanded, owner = self._expand_sources(targets, sources)
         raw = backward.gradients(records, expanded, targets, output_grads,
                                  tape=self if self._persistent else None, owner=self,
-                                 ran=ran)
+                                 ran=ran, release=[self._records] if release else None)
         if len(expanded) == len(sources) and all(e is s for e, s in zip(expanded, sources)):
             summed = raw  # one backward source per source: nothing to sum
         else:
@@ -513,13 +521,26 @@ def _known_gradient(tape: GradientTape, target: Any, sources: Any, mode: Any) ->
     if state.recording or state.accumulators:  # an outer tape sees one call op
         raw = backward.call_located(hit, tape._records, watched, [None])
     else:
-        raw = backward.run_located(hit, tape._records, watched, [None])
+        recorded = len(tape._records)
+        try:
+            raw = backward.run_located(hit, tape._records, watched, [None], release=())
+        except BaseException:
+            _used_up_if_released(tape, recorded)
+            raise
     if len(watched) != len(flat):  # unwatched sources in between: None for them
         found = dict(zip(map(id, watched), raw))
         raw = [found.get(id(s)) for s in flat]
     out = _gradient_tensors(flat, raw, mode)
     tape._end_gradient()
     return _packed(sources, out)
+
+
+def _used_up_if_released(tape: GradientTape, recorded: int) -> None:
+    """A gradient call that raised after its backward took the records (the backward
+    itself raised): the tape is used up, as if it had returned. Its records are gone,
+    and a second call must not differentiate an empty tape."""
+    if recorded and not tape._records:
+        tape._end_gradient()
 
 
 def _repeat(tape: GradientTape, sources: Any) -> Any:
