@@ -61,7 +61,18 @@ def _replaying(draws: _Draws) -> Iterator[None]:
         random.rewind(now)
 
 
+# Inside a ``@gt.function`` trace: ``(f, name, args, kwargs) -> result`` writing the
+# block as one ``recompute`` equation, or ``RUN_AS_EAGERLY`` when it cannot
+# (functions/recompute.py installs it; the functions layer stands above this one).
+traced_call: Callable[..., Any] | None = None
+RUN_AS_EAGERLY = object()
+
+
 def _call_recomputed(f: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> Any:
+    if state.tracer is not None and traced_call is not None:
+        result = traced_call(f, name, args, kwargs)
+        if result is not RUN_AS_EAGERLY:
+            return result
     if not (state.recording or state.accumulators):
         return f(*args, **kwargs)  # nothing differentiates: nothing to save
     result, watcher, draws = _run_unrecorded(f, args, kwargs)
