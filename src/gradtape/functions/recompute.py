@@ -13,6 +13,7 @@ then runs it as eagerly (``custom_gradient``), which makes the function run eage
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable
 from typing import Any
 
@@ -118,7 +119,7 @@ def _shapes(value: Any) -> Any:
 def _function_name(name: str) -> str:
     """The block's name as the generated function's (``block`` when it is none)."""
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_")
-    return cleaned if cleaned.isidentifier() else "block"
+    return cleaned if cleaned.isidentifier() and not keyword.iskeyword(cleaned) else "block"
 
 
 _recompute.traced_call = traced_recompute

@@ -11,6 +11,9 @@ on recomputation (the block notes where each stream stood before its first draw,
 ``ops.random.draw_watchers``, and rewinds it for the recomputation, then puts it back),
 and under nested tapes the outer tape records the recomputation, so second derivatives
 through a block are the un-checkpointed ones (TF raises ``NotImplementedError``).
+
+Inside a ``@gt.function`` trace the block becomes one ``recompute`` equation instead
+(``functions/recompute.py``, installed as ``traced_call``).
 """
 
 from __future__ import annotations
@@ -124,7 +127,7 @@ def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
     ``f`` is a function, a method or a Keras layer; its positional arguments (tensors or
     nests of them) and the trainable variables it reads get gradients, its keyword
     arguments pass through. Random draws inside ``f`` repeat the forward's values when
-    it is recomputed. Inside ``@gt.function`` a block runs as ``custom_gradient`` does:
-    the function runs its Python eagerly, and the block is still recomputed.
+    it is recomputed. Inside ``@gt.function`` the block compiles into one ``recompute``
+    equation (a local function of the generated code, recomputed in the backward).
     """
     return _RecomputeFunction(f)
