@@ -11,9 +11,9 @@ import re
 
 import numpy as np
 import pytest
-from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
 
 import gradtape as gt
+from gradient_checks import assert_same_gradients, assert_vjp_matches_differences
 
 RNG = np.random.default_rng(11)
 
