@@ -1,7 +1,7 @@
 """``gt.recompute_grad`` on the memory workload of issue [6/6]: the peak memory of one
 gradient step of a 4-layer tanh MLP (batch 4096, 1024 -> 2048, float32: 128 MiB of layer
-outputs), without checkpointing, with each layer its own ``recompute_grad`` block, and
-with the four layers one block (which keeps the least in the forward, but recomputes
+outputs), without checkpointing, with each layer its own ``recompute_grad`` block, with
+two blocks of two layers, and with the four layers one block (which keeps the least in the forward, but recomputes
 all of it at once in the backward, so its peak is the plain one's). Each runs on the
 eager tape and as a ``@gt.function`` step (the tape inside the function).
 
@@ -26,9 +26,10 @@ import tracemalloc
 import numpy as np
 
 MiB = 2 ** 20
-# How the four layers are checkpointed: not at all, each layer a block, one block of all.
+# How the four layers are checkpointed: not at all, each layer a block, two blocks of
+# two layers, one block of all.
 VARIANTS = {"eager tape": None, "recompute_grad per layer": 1,
-            "recompute_grad, one block": 4}
+            "recompute_grad, two blocks": 2, "recompute_grad, one block": 4}
 MODES = ("eager", "@gt.function")
 
 

@@ -88,8 +88,11 @@ def _bind_inputs(w: Any, program: Program, operands: list[Any],
     return statements
 
 
-def _sub_writer(w: Any, program: Program) -> Any:
-    sub = type(w)(_with_user_locations(program), True, False, w.kind, w.globs)
+def _sub_writer(w: Any, program: Program, reuse: bool = False) -> Any:
+    """A writer of ``program``'s lines inside ``w``'s function; ``reuse``: into its own
+    dead buffers (a block's function: its inputs, the caller's arrays, are never
+    written, as a generated function's are not)."""
+    sub = type(w)(_with_user_locations(program), True, reuse, w.kind, w.globs)
     sub.locals, sub.comments = w.locals, w.comments
     return sub
 
@@ -230,7 +233,7 @@ def recompute_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     function = w.locals.define(Var(eqn.outs[0].aval, None), block_name)
     taken: set = set()
     args = [_parameter(w, v, op, taken) for v, op in zip(block.inputs, eqn.inputs)]
-    bw = _sub_writer(w, block)
+    bw = _sub_writer(w, block, reuse=True)
     text = _RECOMPUTE_COMMENTS[block_name.endswith("_grad")]
     body = [comment(w.comments, text), *bw.body_statements()]
     body.append(make(gast.Return, value=make(
