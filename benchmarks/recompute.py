@@ -1,9 +1,9 @@
 """``gt.recompute_grad`` on the memory workload of issue [6/6]: the peak memory of one
 gradient step of a 4-layer tanh MLP (batch 4096, 1024 -> 2048, float32: 128 MiB of layer
 outputs), without checkpointing, with each layer its own ``recompute_grad`` block, with
-two blocks of two layers, and with the four layers one block (which keeps the least in the forward, but recomputes
-all of it at once in the backward, so its peak is the plain one's). Each runs on the
-eager tape and as a ``@gt.function`` step (the tape inside the function).
+two blocks of two layers, and with the four layers one block (which keeps the least in
+the forward, but recomputes all of it at once in the backward). Each runs on the eager
+tape and as a ``@gt.function`` step (the tape inside the function).
 
 Each variant runs in a fresh process. After two warm-up steps, ``tracemalloc`` (which sees NumPy's
 buffers) measures what the tape holds between the forward and the backward (eager
