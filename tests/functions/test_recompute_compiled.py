@@ -377,3 +377,30 @@ def test_blocks_of_large_arrays_write_into_their_own_dead_buffers():
         assert_same_gradients(plain(x), two(x), rtol=1e-12)
     source = two.get_source(x)
     assert source.count("def block_grad") == 2 and "out=" in source.split("def block_grad")[1]
+
+
+def test_the_ir_text_writes_out_sub_programs():
+    """A ``recompute``'s block (as a loop's body, a switch's branches) is printed below
+    its equation, not as an object's address."""
+    w = gt.Variable(RNG.normal(size=(3, 3)))
+    block = gt.recompute_grad(lambda h: gt.tanh(h @ w))
+
+    @gt.function
+    def f(v):
+        with gt.GradientTape() as tape:
+            tape.watch(v)
+            loss = gt.reduce_sum(block(v))
+        return loss, tape.gradient(loss, [v, w])
+
+    @gt.function
+    def g(v):
+        return gt.cond(gt.reduce_sum(v) > 0, lambda: v * 2.0, lambda: v - 1.0)
+
+    x = gt.constant(RNG.normal(size=(2, 3)))
+    text = f.get_forward_ir(x)
+    assert "object at 0x" not in text
+    assert re.search(r"= recompute \[block=\{\.\.\.\}, name='block'\]", text)
+    assert re.search(r"block = \{ lambda argument_\d+:float64\[2,3\]", text)
+    assert "= tanh " in text.split("name='block_grad'")[1]  # recomputed in the backward
+    branches = g.get_forward_ir(x)
+    assert "object at 0x" not in branches and "branches[1] = { lambda" in branches

@@ -58,6 +58,8 @@ def _recompute_equation(f: Callable[..., Any], name: str, args: tuple, kwargs: d
         return leaves
 
     traced = _draws_moved_out(tracer, trace_in_scope(f, flat, call), flat, drawn)
+    for placeholder in traced.placeholders:  # fresh vars of this scope: named in the IR
+        placeholder.hint = "argument"
     outer = outer_values([traced])
     block = close(traced, outer)
     if _draws_inside(block.eqns):
