@@ -404,3 +404,37 @@ def test_the_ir_text_writes_out_sub_programs():
     assert "= tanh " in text.split("name='block_grad'")[1]  # recomputed in the backward
     branches = g.get_forward_ir(x)
     assert "object at 0x" not in branches and "branches[1] = { lambda" in branches
+
+
+def test_keras_fit_with_a_recomputed_call_and_dropout_is_the_plain_fit(caplog):
+    """``fit``'s compiled steps with a layer whose ``call`` (dense, dropout, a residual)
+    is a recompute_grad block: the same losses as without it, seed for seed."""
+    keras = gt.keras
+    data = np.random.default_rng(0)
+    features = data.normal(size=(64, 8)).astype("float32")
+    targets = data.normal(size=(64, 1)).astype("float32")
+
+    class Residual(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = keras.layers.Dense(8, activation="tanh")
+            self.dropout = keras.layers.Dropout(0.3)
+
+        @gt.recompute_grad
+        def call(self, v, training=None):
+            return self.dropout(self.dense(v), training=training) + v
+
+    class Plain(Residual):
+        def call(self, v, training=None):
+            return self.dropout(self.dense(v), training=training) + v
+
+    def losses(layer_class):
+        keras.utils.set_random_seed(5)
+        model = keras.Sequential([keras.Input((8,)), layer_class(), keras.layers.Dense(1)])
+        model.compile(optimizer="adam", loss="mse")
+        return model.fit(features, targets, epochs=2, batch_size=16, verbose=0).history["loss"]
+
+    with caplog.at_level("WARNING", logger="gradtape"):
+        recomputed = losses(Residual)
+    assert _no_eager_warning(caplog)
+    np.testing.assert_allclose(recomputed, losses(Plain), rtol=1e-6)
