@@ -438,3 +438,22 @@ def test_keras_fit_with_a_recomputed_call_and_dropout_is_the_plain_fit(caplog):
         recomputed = losses(Residual)
     assert _no_eager_warning(caplog)
     np.testing.assert_allclose(recomputed, losses(Plain), rtol=1e-6)
+
+
+def test_a_tensor_keyword_argument_gets_no_gradient_as_eagerly():
+    w = gt.Variable(RNG.normal(size=(3, 3)))
+    x = gt.constant(RNG.normal(size=(2, 3)))
+    scale = gt.constant(RNG.normal(size=(2, 3)))
+    block = gt.recompute_grad(lambda h, scale: gt.tanh(h @ w) * scale)
+
+    def gradients(v, s):
+        with gt.GradientTape() as tape:
+            tape.watch([v, s])
+            loss = gt.reduce_sum(block(v, scale=s))
+        return tape.gradient(loss, [v, s, w])
+
+    eager = gradients(x, scale)
+    compiled = gt.function(gradients)(x, scale)
+    assert eager[1] is None and compiled[1] is None
+    assert_same_gradients([eager[0], eager[2]], [compiled[0], compiled[2]], rtol=1e-12)
+    assert "def block" in gt.function(gradients).get_source(x, scale)

@@ -3,7 +3,8 @@ equation (``ops/control_flow.py``) whose sub-program is the block, traced in a s
 its own (``subtrace.py``) as a loop body is.
 
 Its operands are the block's positional arguments, the outer values it reads (weights,
-variables: their gradients come through them) and what it drew: the block's random
+variables: their gradients come through them; a tensor keyword argument passes through
+``stop_gradient``, as eagerly it gets no gradient) and what it drew: the block's random
 draws move out, in front of the equation, so the recomputation in the backward reads the
 forward's draws (a dropout mask is replayed exactly) and the block is a pure function of
 its operands. A block the scope cannot hold (a Python read of a tensor, a variable
@@ -24,6 +25,7 @@ from ..ir.nodes import Eqn, Var
 from ..ops import random
 from ..ops.control_flow import recompute_p, subprograms
 from ..ops.registry import _hand_to_observers as hand_to_observers
+from ..ops.shape import stop_gradient
 from ..tape import recompute as _recompute
 from ..tape.custom_gradient import _as_input
 from .subtrace import NotCompilable, Traced, close, operand_tensors, outer_values, trace_in_scope
@@ -41,6 +43,9 @@ def traced_recompute(f: Callable[..., Any], name: str, args: tuple, kwargs: dict
 def _recompute_equation(f: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> Any:
     tracer = state.tracer
     flat = [_as_input(a, name) for a in nest.flatten(args)]
+    # Keyword arguments pass through and get no gradient, as eagerly.
+    kwargs = nest.map_structure(
+        lambda v: stop_gradient(v) if isinstance(v, Tensor) else v, kwargs)
     _build_layer(f, args)
     returned: list = []
     drawn: dict[Any, Tensor] = {}
