@@ -14,6 +14,12 @@ A ``switch``'s VJP is a ``switch`` over its branches' VJPs (each recomputes its 
 an operand a branch does not use gets zeros, as TF's gradient of ``tf.cond`` gives.
 Forward mode runs the tangents alongside: a loop (a switch) of the JVP of the body (of
 the branches).
+
+A ``recompute`` (a ``gt.recompute_grad`` block) is differentiated as a one-branch
+switch: its VJP is a ``recompute`` of the block run again then its VJP, reading only the
+block's operands (the forward keeps nothing else); its JVP a ``recompute`` of the
+block's JVP. Both are ``recompute`` equations again, so second order and jacobians
+through them recompute as well.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from ..ir.nodes import IRValue, Literal, Program, Var
 from ..ir.walk import keep_literal, read_outputs, walk
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
-from ..ops.control_flow import loop_p, switch_p
+from ..ops.control_flow import loop_p, recompute_p, switch_p
 from ..ops.registry import bind
 from .reverse import vjp_program
 
@@ -400,10 +406,38 @@ def _switch_jvp(ts: tuple, y: tuple, index: Any, *operands: Any,
     return tuple(next(tangents) if _float(o) else None for o in branches[0].outputs)
 
 
+# --- recompute --------------------------------------------------------------------------
+
+
+def _recompute_vjp(g: tuple, y: tuple, *operands: Any, block: Program, name: str) -> tuple:
+    zeros = _zero_cotangents(g)
+    float_ops = [i for i, v in enumerate(operands) if _float(v)]
+    seeded = [j for j, ct in enumerate(g) if ct is not None and ct not in zeros
+              and _float(y[j])]
+    if not float_ops or not seeded:
+        return (None,) * len(operands)
+    again = _branch_vjp(block, float_ops, seeded)  # the block again, then its VJP
+    outs = bind(recompute_p, *operands, *[g[j] for j in seeded], block=again,
+                name=f"{name}_grad")
+    cts: list[Any] = [None] * len(operands)
+    for k, i in enumerate(float_ops):
+        cts[i] = outs[k]
+    return tuple(cts)
+
+
+def _recompute_jvp(ts: tuple, y: tuple, *operands: Any, block: Program, name: str) -> tuple:
+    with_t = [t is not None and _float(v) for v, t in zip(operands, ts)]
+    outs = bind(recompute_p, *operands, *[t for t, w in zip(ts, with_t) if w],
+                block=jvp_program(block, with_t), name=f"{name}_jvp")
+    tangents = iter(outs[len(block.outputs):])
+    return tuple(next(tangents) if _float(o) else None for o in block.outputs)
+
+
 def install() -> None:
-    """Give ``loop`` and ``switch`` their derivative rules."""
+    """Give ``loop``, ``switch`` and ``recompute`` their derivative rules."""
     loop_p.vjp, loop_p.jvp = _loop_vjp, _loop_jvp
     switch_p.vjp, switch_p.jvp = _switch_vjp, _switch_jvp
+    recompute_p.vjp, recompute_p.jvp = _recompute_vjp, _recompute_jvp
 
 
 install()

@@ -1,4 +1,5 @@
-"""A ``loop`` as a Python ``while`` over its body's lines, a ``switch`` as ``if``/``else``.
+"""A ``loop`` as a Python ``while`` over its body's lines, a ``switch`` as ``if``/``else``,
+a ``recompute`` (a ``gt.recompute_grad`` block) as a local function and its call.
 
 The body is written by a writer of its own (the same local and global names, the same
 comments: each block still names the user's line), inside the loop statement:
@@ -16,6 +17,14 @@ comments: each block still names the user's line), inside the loop statement:
 A loop that runs while a condition holds grows its stacks instead (``grow_rows``,
 doubling from the trace's trip count). The carry's names are the loop outputs' names
 after it: nothing is copied.
+
+A ``recompute`` block is a function of its own, so its intermediates go when it
+returns; the backward's ``recompute`` (``<name>_grad``) runs the block's lines again:
+
+    def block(x, w):           # the block: only its operands live on after it
+        ...the block's lines...
+        return (tanh_2,)
+    (tanh_3,) = block(x, w)
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from typing import Any
 import gast
 
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
-from ..ops.control_flow import grow_rows, loop_p, row_buffer
+from ..ops.control_flow import grow_rows, loop_p, recompute_p, row_buffer
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 
 
@@ -79,8 +88,11 @@ def _bind_inputs(w: Any, program: Program, operands: list[Any],
     return statements
 
 
-def _sub_writer(w: Any, program: Program) -> Any:
-    sub = type(w)(_with_user_locations(program), True, False, w.kind, w.globs)
+def _sub_writer(w: Any, program: Program, reuse: bool = False) -> Any:
+    """A writer of ``program``'s lines inside ``w``'s function; ``reuse``: into its own
+    dead buffers (a block's function: its inputs, the caller's arrays, are never
+    written, as a generated function's are not)."""
+    sub = type(w)(_with_user_locations(program), True, reuse, w.kind, w.globs)
     sub.locals, sub.comments = w.locals, w.comments
     return sub
 
@@ -194,5 +206,50 @@ def switch_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     return statements + chain
 
 
+def _parameter(w: Any, v: Var, operand: Any, taken: set) -> gast.expr:
+    """A parameter of a block's function, named as its operand where that is a name
+    (once: an operand passed twice names one parameter)."""
+    if isinstance(operand, Var) and operand not in w.inlined and operand not in taken:
+        taken.add(operand)
+        arg = name(w.locals.share(v, operand), store=False)
+    else:
+        arg = name(w.locals.define(v, v.hint), store=False)
+    arg.ctx = gast.Param()
+    return arg
+
+
+_RECOMPUTE_COMMENTS = {
+    False: "gt.recompute_grad block: only its inputs outlive the call",
+    True: "the block computed again, then its gradient (gt.recompute_grad)",
+}
+
+
+def recompute_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
+    """The block as a local function, then its call: nothing the block computes
+    outlives the call but its results."""
+    from .to_gast import comment  # to_gast writes every statement through this module
+
+    block, block_name = eqn.params["block"], eqn.params["name"]
+    function = w.locals.define(Var(eqn.outs[0].aval, None), block_name)
+    taken: set = set()
+    args = [_parameter(w, v, op, taken) for v, op in zip(block.inputs, eqn.inputs)]
+    bw = _sub_writer(w, block, reuse=True)
+    text = _RECOMPUTE_COMMENTS[block_name.endswith("_grad")]
+    body = [comment(w.comments, text), *bw.body_statements()]
+    body.append(make(gast.Return, value=make(
+        gast.Tuple, elts=[bw.expr(o) for o in block.outputs], ctx=LOAD)))
+    arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
+                               kw_defaults=[], kwarg=None, defaults=[])
+    definition = gast.FunctionDef(name=function, args=arguments, body=body,
+                                  decorator_list=[], returns=None, type_comment=None,
+                                  type_params=[])
+    targets = [name(w.locals.define(o, o.hint), store=True) for o in eqn.outs]
+    result = make(gast.Tuple, elts=targets, ctx=STORE)
+    value = call(function, [w.expr(v) for v in eqn.inputs])
+    return [definition, make(gast.Assign, targets=[result], value=value, type_comment=None)]
+
+
 def statements_of(w: Any, eqn: Eqn) -> list[gast.stmt]:
+    if eqn.prim is recompute_p:
+        return recompute_statements(w, eqn)
     return loop_statements(w, eqn) if eqn.prim is loop_p else switch_statements(w, eqn)

@@ -50,6 +50,7 @@ from ..core.config import options
 from ..core.state import state
 from ..core.tensor import Tensor, _next_id
 from ..core.variable import Variable
+from . import recompute as _recompute  # noqa: F401 - installs recompute_grad's traced path
 from . import signature
 from .autograph import converted
 from .call import ConcreteFunction

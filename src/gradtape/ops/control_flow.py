@@ -1,4 +1,4 @@
-"""Control flow as primitives with sub-programs: ``loop`` and ``switch``.
+"""Primitives with sub-programs: ``loop``, ``switch`` and ``recompute``.
 
 ``loop(n, *carry, *invariants, *xs; cond, body, n_carry, n_inv, reverse, length)``
 runs ``carry = body(carry, invariants, x slices)[:n_carry]`` while ``cond(carry,
@@ -14,7 +14,13 @@ of the trace it was made in, and nothing but loops reads a stack.
 of range runs the last branch (``tf.switch_case``'s default). A bool index picks
 ``branches[1]`` when true (``tf.cond``: ``(false_fn, true_fn)``).
 
-Both run their sub-programs with the interpreter here; the code generator writes them as
+``recompute(*operands; block, name)`` runs ``block(*operands)``: a
+``gt.recompute_grad`` block traced inside ``@gt.function``. Its records and residuals
+are its operands only (``residuals=("in0:",)``), and its VJP is another ``recompute``,
+of the block run again and then differentiated: one call the passes optimize inside but
+never see through, so no pass merges the recomputed forward with the forward.
+
+All three run their sub-programs with the interpreter here; the code generator writes them as
 a Python ``while`` and ``if`` (``codegen/control_flow.py``). Their derivatives need
 reverse mode of the sub-programs, so ``ad/control_flow.py`` installs them (and
 ``ad/control_flow_batching.py`` the loop's batching rule). A loop's or a
@@ -163,4 +169,20 @@ def subprograms(params: dict) -> list[Program]:
     return found
 
 
-CONTROL_FLOW = frozenset((loop_p, switch_p))
+def _recompute_impl(*operands: Any, block: Program, name: str) -> tuple:
+    return tuple(run(block, list(operands)))
+
+
+def _recompute_shape(*operands: Any, block: Program, name: str) -> list[Aval]:
+    return [Aval(tuple(v.aval.shape), v.aval.dtype) for v in block.outputs]
+
+
+# Impure like the others: a block of the user's, never merged with an equal-looking one.
+recompute_p = Primitive(
+    "recompute", _recompute_impl, vjp=_installed_later, shape_rule=_recompute_shape,
+    batch=per_primitive(_one_loop_per_element),
+    multiple_results=True, pure=False, kind_neutral=True, residuals=("in0:",),
+)
+
+
+CONTROL_FLOW = frozenset((loop_p, switch_p, recompute_p))

@@ -189,6 +189,9 @@ stateless_random_draw_p = Primitive(
 # ``recompute_grad``'s blocks, innermost last: each notes where a stream stood before the
 # block's first draw from it, so that recomputing the block draws the same values.
 draw_watchers: list[dict[int, tuple[np.random.Generator, Any]]] = []
+# The same inside a ``@gt.function`` trace: each block's dict gets the tensor of each
+# traced draw by its program value (the draws move out of the block: functions/recompute).
+traced_draw_watchers: list[dict[Any, Tensor]] = []
 
 
 def draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
@@ -210,6 +213,8 @@ def draw(stream: Any, distribution: str, shape: tuple, dtype: np.dtype,
     drawn = bind(random_draw_p, *operands, stream=stream, distribution=distribution,
                  shape=shape, dtype=dtype)
     value = tracer.value_of(drawn)
+    for seen in traced_draw_watchers:
+        seen[value] = drawn
     tracer.traced_draw(generator, before, value)
     tracer.keep([value])
     return drawn

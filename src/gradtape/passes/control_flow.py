@@ -1,5 +1,5 @@
 """Passes and sub-programs: the pipeline inside loop bodies and branches, and dropping
-the stacks nobody reads.
+the stacks (and ``recompute`` results) nobody reads.
 
 A ``loop`` or ``switch`` holds closed sub-programs (every value they read is an
 operand), so the outer passes treat it as one equation; ``optimize_inside`` runs the
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ..ir.dce import eliminate_dead_code
 from ..ir.nodes import Eqn, Program, Var
-from ..ops.control_flow import CONTROL_FLOW, loop_p
+from ..ops.control_flow import CONTROL_FLOW, loop_p, recompute_p
 
 Pass = Callable[[Program], Program]
 
@@ -60,8 +60,9 @@ def drop_unread_stacks(program: Program) -> Program:
     eqns = []
     dropped = False
     for eqn in program.eqns:
-        if eqn.prim is loop_p:
-            before, eqn = eqn, _drop_stacks(eqn, read)
+        if eqn.prim is loop_p or eqn.prim is recompute_p:
+            before = eqn
+            eqn = _drop_stacks(eqn, read) if eqn.prim is loop_p else _drop_results(eqn, read)
             dropped = dropped or eqn is not before
         if eqn.prim in CONTROL_FLOW:
             eqn = _inside(eqn)
@@ -121,6 +122,21 @@ def _drop_stacks(eqn: Eqn, read: set) -> Eqn:
     body = eliminate_dead_code(Program(body.inputs, body.eqns, outputs))
     outs = eqn.outs[:n_carry + 1] + tuple(stacks[j] for j in kept)
     return _with_params(eqn, dict(eqn.params, body=body), outs)
+
+
+def _drop_results(eqn: Eqn, read: set) -> Eqn:
+    """A ``recompute`` without the results nobody reads (the gradient of an operand no
+    one asked for): its block loses the work only they needed."""
+    kept = [j for j, out in enumerate(eqn.outs) if out in read]
+    if len(kept) == len(eqn.outs) or not kept:
+        return eqn
+    block = eqn.params["block"]
+    outputs = [block.outputs[j] for j in kept]
+    needed = _needed_inputs(block, outputs)
+    used = [i for i, v in enumerate(block.inputs) if v in needed]  # it reads no others
+    block = eliminate_dead_code(Program([block.inputs[i] for i in used], block.eqns, outputs))
+    return Eqn(eqn.prim, [eqn.inputs[i] for i in used], [eqn.outs[j] for j in kept],
+               dict(eqn.params, block=block), eqn.loc)
 
 
 def _inside(eqn: Eqn) -> Eqn:

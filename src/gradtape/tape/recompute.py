@@ -11,6 +11,9 @@ on recomputation (the block notes where each stream stood before its first draw,
 ``ops.random.draw_watchers``, and rewinds it for the recomputation, then puts it back),
 and under nested tapes the outer tape records the recomputation, so second derivatives
 through a block are the un-checkpointed ones (TF raises ``NotImplementedError``).
+
+Inside a ``@gt.function`` trace the block becomes one ``recompute`` equation instead
+(``functions/recompute.py``, installed as ``traced_call``).
 """
 
 from __future__ import annotations
@@ -61,7 +64,18 @@ def _replaying(draws: _Draws) -> Iterator[None]:
         random.rewind(now)
 
 
+# Inside a ``@gt.function`` trace: ``(f, name, args, kwargs) -> result`` writing the
+# block as one ``recompute`` equation, or ``RUN_AS_EAGERLY`` when it cannot
+# (functions/recompute.py installs it; the functions layer stands above this one).
+traced_call: Callable[..., Any] | None = None
+RUN_AS_EAGERLY = object()
+
+
 def _call_recomputed(f: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> Any:
+    if state.tracer is not None and traced_call is not None:
+        result = traced_call(f, name, args, kwargs)
+        if result is not RUN_AS_EAGERLY:
+            return result
     if not (state.recording or state.accumulators):
         return f(*args, **kwargs)  # nothing differentiates: nothing to save
     result, watcher, draws = _run_unrecorded(f, args, kwargs)
@@ -113,7 +127,7 @@ def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
     ``f`` is a function, a method or a Keras layer; its positional arguments (tensors or
     nests of them) and the trainable variables it reads get gradients, its keyword
     arguments pass through. Random draws inside ``f`` repeat the forward's values when
-    it is recomputed. Inside ``@gt.function`` a block runs as ``custom_gradient`` does:
-    the function runs its Python eagerly, and the block is still recomputed.
+    it is recomputed. Inside ``@gt.function`` the block compiles into one ``recompute``
+    equation (a local function of the generated code, recomputed in the backward).
     """
     return _RecomputeFunction(f)
