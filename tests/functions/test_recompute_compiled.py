@@ -91,8 +91,9 @@ def test_the_generated_code_writes_the_block_and_its_recomputation():
 
 def _backward_arguments(fn, x):
     """The arguments of the backward a tape runs through ``fn``'s call: its residuals."""
-    header = re.search(r"def backward\((.*)\):", fn.get_backward_source(x)).group(1)
-    return [a.strip() for a in header.split(",")]
+    # A backward takes its arguments in one list: ``[a, b, ...] = feeds``.
+    taken = re.search(r"\[(.*)\] = feeds", fn.get_backward_source(x)).group(1)
+    return [a.strip() for a in taken.split(",")]
 
 
 def test_the_forward_keeps_only_the_block_inputs_for_an_outer_tape():
