@@ -35,11 +35,13 @@ def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
     ``array_kind`` (a ``core.backends.ArrayKind``) generates it for another library's
     arrays (``array_kinds.py``), ``None`` for NumPy's."""
     from ..passes.control_flow import drop_unread_stacks, hoist_invariants
+    from ..passes.loop_motion import move_loop_work
     from .emit import to_source
     from .to_gast import to_gast
 
-    # A forward without gradient stacks nothing; invariant work runs once per loop.
-    program = hoist_invariants(drop_unread_stacks(program))
+    # A forward without gradient stacks nothing; invariant and map-like work runs once
+    # per loop, not per iteration.
+    program = hoist_invariants(move_loop_work(drop_unread_stacks(program)))
     globs = None
     if array_kind is not None:
         from .array_kinds import NamespaceNames

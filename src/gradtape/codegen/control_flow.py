@@ -112,11 +112,15 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     # Stacks are preallocated when the trip count is known as the loop starts (no
     # condition: the bound ``n``), else grown by doubling from the trace's count.
     known = bounded and cond is None
-    buffers = [w.locals.define(Var(v.aval, "rows"), "rows") for v in stacked]
-    make_buffer = _runtime_global(w, row_buffer) if stacked else None
+    # A stacked row of an input sequence is a slice of it, written after the loop.
+    sliced = _rows_of_inputs(body, n_carry + n_inv, xs_names, known or not params["reverse"])
+    buffers = [None if id(v) in sliced else w.locals.define(Var(v.aval, "rows"), "rows")
+               for v in stacked]
+    written = [(b, v) for b, v in zip(buffers, stacked) if b is not None]
+    make_buffer = _runtime_global(w, row_buffer) if written else None
     capacity = name(n_name) if known else constant(max(int(params["length"]), 1))
     statements += [_assign(b, call(make_buffer, [capacity, _row_aval(v, w)]))
-                   for b, v in zip(buffers, stacked)]
+                   for b, v in written]
     inner: list[gast.stmt] = []
     if cond is not None:
         for cv, bv in zip(cond.inputs, body.inputs):
@@ -129,18 +133,23 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     if params["reverse"]:
         row = make(gast.BinOp, left=make(gast.BinOp, left=name(n_name), op=gast.Sub(),
                                          right=constant(1)), op=gast.Sub(), right=name(count))
+    read = {id(u) for e in body.eqns for u in e.inputs} | \
+        {id(u) for u in body.outputs[:n_carry]}
     for v, xs in zip(body.inputs[n_carry + n_inv:], xs_names):
+        if id(v) in sliced and id(v) not in read:
+            continue  # only stacked: a slice after the loop, no row read per iteration
         target = w.locals.define(v, v.hint)
         inner.append(_assign(target, make(gast.Subscript, value=name(xs), slice=row,
                                           ctx=LOAD)))
     bw = _sub_writer(w, body)
     inner += bw.body_statements()
-    if stacked and not known:
+    if written and not known:
         grow = _runtime_global(w, grow_rows)
-        full = _compare(name(count), gast.Eq(), call("len", [name(buffers[0])]))
+        full = _compare(name(count), gast.Eq(), call("len", [name(written[0][0])]))
         inner.append(make(gast.If, test=full, body=_assign_many(
-            buffers, [call(grow, [name(b)]) for b in buffers]), orelse=[]))
-    for rows, v in zip(buffers, stacked):  # before the carry moves on: this iteration's
+            [b for b, _ in written], [call(grow, [name(b)]) for b, _ in written]),
+            orelse=[]))
+    for rows, v in written:  # before the carry moves on: this iteration's
         target = make(gast.Subscript, value=name(rows), slice=row, ctx=STORE)
         inner.append(make(gast.Assign, targets=[target], value=bw.expr(v),
                           type_comment=None))
@@ -154,16 +163,28 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
         w.locals.share(out, v)
     trips = w.locals.define(eqn.outs[n_carry], "trips")  # an array, as the interpreter's
     statements.append(_assign(trips, call(numpy_global(w.globs, "int64"), [name(count)])))
-    for out, rows in zip(eqn.outs[n_carry + 1:], buffers):
+    for out, rows, v in zip(eqn.outs[n_carry + 1:], buffers, stacked):
         target = w.locals.define(out, out.hint)
+        upper = None
+        if rows is None:  # rows of an input sequence: the rows the loop read
+            rows = sliced[id(v)]
+            upper = name(n_name) if params["reverse"] else None
         if known and params["reverse"]:  # rows n - k .. n - 1 were written
             part = make(gast.Slice, lower=make(gast.BinOp, left=name(n_name), op=gast.Sub(),
-                                               right=name(count)), upper=None, step=None)
+                                               right=name(count)), upper=upper, step=None)
         else:
             part = make(gast.Slice, lower=None, upper=name(count), step=None)
         statements.append(_assign(target, make(gast.Subscript, value=name(rows),
                                                slice=part, ctx=LOAD)))
     return statements
+
+
+def _rows_of_inputs(body: Program, first: int, xs_names: list[str], slicable: bool) -> dict:
+    """Each stacked body input that is a row of an input sequence -> that sequence's
+    name (none where the rows read are not one slice of it)."""
+    if not slicable:
+        return {}
+    return {id(v): xs for v, xs in zip(body.inputs[first:], xs_names)}
 
 
 def switch_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
