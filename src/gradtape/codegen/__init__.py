@@ -41,7 +41,7 @@ def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
 
     # A forward without gradient stacks nothing; invariant and map-like work runs once
     # per loop, not per iteration.
-    program = hoist_invariants(move_loop_work(drop_unread_stacks(program)))
+    program = move_loop_work(hoist_invariants(drop_unread_stacks(program)))
     globs = None
     if array_kind is not None:
         from .array_kinds import NamespaceNames

@@ -23,9 +23,11 @@ from __future__ import annotations
 from typing import Any
 
 import gast
+import numpy as np
 
+from ..ir.dce import eliminate_dead_code
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
-from ..ops.control_flow import grow_rows, loop_p, row_buffer
+from ..ops.control_flow import count_rows, grow_rows, loop_p, row_buffer, rows_read
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 
 
@@ -112,9 +114,11 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     # Stacks are preallocated when the trip count is known as the loop starts (no
     # condition: the bound ``n``), else grown by doubling from the trace's count.
     known = bounded and cond is None
-    # A stacked row of an input sequence is a slice of it, written after the loop.
-    sliced = _rows_of_inputs(body, n_carry + n_inv, xs_names, known or not params["reverse"])
-    buffers = [None if id(v) in sliced else w.locals.define(Var(v.aval, "rows"), "rows")
+    # Stacks the loop need not write: rows of an input sequence (a slice of it after
+    # the loop), a counter's values, rows picked by a counter.
+    derived = _derived_stacks(eqn, xs_names, known, w)
+    body = _without_stacks(body, n_carry, derived)
+    buffers = [None if id(v) in derived else w.locals.define(Var(v.aval, "rows"), "rows")
                for v in stacked]
     written = [(b, v) for b, v in zip(buffers, stacked) if b is not None]
     make_buffer = _runtime_global(w, row_buffer) if written else None
@@ -133,11 +137,10 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     if params["reverse"]:
         row = make(gast.BinOp, left=make(gast.BinOp, left=name(n_name), op=gast.Sub(),
                                          right=constant(1)), op=gast.Sub(), right=name(count))
-    read = {id(u) for e in body.eqns for u in e.inputs} | \
-        {id(u) for u in body.outputs[:n_carry]}
+    read = {id(u) for e in body.eqns for u in e.inputs} | {id(u) for u in body.outputs}
     for v, xs in zip(body.inputs[n_carry + n_inv:], xs_names):
-        if id(v) in sliced and id(v) not in read:
-            continue  # only stacked: a slice after the loop, no row read per iteration
+        if id(v) not in read:
+            continue  # only stacked (a slice after the loop) or read by nothing
         target = w.locals.define(v, v.hint)
         inner.append(_assign(target, make(gast.Subscript, value=name(xs), slice=row,
                                           ctx=LOAD)))
@@ -165,26 +168,89 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     statements.append(_assign(trips, call(numpy_global(w.globs, "int64"), [name(count)])))
     for out, rows, v in zip(eqn.outs[n_carry + 1:], buffers, stacked):
         target = w.locals.define(out, out.hint)
-        upper = None
-        if rows is None:  # rows of an input sequence: the rows the loop read
-            rows = sliced[id(v)]
-            upper = name(n_name) if params["reverse"] else None
-        if known and params["reverse"]:  # rows n - k .. n - 1 were written
-            part = make(gast.Slice, lower=make(gast.BinOp, left=name(n_name), op=gast.Sub(),
-                                               right=name(count)), upper=upper, step=None)
+        if rows is not None:
+            statements.append(_assign(target, _written_part(rows, count, n_name, known,
+                                                            params["reverse"])))
         else:
-            part = make(gast.Slice, lower=None, upper=name(count), step=None)
-        statements.append(_assign(target, make(gast.Subscript, value=name(rows),
-                                               slice=part, ctx=LOAD)))
+            statements.append(_assign(target, derived[id(v)](count, n_name)))
     return statements
 
 
-def _rows_of_inputs(body: Program, first: int, xs_names: list[str], slicable: bool) -> dict:
-    """Each stacked body input that is a row of an input sequence -> that sequence's
-    name (none where the rows read are not one slice of it)."""
-    if not slicable:
+def _written_part(rows: str, count: str, n_name: str | None, known: bool,
+                  reverse: bool) -> gast.expr:
+    if known and reverse:  # rows n - k .. n - 1 were written
+        part = make(gast.Slice, lower=make(gast.BinOp, left=name(n_name), op=gast.Sub(),
+                                           right=name(count)), upper=None, step=None)
+    else:
+        part = make(gast.Slice, lower=None, upper=name(count), step=None)
+    return make(gast.Subscript, value=name(rows), slice=part, ctx=LOAD)
+
+
+def _is_counter(eqn: Eqn, i: int) -> bool:
+    """Carry ``i`` starts at 0 and adds 1 per iteration: at iteration ``k`` it is ``k``."""
+    body = eqn.params["body"]
+    start, step = eqn.inputs[1 + i], _made_by(body, body.outputs[i])
+    if not isinstance(start, Literal) or start.aval.shape != () or \
+            start.aval.dtype.kind not in "iu" or int(start.value) != 0:
+        return False
+    if step is None or step.prim.name != "add":
+        return False
+    one = [v for v in step.inputs if v is not body.inputs[i]]
+    return len(one) == 1 and len(step.inputs) == 2 and isinstance(one[0], Literal) and \
+        np.shape(one[0].value) == () and one[0].value == 1
+
+
+def _made_by(program: Program, v: Any) -> Eqn | None:
+    for e in program.eqns:
+        if any(o is v for o in e.outs):
+            return e
+    return None
+
+
+def _derived_stacks(eqn: Eqn, xs_names: list[str], known: bool, w: Any) -> dict:
+    """Each stacked body value the loop need not write -> how to write its stack after
+    the loop, ``(count name, n name) -> expression``. Only in a pure body: a row read
+    dropped from an iteration raises its ``IndexError`` after the loop instead."""
+    params = eqn.params
+    body, n_carry, n_inv = params["body"], params["n_carry"], params["n_inv"]
+    if params["reverse"] and not known or not all(e.prim.pure for e in body.eqns):
         return {}
-    return {id(v): xs for v, xs in zip(body.inputs[first:], xs_names)}
+    def read_rows() -> str:  # bound when a stack needs it
+        return _runtime_global(w, rows_read)
+    derived: dict = {}
+    for v, xs in zip(body.inputs[n_carry + n_inv:], xs_names):
+        def slice_of(count, n_name, xs=xs):
+            if params["reverse"]:  # rows n - k .. n - 1 were read
+                lower = make(gast.BinOp, left=name(n_name), op=gast.Sub(), right=name(count))
+                return call(read_rows(), [name(xs), lower, name(n_name)])
+            return call(read_rows(), [name(xs), constant(0), name(count)])
+        derived[id(v)] = slice_of
+    if params["reverse"]:
+        return derived
+    counters = [body.inputs[i] for i in range(n_carry) if _is_counter(eqn, i)]
+    invariants = body.inputs[n_carry:n_carry + n_inv]
+    for v in body.outputs[n_carry:]:
+        if any(v is c for c in counters):
+            derived[id(v)] = lambda count, n_name, v=v: call(
+                _runtime_global(w, count_rows), [name(count), literal(v.aval.dtype, w.globs)])
+            continue
+        pick = _made_by(body, v)
+        if pick is None or pick.prim.name != "getitem" or \
+                pick.params.get("index") != (("array", 0),):
+            continue
+        x, t = pick.inputs
+        if any(t is c for c in counters) and any(x is u for u in invariants):
+            derived[id(v)] = lambda count, n_name, x=x: call(
+                read_rows(), [name(w.locals(x)), constant(0), name(count)])
+    return derived
+
+
+def _without_stacks(body: Program, n_carry: int, derived: dict) -> Program:
+    if not derived:
+        return body
+    kept = [v for v in body.outputs[n_carry:] if id(v) not in derived]
+    return eliminate_dead_code(Program(body.inputs, body.eqns,
+                                       list(body.outputs[:n_carry]) + kept))
 
 
 def switch_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:

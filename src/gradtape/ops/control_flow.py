@@ -70,6 +70,20 @@ def grow_rows(buffer: np.ndarray) -> np.ndarray:
     return grown
 
 
+def rows_read(sequence: Any, start: int, stop: int) -> Any:
+    """``sequence[start:stop]``, the rows a loop read one per iteration (generated code
+    slices them after the loop instead): a row past the end raises NumPy's error."""
+    if stop > len(sequence) or start < 0:
+        raise IndexError(f"index {stop - 1 if stop > len(sequence) else start} is out of "
+                         f"bounds for axis 0 with size {len(sequence)}")
+    return sequence[start:stop]
+
+
+def count_rows(count: int, dtype: Any) -> np.ndarray:
+    """The stack of a counter that starts at 0 and adds 1 per iteration."""
+    return np.arange(count, dtype=dtype)
+
+
 def _loop_impl(n: Any, *operands: Any, cond: Program | None, body: Program, n_carry: int,
                n_inv: int, reverse: bool, length: int) -> tuple:
     del length

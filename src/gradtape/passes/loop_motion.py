@@ -1,8 +1,10 @@
 """Map-like work out of loops, as a compiler moves it: before code generation only.
 
-Three rewrites of a ``loop`` equation, each exact (the same values, computed in fewer
+Four rewrites of a ``loop`` equation, each exact (the same values, computed in fewer
 Python statements per iteration):
 
+- ``count_to_bound``: ``while t < n`` with ``t`` counting from 0 is a loop of ``n``
+  iterations (no comparison per iteration, stacks preallocated).
 - ``drop_unread_rows``: an input sequence whose row the body and condition never read
   (the reversed loop gets the forward's counter stack, which no derivative reads) is not
   indexed per iteration.
@@ -27,8 +29,10 @@ Imports: ``ir``, ``ops``.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir.dce import eliminate_dead_code
-from ..ir.nodes import Aval, Eqn, Program, Var
+from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW, loop_p
 from ..ops.shape import reshape_p
 
@@ -44,7 +48,7 @@ def move_loop_work(program: Program) -> Program:
         if eqn.prim in CONTROL_FLOW:
             eqn = _inside(eqn)
         if eqn.prim is loop_p:
-            eqn = drop_unread_rows(eqn)
+            eqn = drop_unread_rows(count_to_bound(eqn))
             before, eqn = hoist_row_products(eqn)
             eqn, after = contract_accumulators(eqn)
             eqns += before + [eqn] + after
@@ -94,6 +98,58 @@ def drop_unread_rows(eqn: Eqn) -> Eqn:
                        body.eqns, body.outputs)
     inputs = eqn.inputs[:1 + first] + tuple(eqn.inputs[1 + first + j] for j in keep)
     return Eqn(eqn.prim, inputs, eqn.outs, dict(params, body=new_body), eqn.loc)
+
+
+# --- while t < n: a counted loop -------------------------------------------------------
+
+
+def _counter_step(eqn: Eqn, i: int) -> bool:
+    """Carry ``i`` starts at the integer 0 and adds the literal 1 per iteration."""
+    body = eqn.params["body"]
+    start = eqn.inputs[1 + i]
+    if not isinstance(start, Literal) or start.aval.shape != () or \
+            start.aval.dtype.kind not in "iu" or int(start.value) != 0:
+        return False
+    step = next((e for e in body.eqns if e.outs[0] is body.outputs[i]), None)
+    if step is None or step.prim.name != "add" or len(step.inputs) != 2:
+        return False
+    one = [v for v in step.inputs if v is not body.inputs[i]]
+    return len(one) == 1 and isinstance(one[0], Literal) and \
+        np.shape(one[0].value) == () and one[0].value == 1
+
+
+def count_to_bound(eqn: Eqn) -> Eqn:
+    """A loop without a bound whose condition is ``t < n`` alone, ``t`` a counter from
+    0 by 1 and ``n`` invariant, runs ``n`` iterations (none if ``n <= 0``): the loop with
+    the bound ``n`` and no condition, whose stacks are preallocated and whose iterations
+    call no comparison. ``n`` may be negative at run time only where code generation
+    reads the loop (its ``while k < n`` runs no iteration), so this runs there alone."""
+    params = eqn.params
+    cond, n_carry, n_inv = params["cond"], params["n_carry"], params["n_inv"]
+    n = eqn.inputs[0]
+    if cond is None or params["reverse"] or not (isinstance(n, Literal) and int(n.value) < 0):
+        return eqn
+    if len(cond.eqns) != 1 or cond.eqns[0].prim.name != "less" or \
+            cond.outputs[0] is not cond.eqns[0].outs[0]:
+        return eqn
+    t, bound = cond.eqns[0].inputs
+    places = {id(v): k for k, v in enumerate(cond.inputs)}
+    i = places.get(id(t), -1)
+    if not 0 <= i < n_carry or not _counter_step(eqn, i):
+        return eqn
+    if isinstance(bound, Literal):
+        if np.shape(bound.value) != () or np.asarray(bound.value).dtype.kind not in "iu":
+            return eqn
+        bound = Literal(max(int(bound.value), 0))
+    elif n_carry <= places.get(id(bound), -1) < n_carry + n_inv:
+        bound = eqn.inputs[1 + places[id(bound)]]
+    else:
+        return eqn
+    if not isinstance(bound, Literal) and (bound.aval.shape != () or
+                                           bound.aval.dtype.kind not in "iu"):
+        return eqn
+    return Eqn(eqn.prim, (bound,) + eqn.inputs[1:], eqn.outs, dict(params, cond=None),
+               eqn.loc)
 
 
 # --- x[t] @ w -> (x @ w)[t] -------------------------------------------------------------
