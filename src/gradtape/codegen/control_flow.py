@@ -95,12 +95,9 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     statements = _bind_inputs(w, body, operands[:n_carry + n_inv], fresh=n_carry)
     bounded = not (isinstance(n, Literal) and int(n.value) < 0)
     n_name = None
-    if bounded:
-        if isinstance(n, Var) and n not in w.inlined:
-            n_name = w.locals(n)
-        else:
-            n_name = w.locals.define(Var(n.aval, "n"), "n")
-            statements.append(_assign(n_name, w.expr(n)))
+    if bounded:  # a Python int: the loop test and the row indices are int arithmetic
+        n_name = w.locals.define(Var(n.aval, "n"), "n")
+        statements.append(_assign(n_name, call("int", [w.expr(n)])))
     xs_names = []
     for x in operands[n_carry + n_inv:]:
         if isinstance(x, Var) and x not in w.inlined:
@@ -118,13 +115,29 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     # the loop), a counter's values, rows picked by a counter.
     derived = _derived_stacks(eqn, xs_names, known, w)
     body = _without_stacks(body, n_carry, derived)
-    buffers = [None if id(v) in derived else w.locals.define(Var(v.aval, "rows"), "rows")
-               for v in stacked]
-    written = [(b, v) for b, v in zip(buffers, stacked) if b is not None]
-    make_buffer = _runtime_global(w, row_buffer) if written else None
+    # A carry stacked as it enters and as it leaves: one buffer, row k + 1 written.
+    shared = _shared_carries(body, n_carry, derived) if known and not params["reverse"] \
+        else {}
+    buffers = [None if id(v) in derived or id(v) in shared else
+               w.locals.define(Var(v.aval, "rows"), "rows") for v in stacked]
+    named = {id(v): b for v, b in zip(stacked, buffers)}
+    buffers = [named[id(shared[id(v)])] if id(v) in shared else b
+               for v, b in zip(stacked, buffers)]
+    leaving = set(shared)
+    entering = {id(u) for u in shared.values()}
+    written = [(b, v) for b, v in zip(buffers, stacked) if b is not None and
+               id(v) not in entering]
     capacity = name(n_name) if known else constant(max(int(params["length"]), 1))
-    statements += [_assign(b, call(make_buffer, [capacity, _row_aval(v, w)]))
-                   for b, v in written]
+    for b, v in zip(buffers, stacked):
+        if b is None or id(v) in leaving:
+            continue
+        extra = [constant(1)] if id(v) in entering else []
+        statements.append(_assign(b, call(_runtime_global(w, row_buffer),
+                                          [capacity, _row_aval(v, w)] + extra)))
+        if id(v) in entering:  # row 0: the carry as the loop starts
+            statements.append(make(gast.Assign, targets=[make(
+                gast.Subscript, value=name(b), slice=constant(0), ctx=STORE)],
+                value=name(w.locals(v)), type_comment=None))
     inner: list[gast.stmt] = []
     if cond is not None:
         for cv, bv in zip(cond.inputs, body.inputs):
@@ -153,7 +166,9 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
             [b for b, _ in written], [call(grow, [name(b)]) for b, _ in written]),
             orelse=[]))
     for rows, v in written:  # before the carry moves on: this iteration's
-        target = make(gast.Subscript, value=name(rows), slice=row, ctx=STORE)
+        at = make(gast.BinOp, left=row, op=gast.Add(), right=constant(1)) \
+            if id(v) in leaving else row
+        target = make(gast.Subscript, value=name(rows), slice=at, ctx=STORE)
         inner.append(make(gast.Assign, targets=[target], value=bw.expr(v),
                           type_comment=None))
     inner += _assign_many([w.locals(v) for v in body.inputs[:n_carry]],
@@ -168,12 +183,33 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     statements.append(_assign(trips, call(numpy_global(w.globs, "int64"), [name(count)])))
     for out, rows, v in zip(eqn.outs[n_carry + 1:], buffers, stacked):
         target = w.locals.define(out, out.hint)
-        if rows is not None:
+        if id(v) in leaving:  # rows 1 .. k
+            statements.append(_assign(target, make(gast.Subscript, value=name(rows),
+                slice=make(gast.Slice, lower=constant(1), upper=make(
+                    gast.BinOp, left=name(count), op=gast.Add(), right=constant(1)),
+                    step=None), ctx=LOAD)))
+        elif rows is not None:
             statements.append(_assign(target, _written_part(rows, count, n_name, known,
                                                             params["reverse"])))
         else:
             statements.append(_assign(target, derived[id(v)](count, n_name)))
     return statements
+
+
+def _shared_carries(body: Program, n_carry: int, derived: dict) -> dict:
+    """Each stacked value that a carry leaves an iteration as -> the carry's input,
+    where both are stacked (h and the new h of an RNN): a stack of n + 1 rows holds
+    both, shifted by one."""
+    stacked = [v for v in body.outputs[n_carry:] if id(v) not in derived]
+    ids = [id(v) for v in stacked]
+    shared: dict = {}
+    for v_in, v_out in zip(body.inputs[:n_carry], body.outputs[:n_carry]):
+        if not isinstance(v_out, Var) or any(v_out is u for u in body.inputs):
+            continue
+        if ids.count(id(v_in)) == 1 and ids.count(id(v_out)) == 1 and \
+                v_in.aval == v_out.aval and id(v_out) not in shared:
+            shared[id(v_out)] = v_in
+    return shared
 
 
 def _written_part(rows: str, count: str, n_name: str | None, known: bool,

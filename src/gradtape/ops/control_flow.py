@@ -55,11 +55,12 @@ def stack_rows(rows: list, row_aval: tuple, reverse: bool = False) -> np.ndarray
     return np.stack(rows)
 
 
-def row_buffer(capacity: Any, row_aval: tuple) -> np.ndarray:
-    """An empty stack for ``capacity`` rows of ``row_aval`` (``(shape, dtype)``): a
-    loop whose trip count is known when it starts writes its rows into one of these."""
+def row_buffer(capacity: Any, row_aval: tuple, extra: int = 0) -> np.ndarray:
+    """An empty stack for ``capacity`` rows of ``row_aval`` (``(shape, dtype)``), and
+    ``extra`` more (a carry's stack holds its first value too): a loop whose trip count
+    is known when it starts writes its rows into one of these."""
     shape, dtype = row_aval
-    return np.empty((max(int(capacity), 0),) + tuple(shape), dtype)
+    return np.empty((max(int(capacity), 0) + extra,) + tuple(shape), dtype)
 
 
 def grow_rows(buffer: np.ndarray) -> np.ndarray:
