@@ -168,6 +168,9 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     for rows, v in written:  # before the carry moves on: this iteration's
         at = make(gast.BinOp, left=row, op=gast.Add(), right=constant(1)) \
             if id(v) in leaving else row
+        if known and _computed_into(inner, v, make(gast.Subscript, value=name(rows), slice=at,
+                                         ctx=LOAD), bw):
+            continue
         target = make(gast.Subscript, value=name(rows), slice=at, ctx=STORE)
         inner.append(make(gast.Assign, targets=[target], value=bw.expr(v),
                           type_comment=None))
@@ -194,6 +197,37 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
         else:
             statements.append(_assign(target, derived[id(v)](count, n_name)))
     return statements
+
+
+_BINARY_UFUNCS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply",
+                  gast.Div: "true_divide"}
+
+
+def _computed_into(statements: list[gast.stmt], v: Var, row: gast.expr, bw: Any) -> bool:
+    """Make the statement computing ``v`` a ufunc writing into ``row`` (its stack's
+    row, preallocated: ``v = tanh(a, out=rows[k])``), so no copy follows; ``False`` where ``v`` is
+    not one ufunc's result of its row's shape and dtype (a 0-d row is no view)."""
+    if not v.aval.shape or not isinstance(v, Var) or v in bw.inlined:
+        return False
+    target = bw.locals(v)
+    for stmt in reversed(statements):
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == target:
+            break
+    else:
+        return False
+    value = stmt.value
+    if isinstance(value, gast.BinOp) and type(value.op) in _BINARY_UFUNCS:
+        ufunc = numpy_global(bw.globs, _BINARY_UFUNCS[type(value.op)])
+        value = stmt.value = call(ufunc, [value.left, value.right])
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and not value.keywords):
+        return False
+    ufunc = bw.globs.objects.get(value.func.id)
+    if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or len(value.args) != ufunc.nin:
+        return False
+    value.keywords.append(make(gast.keyword, arg="out", value=row))
+    return True
 
 
 def _shared_carries(body: Program, n_carry: int, derived: dict) -> dict:
