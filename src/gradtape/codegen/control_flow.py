@@ -15,7 +15,11 @@ comments: each block still names the user's line), inside the loop statement:
 
 A loop that runs while a condition holds grows its stacks instead (``grow_rows``,
 doubling from the trace's trip count). The carry's names are the loop outputs' names
-after it: nothing is copied.
+after it: nothing is copied. A stack known another way is not written per iteration:
+rows of an input sequence, or picked from an invariant by a counter, are a slice of it
+after the loop (``rows_read``); a counter's values are a range (``count_rows``); a carry
+stacked as it enters and as it leaves shares one buffer of ``n + 1`` rows; a stacked
+ufunc result of a preallocated loop is computed into its row (``out=``).
 """
 
 from __future__ import annotations
