@@ -32,6 +32,7 @@ import numpy as np
 from ..ir.dce import eliminate_dead_code
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ops.control_flow import count_rows, grow_rows, loop_p, row_buffer, rows_read
+from ..ops.stacking import row_write_in_place, row_write_p
 from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
 
 
@@ -163,6 +164,7 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
                                           ctx=LOAD)))
     bw = _sub_writer(w, body)
     inner += bw.body_statements()
+    statements += _write_buffers_in_place(inner, eqn, body, bw)
     if written and not known:
         grow = _runtime_global(w, grow_rows)
         full = _compare(name(count), gast.Eq(), call("len", [name(written[0][0])]))
@@ -201,6 +203,54 @@ def loop_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
         else:
             statements.append(_assign(target, derived[id(v)](count, n_name)))
     return statements
+
+
+def _write_buffers_in_place(inner: list[gast.stmt], eqn: Eqn, body: Program,
+                            bw: Any) -> list[gast.stmt]:
+    """A carried buffer that the body only writes a row of (a TensorArray's ``write``)
+    is copied once as the loop starts and written in place, not copied per write: no
+    other reader can still hold it. The statements before the loop (the copies)."""
+    if bw.globs.array_kind is not None:  # another library's arrays may not be writable
+        return []
+    n_carry, cond = eqn.params["n_carry"], eqn.params["cond"]
+    counts: dict = {}
+    for e in body.eqns:
+        for u in e.inputs:
+            counts[id(u)] = counts.get(id(u), 0) + 1
+    for u in body.outputs:
+        counts[id(u)] = counts.get(id(u), 0) + 1
+    cond_reads = set() if cond is None else {id(u) for e in cond.eqns for u in e.inputs}
+    copies = []
+    for i in range(n_carry):
+        buffer, written = body.inputs[i], body.outputs[i]
+        write = _made_by(body, written)
+        if write is None or write.prim is not row_write_p or write.inputs[0] is not buffer:
+            continue
+        if counts.get(id(buffer)) != 1 or counts.get(id(written)) != 1 or \
+                (cond is not None and id(cond.inputs[i]) in cond_reads):
+            continue
+        if _call_instead(inner, bw.locals(written), row_write_p.impl,
+                         _runtime_global(bw, row_write_in_place), bw.globs):
+            local = bw.locals(buffer)
+            copies.append(_assign(local, make(gast.Call, func=make(
+                gast.Attribute, value=name(local), attr="copy", ctx=LOAD), args=[],
+                keywords=[])))
+    return copies
+
+
+def _call_instead(statements: list[gast.stmt], target: str, was: Any, now: str,
+                  globs: Any) -> bool:
+    """Make the statement ``target = was(...)`` among ``statements`` call ``now``."""
+    for stmt in statements:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == target:
+            value = stmt.value
+            if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+                    globs.objects.get(value.func.id) is was:
+                value.func = name(now)
+                return True
+            return False
+    return False
 
 
 _BINARY_UFUNCS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply",
