@@ -35,13 +35,14 @@ from ..ir.dce import eliminate_dead_code
 from ..ir.nodes import Aval, Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW, loop_p
 from ..ops.shape import reshape_p
+from .control_flow import has_control_flow
 
 __all__ = ["move_loop_work"]
 
 
 def move_loop_work(program: Program) -> Program:
     """``program`` with every loop (at every depth) rewritten as the module says."""
-    if not any(e.prim in CONTROL_FLOW for e in program.eqns):
+    if not has_control_flow(program):
         return program
     eqns: list[Eqn] = []
     for eqn in program.eqns:
