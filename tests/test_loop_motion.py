@@ -60,7 +60,9 @@ def _grads(loss, args, compiled: bool):
     weights = [gt.Variable(a) for a in args[2:]]
     with gt.GradientTape() as tape:
         value = fn(*tensors, *weights)
-    return value.numpy(), [g.numpy() for g in tape.gradient(value, weights)]
+    grads = tape.gradient(value, weights,
+                          unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    return value.numpy(), [g.numpy() for g in grads]
 
 
 def _finite_differences(loss, args, eps: float = 1e-6):
@@ -78,12 +80,26 @@ def _finite_differences(loss, args, eps: float = 1e-6):
     return grads
 
 
+def _column_batch_rnn(x, h0, wx, wh):
+    """``w @ x[t]`` with ``x[t]`` a stack of columns (rows of 4 dimensions)."""
+    xc = gt.reshape(x, (T, -1, N_IN, 1))
+    hc = gt.reshape(h0, (-1, N_HIDDEN, 1))
+
+    def body(t, h):
+        return t + 1, gt.tanh(gt.transpose(wx) @ xc[t] + gt.transpose(wh) @ h)
+    _, h = gt.while_loop(lambda t, h: t < gt.shape(xc)[0], body, (gt.constant(0), hc))
+    return gt.reduce_sum(h * h)
+
+
 FORMS = {
     "counter to len(x)": (_rnn(), 1),
     "trip count below len(x)": (_rnn(count=5), 1),
     "body also reads h": (_rnn(reads_h=True), 1),
     "batch of 2": (_rnn(), 2),
     "weight on the left": (_column_rnn, 1),
+    "weight on the left, batch of columns": (_column_batch_rnn, 2),
+    "no iteration": (_rnn(count=0), 1),
+    "negative trip count": (_rnn(count=-2), 1),
     "scan": (_scan_rnn, 1),
 }
 

@@ -199,7 +199,7 @@ def hoist_row_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
         key = (id(x), id(w), w_first)
         if key not in products:
             xo, wo = outer[id(x)], outer[id(w)]
-            shape = ((xo.aval.shape[0],) + tuple(wo.aval.shape[:1]) + tuple(xo.aval.shape[2:])
+            shape = (tuple(xo.aval.shape[:-2]) + (wo.aval.shape[0], xo.aval.shape[-1])
                      if w_first else tuple(xo.aval.shape[:-1]) + (wo.aval.shape[1],))
             aval = Aval(shape, e.outs[0].aval.dtype)
             stacked = Var(aval, e.outs[0].hint)
@@ -255,6 +255,8 @@ def _accumulated_product(body: Program, i: int, made_by: dict, readers: dict,
         return None
     r = flipped.inputs[0]
     if id(r) not in rows or len(d.aval.shape) != 2 or len(r.aval.shape) != 2:
+        return None
+    if r.aval.shape[0] == 0:  # no rows to flatten: the reshape's -1 would be ambiguous
         return None
     if not (acc.aval == term.aval == total.aval):  # no broadcasting, one dtype
         return None
