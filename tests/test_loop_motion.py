@@ -316,3 +316,10 @@ def test_tensor_array_gradient_through_in_place_writes():
     np.testing.assert_allclose(gradient(gt.function(loss)), 2.0 * np.cos(2.0 * x),
                                rtol=1e-12)
     np.testing.assert_allclose(gradient(loss), 2.0 * np.cos(2.0 * x), rtol=1e-12)
+
+
+def test_a_scan_row_times_a_weight_is_one_product_before_the_loop(tmp_path):
+    sources = _sources(tmp_path, _scan_rnn, _data(batch=2))
+    forward = next(s for s in sources if "also returning what its backward reads" in s)
+    assert re.search(r"\n    matmul_\d+ = \w+ @ Variable_\d+\n", forward), forward
+    assert _loop_lines(forward).count(" @ ") == 1, forward  # h @ wh alone

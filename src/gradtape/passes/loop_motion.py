@@ -10,7 +10,9 @@ Python statements per iteration):
   indexed per iteration.
 - ``hoist_row_products``: ``x[t] @ w`` (or ``w @ x[t]``) in a body, with ``x`` and
   ``w`` loop-invariant and ``x[t]`` a row of ``x`` picked by any index, is
-  ``(x @ w)[t]``: one product over all rows before the loop, and a row read inside it.
+  ``(x @ w)[t]``: one product over all rows before the loop, and a row read inside it;
+  ``hoist_sequence_products`` does the same for a row of an input sequence (``scan``,
+  Keras' recurrent layers): ``xs @ w`` is a new input sequence.
   The product runs even when the loop stops early, or runs no iteration: a matmul of
   operands of valid shapes cannot raise, it only does work no row is read from.
 - ``contract_accumulators``: in a loop with a fixed trip count (no condition: the
@@ -51,8 +53,9 @@ def move_loop_work(program: Program) -> Program:
         if eqn.prim is loop_p:
             eqn = drop_unread_rows(count_to_bound(eqn))
             before, eqn = hoist_row_products(eqn)
+            more, eqn = hoist_sequence_products(eqn)
             eqn, after = contract_accumulators(eqn)
-            eqns += before + [eqn] + after
+            eqns += before + more + [eqn] + after
         else:
             eqns.append(eqn)
     return Program(program.inputs, eqns, program.outputs)
@@ -222,6 +225,52 @@ def hoist_row_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
     return before, Eqn(eqn.prim, inputs, eqn.outs,
                        dict(params, body=new_body, cond=cond, n_inv=n_inv + len(new_inputs)),
                        eqn.loc)
+
+
+def hoist_sequence_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
+    """A row of an input sequence times an invariant matrix (``x_t @ w`` of a ``scan``
+    or a Keras RNN layer) is a row of ``xs @ w``: a new input sequence, one product
+    before the loop."""
+    params = eqn.params
+    n_carry, n_inv, body = params["n_carry"], params["n_inv"], params["body"]
+    first = n_carry + n_inv
+    invariant = {id(v) for v in body.inputs[n_carry:first]}
+    outer = {id(v): op for v, op in zip(body.inputs, eqn.inputs[1:])}
+    rows = {id(v) for v in body.inputs[first:]}
+    before, new_rows, eqns = [], [], []
+    for e in body.eqns:
+        side = _sequence_side(e, rows, invariant)
+        if side is None:
+            eqns.append(e)
+            continue
+        row, w = e.inputs[side], e.inputs[1 - side]
+        xo, wo = outer[id(row)], outer[id(w)]
+        out = e.outs[0]
+        stacked = Var(Aval((xo.aval.shape[0],) + tuple(out.aval.shape), out.aval.dtype),
+                      out.hint)
+        before.append(Eqn(e.prim, (wo, xo) if side == 1 else (xo, wo), (stacked,),
+                          e.params, _outer_loc(e.loc)))
+        new_rows.append((stacked, out))  # the product's value is now a row read
+    if not before:
+        return [], eqn
+    new_body = eliminate_dead_code(Program(body.inputs + [o for _, o in new_rows], eqns,
+                                           body.outputs))
+    return before, Eqn(eqn.prim, eqn.inputs + tuple(p for p, _ in new_rows), eqn.outs,
+                       dict(params, body=new_body), eqn.loc)
+
+
+def _sequence_side(e: Eqn, rows: set, invariant: set) -> int | None:
+    """Which input of ``e`` is a row of an input sequence, when ``e`` is that row times
+    an invariant 2-d matrix of its dtype (``w @ row`` for a row of 2+ dimensions)."""
+    if e.prim.name != "matmul" or len(e.inputs) != 2:
+        return None
+    for side in (0, 1):
+        row, w = e.inputs[side], e.inputs[1 - side]
+        if id(row) in rows and id(w) in invariant and len(w.aval.shape) == 2 and \
+                len(row.aval.shape) >= (2 if side == 1 else 1) and \
+                row.aval.dtype == w.aval.dtype:
+            return side
+    return None
 
 
 def _outer_loc(loc):
