@@ -159,6 +159,8 @@ def test_the_loops_keep_only_per_iteration_work(tmp_path):
     # product each after it, over the stacks.
     body = _loop_lines(backward)
     assert body.count("@") == 1 and "+ matmul" not in body, backward
+    # tanh's derivative 1 - tanh_t ** 2 reads the stack alone: one op over it, before.
+    assert "square(" not in body and "square(" in backward, backward
     assert backward.count(".reshape((-1, ") == 4, backward
 
 

@@ -12,7 +12,9 @@ Python statements per iteration):
   ``w`` loop-invariant and ``x[t]`` a row of ``x`` picked by any index, is
   ``(x @ w)[t]``: one product over all rows before the loop, and a row read inside it;
   ``hoist_sequence_products`` does the same for a row of an input sequence (``scan``,
-  Keras' recurrent layers): ``xs @ w`` is a new input sequence.
+  Keras' recurrent layers): ``xs @ w`` is a new input sequence; and
+  ``hoist_sequence_maps`` for elementwise work on rows alone (``1 - tanh_t ** 2`` in a
+  reversed loop is one ``1 - square(tanh_stack)``). Elementwise ops cannot raise.
   The product runs even when the loop stops early, or runs no iteration: a matmul of
   operands of valid shapes cannot raise, it only does work no row is read from.
 - ``contract_accumulators``: in a loop with a fixed trip count (no condition: the
@@ -54,8 +56,9 @@ def move_loop_work(program: Program) -> Program:
             eqn = drop_unread_rows(count_to_bound(eqn))
             before, eqn = hoist_row_products(eqn)
             more, eqn = hoist_sequence_products(eqn)
+            maps, eqn = hoist_sequence_maps(eqn)
             eqn, after = contract_accumulators(eqn)
-            eqns += before + more + [eqn] + after
+            eqns += before + more + maps + [eqn] + after
         else:
             eqns.append(eqn)
     return Program(program.inputs, eqns, program.outputs)
@@ -259,6 +262,55 @@ def hoist_sequence_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
                        dict(params, body=new_body), eqn.loc)
 
 
+def hoist_sequence_maps(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
+    """Elementwise work on rows of input sequences alone (and invariants and literals of
+    no more dimensions: they broadcast against a row as against the whole sequence) is
+    done on the whole sequences before the loop: ``1 - tanh_t ** 2`` of a reversed loop
+    is one ``1 - square(tanh_stack)``, a new input sequence."""
+    params = eqn.params
+    n_carry, n_inv, body = params["n_carry"], params["n_inv"], params["body"]
+    first = n_carry + n_inv
+    invariant = {id(v) for v in body.inputs[n_carry:first]}
+    outer = {id(v): op for v, op in zip(body.inputs, eqn.inputs[1:])}
+    rows = {id(v) for v in body.inputs[first:]}
+    before, new_rows, eqns = [], [], []
+    for e in body.eqns:
+        if not _maps_rows(e, rows, invariant):
+            eqns.append(e)
+            continue
+        out = e.outs[0]
+        length = next(outer[id(v)].aval.shape[0] for v in e.inputs if id(v) in rows)
+        whole = Var(Aval((length,) + tuple(out.aval.shape), out.aval.dtype), out.hint)
+        before.append(Eqn(e.prim, tuple(outer.get(id(v), v) for v in e.inputs), (whole,),
+                          e.params, _outer_loc(e.loc, e.prim.name)))
+        outer[id(out)] = whole
+        rows.add(id(out))
+        new_rows.append((whole, out))
+    if not before:
+        return [], eqn
+    new_body = eliminate_dead_code(Program(body.inputs + [o for _, o in new_rows], eqns,
+                                           body.outputs))
+    return before, Eqn(eqn.prim, eqn.inputs + tuple(p for p, _ in new_rows), eqn.outs,
+                       dict(params, body=new_body), eqn.loc)
+
+
+def _maps_rows(e: Eqn, rows: set, invariant: set) -> bool:
+    prim = e.prim
+    if not prim.elementwise or not prim.pure or prim.multiple_results or len(e.outs) != 1:
+        return False
+    row_ndims = [len(v.aval.shape) for v in e.inputs if id(v) in rows]
+    if not row_ndims or len(e.outs[0].aval.shape) != max(row_ndims):
+        return False
+    for v in e.inputs:
+        if id(v) in rows:
+            continue
+        if isinstance(v, Var) and id(v) not in invariant:
+            return False
+        if len(v.aval.shape) > min(row_ndims):  # it would broadcast across the rows' axis
+            return False
+    return True
+
+
 def _sequence_side(e: Eqn, rows: set, invariant: set) -> int | None:
     """Which input of ``e`` is a row of an input sequence, when ``e`` is that row times
     an invariant 2-d matrix of its dtype (``w @ row`` for a row of 2+ dimensions)."""
@@ -273,10 +325,10 @@ def _sequence_side(e: Eqn, rows: set, invariant: set) -> int | None:
     return None
 
 
-def _outer_loc(loc):
+def _outer_loc(loc, op: str = "matmul"):
     # A traced body's locations are the user's (file, line) alone; outside the loop the
     # writer reads ``(location, op)``.
-    return (loc, "matmul") if loc is not None and isinstance(loc[0], str) else loc
+    return (loc, op) if loc is not None and isinstance(loc[0], str) else loc
 
 
 # --- acc + r.T @ d -> acc0 + one contraction after the loop -----------------------------
