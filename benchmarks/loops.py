@@ -3,10 +3,12 @@
 differs), cold (a fresh process: trace, build, first call) and warm; and how many times
 a Newton loop over five values traces.
 
-    python benchmarks/loops.py [--tf PYTHON] [--lengths 100 2000 10000]
+    python benchmarks/loops.py [--tf PYTHON] [--lengths 100 2000 10000] [--src A/src ...]
 
 Each figure comes from a fresh process (``--one LIBRARY T``); TF runs from the Python
-given by ``--tf`` (or ``$GRADTAPE_TF_PYTHON``) when it is there.
+given by ``--tf`` (or ``$GRADTAPE_TF_PYTHON``) when it is there. ``--src`` (repeatable)
+runs gradtape from each source tree in turn, one row per tree and length, the trees'
+processes alternating (so a load on the machine falls on all of them alike).
 """
 
 from __future__ import annotations
@@ -69,8 +71,10 @@ def _one(library: str, T: int) -> dict:
     return result
 
 
-def _run(python: str, library: str, T: int) -> dict | None:
+def _run(python: str, library: str, T: int, src: str | None = None) -> dict | None:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    if src is not None:
+        env["PYTHONPATH"] = src
     done = subprocess.run([python, __file__, "--one", library, str(T)], env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -84,25 +88,32 @@ def main() -> None:
     parser.add_argument("--one", nargs=2)
     parser.add_argument("--tf", default=os.environ.get("GRADTAPE_TF_PYTHON"))
     parser.add_argument("--lengths", nargs="*", type=int, default=[100, 2000, 10000])
+    parser.add_argument("--src", action="append", help="a gradtape source tree")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(_one(args.one[0], int(args.one[1]))))
         return
-    rows = []
+    trees = args.src or [None]
+    rows, peers = [], {}
     for T in args.lengths:
-        ours = _run(sys.executable, "gradtape", T)
-        peer = _run(args.tf, "tf", T) if args.tf and os.path.exists(args.tf) else None
-        rows.append((T, ours, peer))
-    print(f"{'T':>6} | {'gradtape cold':>13} {'warm':>9} | {'tf cold':>8} {'warm':>9} | "
-          "warm ratio")
-    for T, ours, peer in rows:
-        def cell(r, k):
-            return f"{r[k]:.3f}s" if r else "-"
+        for src in trees:
+            rows.append((T, src, _run(sys.executable, "gradtape", T, src)))
+        peers[T] = _run(args.tf, "tf", T) if args.tf and os.path.exists(args.tf) else None
+    label = max(len(src or "") for src in trees)
+    print(f"{'T':>6} {'tree':<{label}} | {'gradtape cold':>13} {'warm':>9} | "
+          f"{'tf cold':>8} {'warm':>9} | warm ratio")
+
+    def cell(r, k):
+        return f"{r[k]:.3f}s" if r else "-"
+    for T, src, ours in rows:
+        peer = peers[T]
         ratio = f"{ours['warm_s'] / peer['warm_s']:.2f}x" if ours and peer else "-"
-        print(f"{T:>6} | {cell(ours, 'cold_s'):>13} {cell(ours, 'warm_s'):>9} | "
-              f"{cell(peer, 'cold_s'):>8} {cell(peer, 'warm_s'):>9} | {ratio}")
-    for _, ours, peer in rows:
+        print(f"{T:>6} {src or '':<{label}} | {cell(ours, 'cold_s'):>13} "
+              f"{cell(ours, 'warm_s'):>9} | {cell(peer, 'cold_s'):>8} "
+              f"{cell(peer, 'warm_s'):>9} | {ratio}")
+    for _, _, ours in rows:
         if ours and "newton_traces" in ours:
+            peer = peers[100]
             print(f"Newton over 5 values of a: gradtape {ours['newton_traces']} trace(s), "
                   f"tf {peer['newton_traces'] if peer else '-'}")
 

@@ -60,6 +60,10 @@ def _keep_run(tracer: Any, results: tuple, arrays: Sequence[Any]) -> None:
         record_values(tracer, written.outs, arrays, [written])
 
 
+def _integer_scalar(value: Any) -> bool:
+    return np.ndim(value) == 0 and np.asarray(value).dtype.kind in "iu"
+
+
 def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
     """The loop run now as generated code: the interpreter would pay its per-equation
     cost on every iteration of the trace's run (thousands, for an RNN)."""
@@ -69,7 +73,11 @@ def _run_loop_compiled(values: list, params: dict) -> Sequence[Any]:
     n = values[0]
     unbounded = int(n) < 0  # the trace's n is then a literal too: no bound
     first = Literal(int(n)) if unbounded else Var(aval_of(n), "n")
-    eqn_inputs = [first, *inputs]
+    # A counter's start as the literal it is in the traced program (``t = 0``): the
+    # generator then writes ``while t < n`` as a counted loop here too.
+    carry = [Literal(np.asarray(v)[()], aval_of(v)) if _integer_scalar(v) else op
+             for v, op in zip(values[1:1 + params["n_carry"]], inputs)]
+    eqn_inputs = [first, *carry, *inputs[len(carry):]]
     outs = [Var(a, "out") for a in loop_p.abstract_eval(tuple(eqn_inputs), params)]
     program_inputs = inputs if isinstance(first, Literal) else [first, *inputs]
     program = Program(program_inputs, [Eqn(loop_p, eqn_inputs, outs, params)], outs)

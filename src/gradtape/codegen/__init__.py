@@ -41,11 +41,13 @@ def generate_source(program: Program, printer: str = "astor", fuse: bool = True,
     forward does, under ``gt.config(pool_buffers=True)``."""
     from ..core.config import options
     from ..passes.control_flow import drop_unread_stacks, hoist_invariants
+    from ..passes.loop_motion import move_loop_work
     from .emit import to_source
     from .to_gast import to_gast
 
-    # A forward without gradient stacks nothing; invariant work runs once per loop.
-    program = hoist_invariants(drop_unread_stacks(program))
+    # A forward without gradient stacks nothing; invariant and map-like work runs once
+    # per loop, not per iteration.
+    program = move_loop_work(hoist_invariants(drop_unread_stacks(program)))
     globs = None
     if array_kind is not None:
         from .array_kinds import NamespaceNames

@@ -62,11 +62,12 @@ def stack_rows(rows: list, row_aval: tuple, reverse: bool = False) -> np.ndarray
     return np.stack(rows)
 
 
-def row_buffer(capacity: Any, row_aval: tuple) -> np.ndarray:
-    """An empty stack for ``capacity`` rows of ``row_aval`` (``(shape, dtype)``): a
-    loop whose trip count is known when it starts writes its rows into one of these."""
+def row_buffer(capacity: Any, row_aval: tuple, extra: int = 0) -> np.ndarray:
+    """An empty stack for ``capacity`` rows of ``row_aval`` (``(shape, dtype)``), and
+    ``extra`` more (a carry's stack holds its first value too): a loop whose trip count
+    is known when it starts writes its rows into one of these."""
     shape, dtype = row_aval
-    return np.empty((max(int(capacity), 0),) + tuple(shape), dtype)
+    return np.empty((max(int(capacity), 0) + extra,) + tuple(shape), dtype)
 
 
 def grow_rows(buffer: np.ndarray) -> np.ndarray:
@@ -75,6 +76,20 @@ def grow_rows(buffer: np.ndarray) -> np.ndarray:
     grown = np.empty((max(2 * len(buffer), 16),) + buffer.shape[1:], buffer.dtype)
     grown[:len(buffer)] = buffer
     return grown
+
+
+def rows_read(sequence: Any, start: int, stop: int) -> Any:
+    """``sequence[start:stop]``, the rows a loop read one per iteration (generated code
+    slices them after the loop instead): a row past the end raises NumPy's error."""
+    if stop > len(sequence) or start < 0:
+        raise IndexError(f"index {stop - 1 if stop > len(sequence) else start} is out of "
+                         f"bounds for axis 0 with size {len(sequence)}")
+    return sequence[start:stop]
+
+
+def count_rows(count: int, dtype: Any) -> np.ndarray:
+    """The stack of a counter that starts at 0 and adds 1 per iteration."""
+    return np.arange(count, dtype=dtype)
 
 
 def _loop_impl(n: Any, *operands: Any, cond: Program | None, body: Program, n_carry: int,

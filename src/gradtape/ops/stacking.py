@@ -372,6 +372,17 @@ def _row_write_impl(buffer, index, value, grow=False):
     return buffer
 
 
+def row_write_in_place(buffer, index, value, grow=False):
+    """``row_write`` for generated code that owns ``buffer`` (a loop's carry, copied as
+    the loop starts and read by nothing but this write): the row is written into it, no
+    copy of the buffer per write; a buffer that must grow is a new one, as always."""
+    i, capacity = row_write_capacity(len(buffer), index, grow)
+    if capacity > len(buffer):
+        return _row_write_impl(buffer, index, value, grow)
+    buffer[i] = value
+    return buffer
+
+
 def _row_write_vjp(g, y, buffer, index, value, grow=False):
     from .elementwise import zeros_like
 
