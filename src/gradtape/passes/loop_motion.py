@@ -117,7 +117,7 @@ def _counter_step(eqn: Eqn, i: int) -> bool:
     if not isinstance(start, Literal) or start.aval.shape != () or \
             start.aval.dtype.kind not in "iu" or int(start.value) != 0:
         return False
-    step = next((e for e in body.eqns if e.outs[0] is body.outputs[i]), None)
+    step = next((e for e in body.eqns if e.outs and e.outs[0] is body.outputs[i]), None)
     if step is None or step.prim.name != "add" or len(step.inputs) != 2:
         return False
     one = [v for v in step.inputs if v is not body.inputs[i]]
