@@ -58,3 +58,33 @@ def assert_same_gradients(expected: Sequence[Any], got: Sequence[Any], *,
         scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
         np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * scale,
                                    err_msg=f"{what}: source {k}")
+
+
+def central_differences(f: Callable[[np.ndarray], Any], x: Any, eps: float = 1e-6
+                        ) -> np.ndarray:
+    """The gradient of the scalar ``f`` at ``x`` (float64), one central difference per
+    element."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
+    return grad
+
+
+def program_primitives(program: Any) -> set[str]:
+    """The names of ``program``'s primitives, those in loop bodies and branches too."""
+    from gradtape.ops.control_flow import subprograms
+
+    found = set()
+    for eqn in program.eqns:
+        found.add(eqn.prim.name)
+        for sub in subprograms(eqn.params):
+            found |= program_primitives(sub)
+    return found
+
+
+def traced_primitives(fn: Any, *args: Any) -> set[str]:
+    """The primitives of a ``@gt.function``'s trace for ``args``, sub-programs too."""
+    return program_primitives(fn.get_concrete_function(*args).program)

@@ -6,30 +6,8 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-
-
-def _prims(fn, *args):
-    """The primitives of ``fn``'s trace, those in loop bodies and branches too."""
-    def names(program):
-        found = set()
-        for e in program.eqns:
-            found.add(e.prim.name)
-            for value in e.params.values():
-                for sub in value if isinstance(value, tuple) else (value,):
-                    if hasattr(sub, "eqns"):
-                        found |= names(sub)
-        return found
-    return names(fn.get_concrete_function(*args).program)
-
-
-def _fd(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
+from gradient_checks import central_differences as _fd
+from gradient_checks import traced_primitives as _prims
 
 
 def rnn_outputs(x, wx, wh):

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradient_checks import central_differences as _fd
+from gradient_checks import program_primitives
 from gradtape.ops import control_flow
 
 
@@ -49,14 +51,6 @@ def loop_in_cond_in_loop(x, k):
 PROGRAMS = [loop_in_cond, loop_in_cond_autograph, loop_in_cond_in_loop]
 
 
-def _prims(program):
-    found = set()
-    for e in program.eqns:
-        found.add(e.prim.name)
-        for sub in control_flow.subprograms(e.params):
-            found |= _prims(sub)
-    return found
-
 
 def _value_and_derivatives(fn, x, k):
     """y, dy/dx and d2y/dx2 of ``sum(fn(x, k))`` by nested tapes."""
@@ -70,14 +64,6 @@ def _value_and_derivatives(fn, x, k):
     second = outer.gradient(s, x, unconnected_gradients=gt.UnconnectedGradients.ZERO)
     return y.numpy(), g.numpy(), second.numpy()
 
-
-def _fd(f, x, eps=1e-5):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        grad[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return grad
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
@@ -98,10 +84,10 @@ def test_nested_control_flow_compiles_with_exact_first_and_second_derivatives(fn
     def grad_total(v):
         return _value_and_derivatives(fn, gt.constant(v), kt)[1].sum()
 
-    np.testing.assert_allclose(got[1], _fd(total, xv), rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(got[2], _fd(grad_total, xv), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(got[1], _fd(total, xv, 1e-5), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got[2], _fd(grad_total, xv, 1e-5), rtol=1e-5, atol=1e-8)
     program = f.get_concrete_function(x, kt).program
-    assert {"loop", "switch"} <= _prims(program)
+    assert {"loop", "switch"} <= program_primitives(program)
     assert f.experimental_get_tracing_count() == 1
 
 

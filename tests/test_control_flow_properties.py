@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gradtape as gt
+from gradient_checks import central_differences as _fd
 
 # One step of a body: (a, b, w) -> a new value; smooth, so differences are exact enough.
 STEPS = [
@@ -43,14 +44,6 @@ def make_program(steps, trips, branchy, value_cond):
 programs = st.tuples(st.lists(st.integers(0, len(STEPS) - 1), min_size=1, max_size=3),
                      st.integers(0, 4), st.booleans(), st.booleans())
 
-
-def _fd(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
 
 
 def _grad(f, x, w):
