@@ -230,16 +230,31 @@ def hoist_row_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
                        eqn.loc)
 
 
-def hoist_sequence_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
-    """A row of an input sequence times an invariant matrix (``x_t @ w`` of a ``scan``
-    or a Keras RNN layer) is a row of ``xs @ w``: a new input sequence, one product
-    before the loop."""
+def _row_loop_parts(eqn: Eqn) -> tuple[Program, set, dict, set]:
+    """A loop's body, the ids of its invariants, each body input's outer operand (by
+    id) and the ids of its rows of input sequences."""
     params = eqn.params
     n_carry, n_inv, body = params["n_carry"], params["n_inv"], params["body"]
     first = n_carry + n_inv
     invariant = {id(v) for v in body.inputs[n_carry:first]}
     outer = {id(v): op for v, op in zip(body.inputs, eqn.inputs[1:])}
-    rows = {id(v) for v in body.inputs[first:]}
+    return body, invariant, outer, {id(v) for v in body.inputs[first:]}
+
+
+def _with_new_rows(eqn: Eqn, body: Program, eqns: list[Eqn], new_rows: list) -> Eqn:
+    """The loop whose body is ``eqns``, each ``(sequence, row)`` of ``new_rows`` a new
+    input sequence the body reads a row of."""
+    new_body = eliminate_dead_code(Program(body.inputs + [o for _, o in new_rows], eqns,
+                                           body.outputs))
+    return Eqn(eqn.prim, eqn.inputs + tuple(p for p, _ in new_rows), eqn.outs,
+               dict(eqn.params, body=new_body), eqn.loc)
+
+
+def hoist_sequence_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
+    """A row of an input sequence times an invariant matrix (``x_t @ w`` of a ``scan``
+    or a Keras RNN layer) is a row of ``xs @ w``: a new input sequence, one product
+    before the loop."""
+    body, invariant, outer, rows = _row_loop_parts(eqn)
     before, new_rows, eqns = [], [], []
     for e in body.eqns:
         side = _sequence_side(e, rows, invariant)
@@ -254,12 +269,7 @@ def hoist_sequence_products(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
         before.append(Eqn(e.prim, (wo, xo) if side == 1 else (xo, wo), (stacked,),
                           e.params, _outer_loc(e.loc)))
         new_rows.append((stacked, out))  # the product's value is now a row read
-    if not before:
-        return [], eqn
-    new_body = eliminate_dead_code(Program(body.inputs + [o for _, o in new_rows], eqns,
-                                           body.outputs))
-    return before, Eqn(eqn.prim, eqn.inputs + tuple(p for p, _ in new_rows), eqn.outs,
-                       dict(params, body=new_body), eqn.loc)
+    return before, _with_new_rows(eqn, body, eqns, new_rows) if before else eqn
 
 
 def hoist_sequence_maps(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
@@ -267,12 +277,7 @@ def hoist_sequence_maps(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
     no more dimensions: they broadcast against a row as against the whole sequence) is
     done on the whole sequences before the loop: ``1 - tanh_t ** 2`` of a reversed loop
     is one ``1 - square(tanh_stack)``, a new input sequence."""
-    params = eqn.params
-    n_carry, n_inv, body = params["n_carry"], params["n_inv"], params["body"]
-    first = n_carry + n_inv
-    invariant = {id(v) for v in body.inputs[n_carry:first]}
-    outer = {id(v): op for v, op in zip(body.inputs, eqn.inputs[1:])}
-    rows = {id(v) for v in body.inputs[first:]}
+    body, invariant, outer, rows = _row_loop_parts(eqn)
     before, new_rows, eqns = [], [], []
     for e in body.eqns:
         if not _maps_rows(e, rows, invariant):
@@ -286,12 +291,7 @@ def hoist_sequence_maps(eqn: Eqn) -> tuple[list[Eqn], Eqn]:
         outer[id(out)] = whole
         rows.add(id(out))
         new_rows.append((whole, out))
-    if not before:
-        return [], eqn
-    new_body = eliminate_dead_code(Program(body.inputs + [o for _, o in new_rows], eqns,
-                                           body.outputs))
-    return before, Eqn(eqn.prim, eqn.inputs + tuple(p for p, _ in new_rows), eqn.outs,
-                       dict(params, body=new_body), eqn.loc)
+    return before, _with_new_rows(eqn, body, eqns, new_rows) if before else eqn
 
 
 def _maps_rows(e: Eqn, rows: set, invariant: set) -> bool:
