@@ -15,12 +15,12 @@ from gradtape.passes.fusion import inline_vars
 F64 = np.dtype(np.float64)
 
 
-def _inputs(*shapes):
-    return [Var(Aval(shape, F64), f"in{i}") for i, shape in enumerate(shapes)]
+def _inputs(*shapes, dtype=F64):
+    return [Var(Aval(shape, np.dtype(dtype)), f"in{i}") for i, shape in enumerate(shapes)]
 
 
-def _program(build, *shapes):
-    inputs = _inputs(*shapes)
+def _program(build, *shapes, dtype=F64):
+    inputs = _inputs(*shapes, dtype=dtype)
     with Builder() as b:
         outputs = build(*inputs)
     return Program(inputs, b.eqns, list(outputs))
@@ -190,6 +190,64 @@ def test_small_arrays_skip_out_but_still_accumulate():
     assert "out" not in kinds
 
 
+# --- computing in temporaries (NumPy's temporary elision) ---------------------------------
+
+LARGE = (256, 288)  # float32: 288 KiB, above NumPy's 256 KiB for computing in temporaries
+
+
+def test_a_scalar_minus_a_temporary_is_written_as_its_negation_plus_the_scalar():
+    program = _program(lambda g, y: [g * (1.0 - gt.square(y))], LARGE, LARGE,
+                       dtype=np.float32)
+    source, _, _ = generate_source(program)
+    assert "in0_1 * (-square(in1_2) + float32_1p0)" in source, source
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(LARGE, dtype=np.float32) for _ in range(2)]
+    got = compile_program(program).function(list(args))
+    np.testing.assert_array_equal(got[0], run(program, list(args))[0])
+
+
+def test_a_scalar_times_a_temporary_puts_the_temporary_first():
+    program = _program(lambda x: [0.5 * gt.exp(x) + 2], LARGE, dtype=np.float32)
+    source, _, _ = generate_source(program)
+    assert "exp(in0_1) * float32_0p5 + float32_2p0" in source, source
+
+
+def test_small_float64_and_integer_expressions_are_written_as_before():
+    # float64: the Python float casts safely (no typed constant); small arrays: NumPy
+    # never computes in them; integers: -t is another number for unsigned ones.
+    program = _program(lambda y: [1.0 - gt.square(y)], LARGE)
+    assert "-square(in0_1) + 1.0" in generate_source(program)[0]
+    program = _program(lambda y: [1.0 - gt.square(y)], (8, 8), dtype=np.float32)
+    assert "1.0 - square(in0_1)" in generate_source(program)[0]
+    program = _program(lambda y: [1 - gt.square(y)], LARGE, dtype=np.int32)
+    assert "1 - square(in0_1)" in generate_source(program)[0]
+
+
+def test_a_statement_computed_in_its_temporary_takes_no_out_buffer():
+    def build(g, y):
+        dead = gt.exp(g)  # a fresh buffer, dead after the next line
+        d = gt.reduce_sum(dead, axis=0)
+        return [gt.multiply(g, 1.0 - gt.square(y)), d]
+
+    program = _program(build, LARGE, LARGE, dtype=np.float32)
+    assert plan_reuse(program, inline_vars(program)) == {}
+
+
+def test_a_dead_large_buffer_is_not_held_across_an_allocation():
+    def build(x, z):
+        a = gt.exp(x)
+        b = gt.reduce_sum(a, axis=0) + gt.reduce_sum(a, axis=1)[0]  # a's last readers
+        c = gt.sin(z)  # allocates (another shape): holding a for e costs one array more
+        d = gt.reduce_sum(c, axis=0) + gt.reduce_sum(c, axis=1)[0]
+        e = gt.cos(x)
+        return [b, d, e]
+
+    program = _program(build, (1024, 512), (512, 1024))  # 4 MiB each
+    assert plan_reuse(program, inline_vars(program)) == {}
+    small = _program(build, (128, 64), (64, 128))  # the cache matters more: reused
+    assert [r.kind for r in plan_reuse(small, inline_vars(small)).values()] == ["out"]
+
+
 # --- random programs: generated code with aggressive reuse == interpreter -----------------------
 
 UNARY = [gt.sin, gt.tanh, gt.exp, gt.negative, gt.square, lambda v: v * 2.0, gt.identity,
@@ -198,6 +256,9 @@ UNARY = [gt.sin, gt.tanh, gt.exp, gt.negative, gt.square, lambda v: v * 2.0, gt.
          lambda v: v[::-1] if v.ndim >= 1 else v * 1.5,
          lambda v: gt.broadcast_to(v, (3,) + v.shape)[1]]
 BINARY = [gt.add, gt.multiply, gt.subtract, lambda a, b: gt.maximum(a, b)]
+# Scalars beside temporaries: written -t + c, t * c, with typed constants in float32.
+SCALAR_OPS = [lambda v: 1.0 - v, lambda v: 0.5 * v, lambda v: 3 + v, lambda v: v - 0.25,
+              lambda v: 2.0 / (v * v + 1.0), lambda v: -1.5 - gt.exp(v)]
 
 
 @st.composite
@@ -244,4 +305,37 @@ def test_random_programs_with_aggressive_buffer_reuse(spec):
     for a, c in zip(args, copies):
         np.testing.assert_array_equal(a, c)  # inputs untouched
     for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+
+
+@st.composite
+def large_float32_programs(draw):
+    ops = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 100), st.integers(0, 100),
+                                  st.integers(0, 100)), min_size=1, max_size=10))
+    outs = draw(st.lists(st.integers(0, 100), min_size=1, max_size=3))
+    return draw(st.integers(1, 2)), ops, outs
+
+
+@settings(max_examples=40, deadline=None)
+@given(large_float32_programs())
+def test_random_float32_programs_computed_in_temporaries_equal_the_interpreter(spec):
+    n_inputs, ops, outs = spec
+    inputs = _inputs(*[LARGE] * n_inputs, dtype=np.float32)
+    values = list(inputs)
+    with Builder() as b:
+        for kind, k, i, j in ops:
+            same = [v for v in values if v.shape == LARGE]
+            if kind == 0:
+                values.append(BINARY[k % len(BINARY)](same[i % len(same)], same[j % len(same)]))
+            elif kind == 1:
+                values.append(SCALAR_OPS[k % len(SCALAR_OPS)](same[i % len(same)]))
+            else:
+                values.append(gt.tanh(values[i % len(values)]))
+    program = Program(inputs, b.eqns, [values[o % len(values)] for o in outs])
+    rng = np.random.default_rng(len(program.eqns))
+    args = [rng.standard_normal(LARGE, dtype=np.float32) for _ in range(n_inputs)]
+    expected = run(program, [a.copy() for a in args])
+    got = compile_program(program).function([a.copy() for a in args])
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
         np.testing.assert_array_equal(g, e)

@@ -17,12 +17,12 @@ import gast
 
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW
-from ..passes.buffers import MIN_OUT_SIZE, Reuse, plan_reuse
+from ..passes.buffers import MIN_OUT_SIZE, Reuse, elision, plan_reuse
 from ..passes.fusion import inline_vars
 from . import buffer_pool
 from .control_flow import statements_of
 from .indexing import scatter_add_statements, writes_out
-from .literals import LOAD, STORE, call, constant, literal, make, name, numpy_global
+from .literals import LOAD, STORE, USUB, call, constant, literal, make, name, numpy_global
 from .liveness import release_dead_names
 from .naming import GlobalNames, LocalNames, plain_identifier
 from .primitives import render
@@ -151,8 +151,24 @@ class _Writer:
         if value in self.inlined:
             eqn = self.defining[value]
             out = None if self.pooling is None else self.pooling.scratch.get(value)
-            return render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
+            return self._render(eqn, out)
         return name(self.locals(value))
+
+    def _render(self, eqn: Eqn, out: str | None) -> gast.expr:
+        args = [self.expr(v) for v in eqn.inputs]
+        how = None if out is not None or self.globs.array_kind is not None else elision(
+            eqn, self.inlined, self.defining)
+        if how is None:
+            return render(eqn, args, self.globs, out=out)
+        # Written so that NumPy computes the result in its temporary operand's memory
+        # (passes/buffers.py: elision): float32(1.0) for 1.0, -square(y) + c for c - ...
+        if how.typed is not None:
+            value = eqn.inputs[how.typed].value
+            args[how.typed] = literal(eqn.outs[0].aval.dtype.type(value), self.globs)
+        if how.negate:
+            negated = make(gast.UnaryOp, op=USUB, operand=args[1])
+            return make(gast.BinOp, left=negated, op=_ADD, right=args[0])
+        return render(eqn, args[::-1] if how.swap else args, self.globs, out=out)
 
     def _fused_locs(self, eqn: Eqn) -> list[Any]:
         """Blocks of the equations written in ``eqn``'s statement, producers first."""
@@ -189,7 +205,7 @@ class _Writer:
             out = self.locals(reuse.buffer)
         else:
             out = self.pooling.out_names.get(index) if self.pooling is not None else None
-        value = render(eqn, [self.expr(v) for v in eqn.inputs], self.globs, out=out)
+        value = self._render(eqn, out)
         targets = [name(self.locals.define(o, self._hint(eqn, o), self.accumulated.get(o)),
                         store=True) for o in eqn.outs]
         if eqn.prim.multiple_results:
