@@ -332,3 +332,60 @@ def test_nested_blocks():
     _, expected = _grads(lambda v: gt.tanh(gt.tanh(v @ w) @ w) * v, x, [w])
     _, got = _grads(gt.recompute_grad(outer), x, [w])
     _assert_same(expected, got)
+
+
+def test_a_tensor_the_block_reads_from_outside_gets_its_gradient():
+    """A block that closes over a tensor the tape differentiates (computed on the tape
+    before the block, or watched) passes the gradient on: the tensor becomes an input of
+    the block's record (TF's recompute_grad drops it silently)."""
+    x0, scale0 = RNG.normal(size=(3, 4)), RNG.normal(size=(4,))
+    w = gt.Variable(RNG.normal(size=(4, 4)) * 0.5)
+
+    def grads(checkpoint):
+        x, scale = gt.constant(x0), gt.constant(scale0)
+        with gt.GradientTape() as tape:
+            tape.watch([x, scale])
+            shift = gt.sin(x)  # computed on the tape, read by the block from outside
+
+            def block(h):
+                return gt.tanh(h @ w) * scale + shift
+
+            out = (gt.recompute_grad(block) if checkpoint else block)(x * 2.0)
+            loss = gt.reduce_sum(out * out)
+        return tape.gradient(loss, [x, scale, w])
+
+    expected, got = grads(False), grads(True)
+    assert all(g is not None for g in got)
+    _assert_same(expected, got)
+
+    def loss(xv, sv):
+        return np.sum((np.tanh(2 * xv @ w.numpy()) * sv + np.sin(xv)) ** 2)
+
+    eps = 1e-6
+    for i in np.ndindex(scale0.shape):
+        d = np.zeros_like(scale0)
+        d[i] = eps
+        numeric = (loss(x0, scale0 + d) - loss(x0, scale0 - d)) / (2 * eps)
+        np.testing.assert_allclose(got[1].numpy()[i], numeric, rtol=1e-7)
+    d = RNG.normal(size=x0.shape)
+    numeric = (loss(x0 + eps * d, scale0) - loss(x0 - eps * d, scale0)) / (2 * eps)
+    np.testing.assert_allclose(np.sum(got[0].numpy() * d), numeric, rtol=1e-7)
+
+
+def test_an_outside_tensor_in_a_nested_second_derivative():
+    x0, c0 = RNG.normal(size=(4,)), RNG.normal(size=(4,))
+
+    def second(checkpoint):
+        x, c = gt.constant(x0), gt.constant(c0)
+        with gt.GradientTape() as outer:
+            outer.watch([x, c])
+            with gt.GradientTape() as inner:
+                inner.watch([x, c])
+                block = lambda h: gt.sin(h * c) * c  # noqa: E731
+                y = gt.reduce_sum((gt.recompute_grad(block) if checkpoint else block)(x))
+            dy = inner.gradient(y, c)
+        return outer.gradient(dy, [x, c])
+
+    got = second(True)
+    assert all(g is not None for g in got)
+    _assert_same(second(False), got)

@@ -25,7 +25,9 @@ from typing import Any
 
 from ..core import nest
 from ..core.state import state
+from ..core.tensor import Tensor
 from ..core.unconnected import UnconnectedGradients
+from ..core.variable import Variable
 from ..ops import random
 from .custom_gradient import _as_input, _VariableWatcher, reissue
 
@@ -35,21 +37,57 @@ __all__ = ["recompute_grad"]
 _Draws = dict
 
 
+class _CaptureWatcher:
+    """Sits on the tape stack beside the variable watcher while a block runs unrecorded,
+    to see the tensors it reads from outside that a paused tape differentiates (a value
+    the tape computed before the block, a watched constant): they become inputs of the
+    block's record, so their gradients are not dropped."""
+
+    def __init__(self, passed: set[int], tapes: list) -> None:
+        self.passed = passed  # the block's arguments, by id
+        self.tapes = tapes
+        self.made: set[int] = set()
+        self.captured: dict[int, Tensor] = {}
+
+    def on_op(self, prim: Any, args: tuple, values: list, params: dict, result: Any,
+              out: Any, shared: Any) -> Any:
+        for a in args:
+            if isinstance(a, Tensor) and not isinstance(a, Variable) and (
+                    a._id not in self.made and a._id not in self.passed
+                    and a._id not in self.captured
+                    and any(tape.sees(a) for tape in self.tapes)):
+                self.captured[a._id] = a
+        for r in result if isinstance(result, tuple) else (result,):
+            self.made.add(r._id)
+        return shared
+
+    def on_op_alone(self, *args: Any) -> None:  # never alone: two watchers stand
+        raise AssertionError("the capture watcher is never the only observer")
+
+    def sees(self, tensor: Any) -> bool:
+        return False
+
+    def on_variable_read(self, variable: Any) -> None:
+        pass
+
+
 def _run_unrecorded(f: Callable[..., Any], args: tuple, kwargs: dict
-                    ) -> tuple[Any, _VariableWatcher, _Draws]:
-    """``f(*args, **kwargs)`` with no tape recording: only a watcher sees which
-    variables it reads, and the block's draws are noted."""
+                    ) -> tuple[Any, _VariableWatcher, list[Tensor], _Draws]:
+    """``f(*args, **kwargs)`` with no tape recording: only watchers see which variables
+    and outside tensors with a gradient it reads, and the block's draws are noted."""
     watcher = _VariableWatcher()
-    draws: _Draws = {}
     paused = state.recording[:]
-    state.recording[:] = [watcher]
+    captures = _CaptureWatcher({x._id for x in nest.flatten((args, kwargs))
+                                if isinstance(x, Tensor)}, paused)
+    draws: _Draws = {}
+    state.recording[:] = [watcher, captures]
     random.draw_watchers.append(draws)
     try:
         result = f(*args, **kwargs)
     finally:
         state.recording[:] = paused
         random.draw_watchers.remove(draws)
-    return result, watcher, draws
+    return result, watcher, list(captures.captured.values()), draws
 
 
 @contextlib.contextmanager
@@ -78,11 +116,14 @@ def _call_recomputed(f: Callable[..., Any], name: str, args: tuple, kwargs: dict
             return result
     if not (state.recording or state.accumulators):
         return f(*args, **kwargs)  # nothing differentiates: nothing to save
-    result, watcher, draws = _run_unrecorded(f, args, kwargs)
+    result, watcher, captured, draws = _run_unrecorded(f, args, kwargs)
     flat_args = nest.flatten(args)
     inputs = [_as_input(a, name) for a in flat_args]
     passed = {id(x) for x in flat_args + nest.flatten(kwargs)}
     variables = [v for v in watcher.variables.values() if id(v) not in passed]
+    # The tensors the block read from outside, with a gradient: inputs of its record
+    # after its arguments (the recomputation reads them where the block found them).
+    inputs += captured
 
     def grad_fn(*upstream: Any, variables: list | None = None) -> Any:
         from .gradient_tape import GradientTape
@@ -90,7 +131,8 @@ def _call_recomputed(f: Callable[..., Any], name: str, args: tuple, kwargs: dict
         watched = inputs + list(variables or [])
         with _replaying(draws), GradientTape() as tape:
             tape.watch(watched)
-            recomputed = f(*nest.pack_sequence_as(args, inputs), **kwargs)
+            recomputed = f(*nest.pack_sequence_as(args, inputs[:len(flat_args)]),
+                           **kwargs)
         grads = tape.gradient(nest.flatten(recomputed), watched,
                               output_gradients=list(upstream),
                               unconnected_gradients=UnconnectedGradients.ZERO)
