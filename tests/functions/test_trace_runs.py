@@ -194,9 +194,9 @@ def first_run_programs(monkeypatch):
     seen = []
     original = interpreter.run
 
-    def spy(program, args):
+    def spy(program, args, *rest):
         seen.append(program)
-        return original(program, args)
+        return original(program, args, *rest)
 
     monkeypatch.setattr(call.interpreter, "run", spy)
     return seen

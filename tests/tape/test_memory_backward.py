@@ -206,6 +206,29 @@ def test_a_float32_backward_computes_in_its_temporaries():
         g = g @ ws[k].numpy().T.astype(np.float64)
 
 
+@pytest.mark.parametrize("compile_on", [False, True])
+def test_an_interpreted_backward_frees_its_values_as_it_goes(compile_on):
+    """A structure's first calls, and every call with compilation off, run in the
+    interpreter: it lets each value go after its last use too (``ir/walk.py``'s
+    ``dead_after``), so the first step of a training loop does not peak far above the
+    others (it peaked 15.5 layers above, against 3.4 now and 1.1 compiled)."""
+    gt.clear_cache()
+    rng = np.random.default_rng(5)
+    h0 = gt.constant(rng.standard_normal((2048, 256)).astype(np.float32))
+    ws = [gt.Variable((rng.standard_normal((256, 256)) / 16).astype(np.float32))
+          for _ in range(4)]
+    layer = 2048 * 256 * 4
+    options = {"compile_after": 3} if compile_on else {"compile": False}
+    with gt.config(**options):
+        for _ in range(2):  # interpreted both times
+            grads, peak = _stack_step(h0, ws)
+    assert peak < 4 * layer, f"the interpreted backward peaked {peak / layer:.2f} layers above"
+    with gt.config(compile_after=1):
+        compiled, _ = _stack_step(h0, ws)
+    for g, c in zip(grads, compiled):
+        np.testing.assert_allclose(g.numpy(), c.numpy(), rtol=1e-5, atol=1e-9)
+
+
 def test_generated_code_that_raises_after_taking_its_inputs_raises_then_falls_back():
     """A used-up tape's backward empties its argument list: if it then raises, this
     call cannot be checked in the interpreter, so the error is raised as it is; the

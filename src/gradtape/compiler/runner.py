@@ -32,6 +32,7 @@ from ..core.config import options
 from ..core.state import state
 from ..ir import interpreter
 from ..ir.nodes import Program
+from ..ir.walk import dead_after
 from ..ops.control_flow import subprograms
 
 _plain_superset = PLAIN_CLASSES.issuperset
@@ -41,7 +42,8 @@ class CompiledRunner:
     """Runs ``program``: generated code once compiled, the interpreter until then."""
 
     __slots__ = ("program", "compiled", "failed", "compile_time", "_registration",
-                 "_compiled_program", "by_kind", "consumes", "__weakref__")
+                 "_compiled_program", "by_kind", "consumes", "_release",
+                 "__weakref__")
 
     # What the warnings call the generated code, and the function it defines.
     what: ClassVar[str] = "a generated function"
@@ -62,6 +64,7 @@ class CompiledRunner:
         # Whether a caller that holds nothing else may let it empty its argument list
         # (``run(consume=True)``); off once a consuming call raised.
         self.consumes = True
+        self._release: list | None = None  # the program's dead_after, for the interpreter
 
     # --- running ------------------------------------------------------------------------
     def run(self, args: Sequence[Any], consume: bool = False) -> Sequence[Any]:
@@ -73,7 +76,7 @@ class CompiledRunner:
         function gets a copy and ``args`` stays as it was (a later call runs on it).
         """
         if not options.compile:
-            return interpreter.run(self.program, args)
+            return self._interpret(args)
         # An array of another library (Dask): its own generated code. One C-level pass
         # over the types for the usual all-NumPy arguments.
         if not _plain_superset(map(type, args)):
@@ -84,7 +87,7 @@ class CompiledRunner:
         if compiled is None:
             compiled = self._maybe_compile()
             if compiled is None:
-                return interpreter.run(self.program, args)
+                return self._interpret(args, consume)
         try:
             if self.kind == "backward":
                 return compiled.function(args if consume else list(args))
@@ -93,6 +96,11 @@ class CompiledRunner:
             if consume and len(args) < len(self.program.inputs):
                 self._consumed(error, compiled)
             return self._fall_back(error, compiled, args)
+
+    def _interpret(self, args: Sequence[Any], consume: bool = False) -> list[Any]:
+        if self._release is None:
+            self._release = dead_after(self.program) or interpreter.NOTHING_TO_RELEASE
+        return interpreter.run(self.program, args, consume, self._release)
 
     def _consumed(self, error: Exception, compiled: Any) -> None:
         # The inputs were released to save memory, so this call cannot be checked in

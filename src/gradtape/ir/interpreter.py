@@ -15,16 +15,35 @@ import numpy as np
 
 from ..core.backends import ArrayKind, kind_of_all
 from .nodes import Eqn, Literal, Program
-from .walk import read_outputs, walk
+from .walk import dead_after, read_outputs, walk
+
+# What a caller keeping a program's ``dead_after`` passes when it found none.
+NOTHING_TO_RELEASE: list = []
 
 
-def run(program: Program, args: Sequence[Any]) -> list[Any]:
+def run(program: Program, args: Sequence[Any], consume: bool = False,
+        release: list | None = None) -> list[Any]:
     """Evaluate ``program`` on arrays. A ``None`` output stays ``None`` (a zero). On
-    another library's arrays (Dask, ...), each primitive runs in that library."""
+    another library's arrays (Dask, ...), each primitive runs in that library.
+
+    Each value is let go after its last use, as generated code's ``del`` lines do, so a
+    structure's first call (interpreted) keeps about what its compiled calls keep. With
+    ``consume``, ``args`` is a list only the caller held: it is emptied, so the inputs
+    too die at their last use (a backward's ``feeds``). ``release``: the program's
+    ``dead_after``, if the caller keeps it.
+    """
     kind = kind_of_all(args)
-    if kind is None:
-        return read_outputs(program, walk(program, args), full_array)
-    return read_outputs(program, walk(program, args, _applier(kind)), full_array)
+    apply = None if kind is None else _applier(kind)
+    if consume:
+        taken = list(args)
+        args.clear()  # type: ignore[attr-defined]
+        args = iter(taken)  # the environment alone holds them once it is built
+        del taken
+    if release is None:
+        release = dead_after(program)
+    elif release is NOTHING_TO_RELEASE:
+        release = None
+    return read_outputs(program, walk(program, args, apply, release=release), full_array)
 
 
 def _applier(kind: ArrayKind) -> Callable[[Eqn, list], Any]:

@@ -29,15 +29,17 @@ def keep_literal(literal: Literal) -> Literal:
 
 
 def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
-         literal: Callable[[Literal], Any] | None = None) -> Env:
+         literal: Callable[[Literal], Any] | None = None,
+         release: list[list[Var]] | None = None) -> Env:
     """Apply ``apply`` to every equation in order; the environment of every var after.
 
     ``apply=None`` runs each primitive's implementation (the interpreter, inline: it
     runs a structure's first call). ``literal`` maps a ``Literal`` input to what
-    ``apply`` receives (``None``: its value).
+    ``apply`` receives (``None``: its value). With ``release`` (``dead_after``), each
+    var leaves the environment after its last reader, so its value can be freed.
     """
     env = dict(zip(program.inputs, args))
-    for eqn in program.eqns:
+    for index, eqn in enumerate(program.eqns):
         # Literals as values is the interpreter's case, the one on a cold call: no hook.
         if literal is None:
             ins = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
@@ -48,7 +50,43 @@ def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
             env.update(zip(eqn.outs, out))
         else:
             env[eqn.outs[0]] = out
+        if release is not None:
+            for v in release[index]:
+                del env[v]
     return env
+
+
+# Values under this many elements are not released (as generated code writes no ``del``
+# for them: codegen/liveness.py): their memory does not matter, the bookkeeping would.
+RELEASE_MIN_SIZE = 4096
+
+
+def dead_after(program: Program) -> list[list[Var]] | None:
+    """Per equation, the large vars no later equation or output reads (its inputs read
+    for the last time, its outputs never read): ``walk``'s ``release``; ``None`` if
+    there are none (a program of scalars)."""
+    last: dict[Var, int] = {v: -1 for v in program.inputs}
+    for index, eqn in enumerate(program.eqns):
+        for v in eqn.inputs:
+            if isinstance(v, Var):
+                last[v] = index
+        for v in eqn.outs:
+            last.setdefault(v, index)
+    for v in program.outputs:
+        if isinstance(v, Var):
+            last.pop(v, None)
+    release: list[list[Var]] = [[] for _ in program.eqns]
+    found = False
+    for v, index in last.items():
+        if index < 0:  # an input no equation reads: the caller holds it anyway
+            continue
+        size = 1
+        for d in v.aval.shape:
+            size = size * d if isinstance(d, int) else RELEASE_MIN_SIZE  # unknown: large
+        if size >= RELEASE_MIN_SIZE:
+            release[index].append(v)
+            found = True
+    return release if found else None
 
 
 def read_outputs(program: Program, env: Env,
