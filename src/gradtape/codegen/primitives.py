@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from ..ir.nodes import Eqn, Var
+from ..ops.backends.rules import has_library_rule
 from .indexing import getitem_expression, writes_out
 from .literals import call, literal, make, name, numpy_global
 from .naming import GlobalNames
@@ -194,7 +195,8 @@ def render(eqn: Eqn, args: list, globs: GlobalNames, out: str | None = None) -> 
     With ``out``, the result is written into that local (``eqn`` must be a ufunc).
     """
     kind = globs.array_kind
-    if out is None and (kind is None or kind.protocols):  # else: no methods, no operators
+    if out is None and (kind is None or kind.protocols and  # else: no methods, no operators
+                        not has_library_rule(kind, eqn.prim.name)):
         if eqn.prim.name == "getitem" and writes_out(eqn) and (
                 kind is None or len(eqn.inputs) == 1):  # Dask: its rule takes index arrays
             return getitem_expression(eqn, args, globs)

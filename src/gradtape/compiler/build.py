@@ -147,6 +147,18 @@ class BackwardEntry(CompiledRunner):
                 self._compile()
         return self.compiled
 
+    def program_for_other_kinds(self) -> Program:
+        # On a lazy library's arrays (Dask) every equation the passes would remove is a
+        # layer of tasks a chunk (a broadcast ones seed: a NumPy array in the graph,
+        # rechunked), and the graph costs more than the passes: interpret their result
+        # (kept for the compile that follows).
+        if self.optimized:
+            return self.program
+        prepared = _prepared.get(self)
+        if prepared is None:
+            prepared = _prepared[self] = run_passes(self.program)
+        return prepared
+
     def program_to_compile(self) -> Program:
         """The program code is generated from: ``program`` after the passes, inputs kept
         (``tape.inspect`` shows its source)."""

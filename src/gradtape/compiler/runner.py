@@ -109,6 +109,11 @@ class CompiledRunner:
         self.consumes = False
         raise error
 
+    def program_for_other_kinds(self) -> Program:
+        """The program to interpret on another library's arrays before code is
+        generated: ``program`` (``BackwardEntry``: after the passes)."""
+        return self.program
+
     def _maybe_compile(self) -> Any:
         """The compiled code to run now, compiling it if it is time; ``None``: interpret."""
         if self.failed:
@@ -134,7 +139,7 @@ class CompiledRunner:
         if compiled is None:
             if array_kind.name in self.by_kind or (
                     self.compiled is None and self._maybe_compile() is None):
-                return interpreter.run(self.program, args)
+                return interpreter.run(self.program_for_other_kinds(), args)
             compiled = self._compile_for(array_kind)
             if compiled is None:
                 return interpreter.run(self.program, args)

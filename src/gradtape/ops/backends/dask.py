@@ -265,6 +265,23 @@ def _scatter_add(kind: ArrayKind):
 
 # --- linear algebra -----------------------------------------------------------------------
 
+# A matrix times a vector as Dask's tensordot (``X.dot(w)``, as Dask-GLM writes it):
+# np.matmul of a vector goes through da.matmul, which adds the vector a unit axis, contracts
+# as a 3-d blockwise and takes the axis off again, a getitem task a chunk each way.
+# Batched matrices keep matmul (tensordot has no batch axes).
+
+@_dask_rule("matvec")
+def _matvec(kind: ArrayKind):
+    da = kind.namespace
+    return lambda a, x: da.tensordot(a, x, axes=1) if a.ndim == 2 else np.matmul(a, x)
+
+
+@_dask_rule("vecmat")
+def _vecmat(kind: ArrayKind):
+    da = kind.namespace
+    return lambda x, a: da.tensordot(x, a, axes=1) if a.ndim == 2 else np.matmul(x, a)
+
+
 @_dask_rule("cholesky")
 def _cholesky(kind: ArrayKind):
     da = kind.namespace

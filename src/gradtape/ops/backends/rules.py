@@ -55,6 +55,13 @@ def namespace_rule(primitive_name: str, *, array_api_only: bool = False,
     return register
 
 
+def has_library_rule(kind: ArrayKind, prim_name: str) -> bool:
+    """Whether ``kind``'s library has a rule of its own for the primitive: generated code
+    calls it rather than writing the primitive's NumPy template (Dask's ``matvec`` is its
+    tensordot, not the ``@`` a template would write)."""
+    return prim_name in _LIBRARY_RULES.get(kind.name, ())
+
+
 def implementation(kind: ArrayKind, prim: Any) -> Callable[..., Any]:
     asarray = kind.namespace.asarray
     rule = _LIBRARY_RULES.get(kind.name, {}).get(prim.name) or _RULES.get(prim.name)
