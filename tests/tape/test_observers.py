@@ -23,7 +23,7 @@ class _Spy:
         self.ops.append((prim.name, [np.asarray(v) for v in values], np.asarray(out)))
         return shared
 
-    def on_op_alone(self, prim, in_ids, values, params, result, out, reads):
+    def on_op_alone(self, prim, in_ids, values, params, result, out, reads, raw_arrays):
         self.alone.append((prim.name, list(in_ids), np.asarray(out)))
 
     def sees(self, tensor):

@@ -46,10 +46,11 @@ class RecordingObserver(Observer, Protocol):
     variable watcher. It may be handed an op alone, by bind's fast branch."""
 
     def on_op_alone(self, prim: Any, in_ids: list, values: list, params: dict,
-                    result: Any, out: Any, reads: Any) -> None:
+                    result: Any, out: Any, reads: Any, raw_arrays: bool) -> None:
         """``on_op`` when this is the only observer and the op has one result: bind
         gathered the input ids on its one pass over the arguments; ``reads`` is the
-        arguments if one is a variable, else ``None``."""
+        arguments if one is a variable, else ``None``; ``raw_arrays`` whether a raw
+        argument (id ``None``) is more than a Python scalar: an array or array-like."""
         ...
 
 

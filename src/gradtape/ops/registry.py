@@ -77,9 +77,9 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     values = []
     if tapes and prim.records_alone and len(tapes) == 1 and state.tracer is None \
             and not state.accumulators:
-        alone = tapes[0]
         in_ids = []
         reads = None
+        raw_arrays = False
         for a in args:
             if isinstance(a, Tensor):
                 v = a._value
@@ -95,37 +95,45 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             else:
                 values.append(a)
                 in_ids.append(None)
-                if a.__class__ not in _SCALARS and run is not _OTHER_KIND:
-                    # lists and other array-likes: only NumPy's rules (or their library's)
-                    run = prim.impl if kind_of(a) is None else _OTHER_KIND
-    else:
-        alone = None
-        for a in args:
-            if isinstance(a, Tensor):
-                v = a._value
-                values.append(v)
-                if type(v) not in _NUMPY_CLASSES:
-                    run = _OTHER_KIND
-            elif isinstance(a, IRValue):
-                return builder.emit(prim, args, params)
-            else:
-                values.append(a)
-                if a.__class__ not in _SCALARS and run is not _OTHER_KIND:
-                    run = prim.impl if kind_of(a) is None else _OTHER_KIND
-    if run is _OTHER_KIND:  # Dask, CuPy, ...: the op runs in the array's own library
+                if a.__class__ not in _SCALARS:
+                    raw_arrays = True  # the record keeps a copy (_recorded_values)
+                    if run is not _OTHER_KIND:  # lists and other array-likes: NumPy's
+                        # rules, or their library's
+                        run = prim.impl if kind_of(a) is None else _OTHER_KIND
+        if run is _OTHER_KIND:  # Dask, CuPy, ...: the op runs in the array's own library
+            run = eager_impl(prim, values)
+        out = run(*values, **params)
+        # wrap(out), inlined: a call costs about 5 % of an op's dispatch; records_alone
+        # means one result, and the tape is the op's only observer.
+        result = _new_object(Tensor)
+        result._value = out
+        result._id = _next_id()
+        tapes[0].on_op_alone(prim, in_ids, values, params, result, out, reads, raw_arrays)
+        return result
+    for a in args:
+        if isinstance(a, Tensor):
+            v = a._value
+            values.append(v)
+            if type(v) not in _NUMPY_CLASSES:
+                run = _OTHER_KIND
+        elif isinstance(a, IRValue):
+            return builder.emit(prim, args, params)
+        else:
+            values.append(a)
+            if a.__class__ not in _SCALARS and run is not _OTHER_KIND:
+                run = prim.impl if kind_of(a) is None else _OTHER_KIND
+    if run is _OTHER_KIND:
         run = eager_impl(prim, values)
     out = run(*values, **params)
     if prim.multiple_results:
         result = tuple(map(wrap, out))
-    else:  # wrap(out), inlined: a call costs about 5 % of an op's dispatch
+    else:
         result = _new_object(Tensor)
         result._value = out
         result._id = _next_id()
-    if alone is not None:
-        alone.on_op_alone(prim, in_ids, values, params, result, out, reads)
     # state.active, spelled out (the property costs more than the attribute reads); the
     # tapes did not change while NumPy ran.
-    elif tapes or state.accumulators or state.tracer is not None:
+    if tapes or state.accumulators or state.tracer is not None:
         _hand_to_observers(prim, args, values, params, result, out)
     return result
 

@@ -52,7 +52,7 @@ class _VariableWatcher:
         return shared
 
     def on_op_alone(self, prim: Any, in_ids: list, values: list, params: dict,
-                    result: Any, out: Any, reads: Any) -> None:
+                    result: Any, out: Any, reads: Any, raw_arrays: bool) -> None:
         if reads is not None:
             for a in reads:
                 if isinstance(a, Variable):

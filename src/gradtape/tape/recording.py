@@ -97,10 +97,11 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
 
 
 def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: Tensor,
-                 out: Any, reads: Any) -> None:
+                 out: Any, reads: Any, raw_arrays: bool) -> None:
     """``record_op`` for bind's fast branch: ``tape`` is the op's only observer and the op
     has one result, so no record is shared, and the output's tuples are made only when
-    the tape sees the op."""
+    the tape sees the op. ``raw_arrays``: a raw operand is an array or array-like, which
+    ``_recorded_values`` copies or converts (Python scalars are kept as they are)."""
     tracked = tape._tracked
     if reads is not None:
         note_variable_reads(tape, reads)
@@ -122,7 +123,7 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
                 out = Released(out)
     elif prim.releases_at_scalar_output and prim.released_inputs[0] < len(values):
         values = _released_inputs(values, prim.released_inputs, reads)
-    if None in in_ids:
+    if raw_arrays:
         values = _recorded_values(values, in_ids)
     if tape._signature is not None:
         if None in slots:
