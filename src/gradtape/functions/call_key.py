@@ -1,11 +1,15 @@
 """The cache key of a call of a ``@gt.function``: each tensor's shape and dtype, each
 Variable's identity, and every other argument by value (so it must be hashable), in
-``nest.flatten`` order, with the tensor leaves the trace takes as inputs."""
+``nest.flatten`` order, with the tensor leaves the trace takes as inputs, and the
+tensors the function captures (``CaptureProbe``)."""
 
 from __future__ import annotations
 
 import dis
+import inspect
+import operator
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -70,3 +74,71 @@ def global_names(code: types.CodeType) -> tuple[str, ...]:
         if isinstance(const, types.CodeType):
             names += global_names(const)
     return tuple(dict.fromkeys(names))
+
+
+_contents = operator.attrgetter("cell_contents")
+_SEQUENCES = frozenset((list, tuple))
+
+
+class CaptureProbe:
+    """Variables and tensors a function reaches through its closure cells and the globals
+    it names (directly, or in a list, tuple or dict): their identity is part of the
+    signature, so rebinding one traces again (a trace reads the objects it captured)."""
+
+    MAX_CONTAINER = 256  # longer containers are not scanned on every call
+
+    def __init__(self, function: Callable[..., Any]):
+        function = inspect.unwrap(getattr(function, "__func__", function))
+        code = getattr(function, "__code__", None)
+        self.cells = tuple(getattr(function, "__closure__", None) or ())
+        self.names = global_names(code) if code is not None else ()
+        self._lookup = getattr(function, "__globals__", {}).get
+        # The values of the last call without containers, and what they gave: the same
+        # objects again (the usual warm call) give the same result without a scan. They
+        # are held, so none can be freed and another take its address: comparing their
+        # ids is comparing them by identity, in one C-level list comparison.
+        self._last: list = []
+        self._last_ids: list[int] | None = None
+        self._found: tuple = ()
+
+    def key(self) -> tuple:
+        """The tensors' ids: this call's part of the signature."""
+        if self.cells:
+            try:
+                values = list(map(_contents, self.cells))
+            except ValueError:  # an empty cell (a name the function binds later)
+                values = [c.cell_contents for c in self.cells if _filled(c)]
+            values += map(self._lookup, self.names)
+        else:
+            values = list(map(self._lookup, self.names))
+        if list(map(id, values)) == self._last_ids:
+            return self._found
+        return self._scan(values)
+
+    def _scan(self, values: list) -> tuple:
+        found: list[int] = []
+        remember = True
+        for value in values:
+            cls = value.__class__
+            if cls in _SEQUENCES:
+                remember = False  # its items may change in place
+                if 0 < len(value) <= self.MAX_CONTAINER and isinstance(value[0], Tensor):
+                    found.extend(v._id for v in value if isinstance(v, Tensor))
+            elif cls is dict:
+                remember = False
+                if 0 < len(value) <= self.MAX_CONTAINER:
+                    found.extend(v._id for v in value.values() if isinstance(v, Tensor))
+            elif isinstance(value, Tensor):
+                found.append(value._id)
+        result = tuple(found)
+        if remember:
+            self._last, self._last_ids, self._found = values, list(map(id, values)), result
+        return result
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        _contents(cell)
+    except ValueError:  # empty
+        return False
+    return True
