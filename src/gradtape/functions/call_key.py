@@ -93,32 +93,37 @@ class CaptureProbe:
         self.cells = tuple(getattr(function, "__closure__", None) or ())
         self.names = global_names(code) if code is not None else ()
         self._lookup = getattr(function, "__globals__", {}).get
-        # The values of the last call without containers, and what they gave: the same
-        # objects again (the usual warm call) give the same result without a scan. They
-        # are held, so none can be freed and another take its address: comparing their
-        # ids is comparing them by identity, in one C-level list comparison.
-        self._last: list = []
-        self._last_ids: list[int] | None = None
+        # What the last scan saw, when it found no container: (cell, its value) and
+        # (global name, its value) pairs. The same objects again (the usual warm call)
+        # give the same result without a scan: one identity test each, nothing built.
+        # They are held, so none can be freed and another take its address.
+        self._remembered = False
+        self._cells_seen: tuple = ()
+        self._names_seen: tuple = ()
         self._found: tuple = ()
 
     def key(self) -> tuple:
         """The tensors' ids: this call's part of the signature."""
-        if self.cells:
-            try:
-                values = list(map(_contents, self.cells))
-            except ValueError:  # an empty cell (a name the function binds later)
-                values = [c.cell_contents for c in self.cells if _filled(c)]
-            values += map(self._lookup, self.names)
-        else:
-            values = list(map(self._lookup, self.names))
-        if list(map(id, values)) == self._last_ids:
-            return self._found
-        return self._scan(values)
+        if not self._remembered:
+            return self._scan()
+        try:
+            for cell, value in self._cells_seen:
+                if cell.cell_contents is not value:
+                    return self._scan()
+        except ValueError:  # an empty cell (a name the function binds later)
+            return self._scan()
+        lookup = self._lookup
+        for global_name, value in self._names_seen:
+            if lookup(global_name) is not value:
+                return self._scan()
+        return self._found
 
-    def _scan(self, values: list) -> tuple:
+    def _scan(self) -> tuple:
+        cells = [(c, _contents(c)) for c in self.cells if _filled(c)]
+        names = [(n, self._lookup(n)) for n in self.names]
         found: list[int] = []
-        remember = True
-        for value in values:
+        remember = len(cells) == len(self.cells)  # an empty cell is looked at anew
+        for _, value in cells + names:
             cls = value.__class__
             if cls in _SEQUENCES:
                 remember = False  # its items may change in place
@@ -131,8 +136,9 @@ class CaptureProbe:
             elif isinstance(value, Tensor):
                 found.append(value._id)
         result = tuple(found)
+        self._remembered = remember
         if remember:
-            self._last, self._last_ids, self._found = values, list(map(id, values)), result
+            self._cells_seen, self._names_seen, self._found = tuple(cells), tuple(names), result
         return result
 
 
