@@ -7,6 +7,7 @@ in tests/golden/scalar_chain_on_floats.txt (tests/codegen/golden_programs.py).
 """
 
 import math
+import types
 import warnings
 
 import numpy as np
@@ -242,6 +243,20 @@ def test_rebinding_a_closure_tensor_after_warm_calls_traces_again():
     assert fn(x).numpy() == 3.0 and fn(x).numpy() == 3.0
     scale = gt.constant(np.float64(5.0))  # the closure reads it
     assert fn(x).numpy() == 7.5
+
+
+def test_a_closure_cell_bound_after_warm_calls_traces_again():
+    switch = types.SimpleNamespace(on=False)  # not a container: the probe remembers
+
+    def step(x):
+        return x * scale if switch.on else x
+
+    fn = gt.function(step)
+    x = gt.constant(np.float64(1.5))
+    assert fn(x).numpy() == 1.5 and fn(x).numpy() == 1.5  # scale's cell is empty
+    scale = gt.constant(np.float64(2.0))
+    switch.on = True
+    assert fn(x).numpy() == 3.0  # the cell holds a tensor now: a new signature
 
 
 def test_the_probe_looks_up_only_the_globals_the_code_reads():

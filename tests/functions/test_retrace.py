@@ -170,7 +170,7 @@ def test_warning_names_a_shape_change():
 def _key_and_description(fn, *args):
     from gradtape.functions.retrace import describe_arguments
 
-    key, _ = fn._signature(args, {})
+    key = fn._signature(args, {})[0]
     return key, describe_arguments(fn._parameter_names, args, {})
 
 

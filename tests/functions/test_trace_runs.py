@@ -20,9 +20,10 @@ def _unseed():
 
 @pytest.fixture
 def runs(monkeypatch):
-    """How many times a call ran its whole traced program (``execute``/``try_execute``)."""
+    """How many times a call ran its whole traced program (``execute``/``try_execute``,
+    or ``run_plain``: the warm call's path)."""
     counted = {"n": 0}
-    for name in ("execute", "try_execute"):
+    for name in ("execute", "try_execute", "run_plain"):
         original = getattr(call.ConcreteFunction, name)
 
         def spy(self, *a, _original=original, **k):

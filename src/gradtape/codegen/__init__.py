@@ -77,8 +77,7 @@ def compile_program(program: Program, printer: str = "astor", fuse: bool = True,
             generated = floats.generate(program, title)
             source, used = to_source(generated.module, generated.comments, printer)
             function = compile_function(source, kind, generated.globals)
-            return CompiledBackward(floats.floats_first(function, program), source,
-                                    filename_of(source), used)
+            return CompiledBackward(function, source, filename_of(source), used)
     source, globals_, used = generate_source(program, printer, fuse, reuse, kind, title,
                                              array_kind)
     function = compile_function(source, kind, globals_)

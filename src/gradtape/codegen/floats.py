@@ -11,8 +11,8 @@ NumPy and ``math`` differ where a value stops being finite: NumPy gives ``inf`` 
 ``nan`` with a ``RuntimeWarning``, ``math`` raises (``ZeroDivisionError``,
 ``ValueError``) or gives it silently. So the function checks that its outputs, and the
 inputs of the divisions (the one covered operation that turns ``inf`` into a finite
-value), are finite, and returns ``None`` if not; ``floats_first`` then runs the NumPy
-program (the interpreter), which gives NumPy's values and warnings. A value overflows,
+value), are finite; where not, or where ``math`` raised, it calls ``on_numpy``: the
+NumPy program in the interpreter, which gives NumPy's values and warnings. A value overflows,
 divides by zero or is invalid in NumPy only by becoming ``inf`` or ``nan``, so a finite
 run is one NumPy would have run without a warning, to the same bits.
 
@@ -38,7 +38,7 @@ from .to_gast import Generated, _title_lines, _Writer, comment, import_statement
 
 _FLOAT64 = np.dtype(np.float64)
 _NOTE = ["Every value is a float64 scalar: it runs on Python floats. Where a value is not",
-         "finite it returns None, and the NumPy program runs (NumPy's inf, nan, warnings)."]
+         "finite, on_numpy runs the NumPy program (NumPy's inf, nan and warnings)."]
 
 
 def on_floats(program: Program) -> bool:
@@ -108,22 +108,18 @@ def _names_in(template: str) -> set[str]:
     return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
 
 
-def floats_first(on_floats_function: Callable[..., Any],
-                 program: Program) -> Callable[..., Sequence[Any]]:
-    """The function a runner calls: on Python floats, or ``program`` on NumPy where
-    a value is not finite there."""
-    def run(*arrays: Any) -> Sequence[Any]:
-        try:
-            outs = on_floats_function(*arrays)
-        except (ArithmeticError, ValueError):  # math raises where NumPy gives inf or nan
-            outs = None
-        return interpreter.run(program, arrays) if outs is None else outs
+def numpy_fallback(program: Program) -> Callable[..., Sequence[Any]]:
+    """``on_numpy`` of the generated code: ``program`` in the interpreter, on the float64
+    scalars the Python floats are (a float holds a float64's bits exactly)."""
+    def on_numpy(*floats: float) -> Sequence[Any]:
+        return interpreter.run(program, [np.asarray(x, _FLOAT64) for x in floats])
 
-    return run
+    return on_numpy
 
 
 def generate(program: Program, title: str = "") -> Generated:
-    """The gast module of ``program`` on Python floats (``on_floats(program)`` holds)."""
+    """The gast module of ``program`` on Python floats (``on_floats(program)`` holds);
+    its globals bind ``on_numpy`` to ``numpy_fallback(program)``."""
     return _FloatWriter(program).module(title)
 
 
@@ -175,25 +171,39 @@ class _FloatWriter(_Writer):
         return super()._output(value)
 
     def function(self) -> gast.FunctionDef:
+        """The statements in a ``try`` (``math`` raises where NumPy gives inf or nan),
+        then the finite check, then the return; both ways out call ``on_numpy`` on the
+        arguments (converted to floats first: a conversion cannot fail)."""
         function = super().function()
-        conversions = [make(gast.Assign, targets=[name(a.id, store=True)],
-                            value=call("float", [name(a.id)]), type_comment=None)
-                       for a in function.args.args]
-        function.body[:0] = conversions
+        arguments = [a.id for a in function.args.args]
+        conversions = [make(gast.Assign, targets=[name(a, store=True)],
+                            value=call("float", [name(a)]), type_comment=None)
+                       for a in arguments]
+        *statements, returned = function.body
+        on_numpy = self.globs.bind(
+            numpy_fallback(self.program), "on_numpy",
+            ("unavailable", "on_numpy: the traced NumPy program, run by gradtape"))
+        give_up = make(gast.Return, value=call(on_numpy, [name(a) for a in arguments]))
+        errors = make(gast.Tuple, elts=[name("ArithmeticError"), name("ValueError")],
+                      ctx=gast.Load())
+        handler = make(gast.ExceptHandler, type=errors, name=None, body=[give_up])
+        guarded = make(gast.Try, body=statements, handlers=[handler], orelse=[],
+                       finalbody=[]) if statements else None
+        function.body = conversions + ([guarded] if guarded else [])
         if self.checked:
-            function.body.insert(-1, self._finite_check())
+            function.body.append(self._finite_check(give_up))
+        function.body.append(returned)
         return function
 
-    def _finite_check(self) -> gast.stmt:
-        """``if not isfinite(a + b): return None``: a sum is finite only if each term is
-        (one that overflows finite terms costs a NumPy run, never a wrong value)."""
+    def _finite_check(self, give_up: gast.stmt) -> gast.stmt:
+        """``if not isfinite(a + b): return on_numpy(...)``: a sum is finite only if each
+        term is (one that overflows finite terms costs a NumPy run, never a wrong value)."""
         terms = [self.expr(v) for v in self.checked]
         total = terms[0]
         for term in terms[1:]:
             total = make(gast.BinOp, left=total, op=gast.Add(), right=term)
         isfinite = self.globs.bind(math.isfinite, "isfinite", ("from", "math", "isfinite"))
         test = make(gast.UnaryOp, op=gast.Not(), operand=call(isfinite, [total]))
-        give_up = make(gast.Return, value=constant(None))
         return make(gast.If, test=test, body=[give_up], orelse=[])
 
     def module(self, title: str) -> Generated:

@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import collections
 import functools
-import inspect
 import logging
-import operator
 import threading
 import warnings
 import weakref
@@ -54,7 +52,7 @@ from . import recompute as _recompute  # noqa: F401 - installs recompute_grad's 
 from . import signature
 from .autograph import converted
 from .call import ConcreteFunction
-from .call_key import global_names, walk_call_key
+from .call_key import CaptureProbe, walk_call_key
 from .checkpoints import last_failure
 from .py_function import one_run_per_call, start_try
 from .retrace import describe_arguments, guard_change, retracing_message, signature_change
@@ -73,64 +71,6 @@ MAX_TRACES_PER_SIGNATURE = 8
 
 # Called with (Function, ConcreteFunction) after every trace (``gradtape inspect``).
 trace_listeners: list[Callable[[Any, ConcreteFunction], None]] = []
-
-
-# --- the signature ------------------------------------------------------------------------
-
-class _CaptureProbe:
-    """Variables and tensors a function reaches through its closure cells and the globals
-    it names (directly, or in a list, tuple or dict): their identity is part of the
-    signature, so rebinding one traces again (a trace reads the objects it captured)."""
-
-    MAX_CONTAINER = 256  # longer containers are not scanned on every call
-
-    def __init__(self, function: Callable[..., Any]):
-        function = inspect.unwrap(getattr(function, "__func__", function))
-        code = getattr(function, "__code__", None)
-        self.cells = tuple(getattr(function, "__closure__", None) or ())
-        self.globals = getattr(function, "__globals__", {})
-        self.names = global_names(code) if code is not None else ()
-        # The values of the last call without containers, and what they gave: the same
-        # objects again (the usual warm call) give the same result without a scan. They
-        # are held, so none can be freed and another take its address.
-        self._last: tuple[list, tuple] = ([], ())
-
-    def __call__(self) -> tuple:
-        values = []
-        for cell in self.cells:
-            try:
-                values.append(cell.cell_contents)
-            except ValueError:  # an empty cell
-                continue
-        g = self.globals
-        values += map(g.get, self.names)
-        last, found = self._last
-        if len(last) == len(values) and all(map(operator.is_, values, last)):
-            return found
-        return self._scan(values)
-
-    def _scan(self, values: list) -> tuple:
-        found: list[int] = []
-        remember = True
-        for value in values:
-            cls = value.__class__
-            if cls in _SEQUENCES:
-                remember = False  # its items may change in place
-                if 0 < len(value) <= self.MAX_CONTAINER and isinstance(value[0], Tensor):
-                    found.extend(v._id for v in value if isinstance(v, Tensor))
-            elif cls is dict:
-                remember = False
-                if 0 < len(value) <= self.MAX_CONTAINER:
-                    found.extend(v._id for v in value.values() if isinstance(v, Tensor))
-            elif isinstance(value, Tensor):
-                found.append(value._id)
-        result = tuple(found)
-        if remember:
-            self._last = (values, result)
-        return result
-
-
-_SEQUENCES = frozenset((list, tuple))
 
 
 # --- the decorated function ---------------------------------------------------------------
@@ -175,7 +115,7 @@ class Function:
         self._parameters = signature.parameters(python_function)
         self._parameter_names = [p.name for p in self._parameters
                                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        self._probe = _CaptureProbe(python_function)
+        self._probe = CaptureProbe(python_function)
         # signature -> its traces, newest first; least recently used signature first.
         self._cache: collections.OrderedDict[Any, list[ConcreteFunction]] = \
             collections.OrderedDict()
@@ -199,20 +139,26 @@ class Function:
         return f"<gt.function {self.__name__}: {self._tracing_count} trace(s)>"
 
     # --- calling --------------------------------------------------------------------------
-    def _signature(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any]]:
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], list[Any]]:
+        """The call key, the tensor leaves, and their arrays (an array argument's a copy:
+        a later change to it must not reach a call that already started)."""
         key: list[Any] = [len(args)]
         leaves: list[Any] = []
+        values: list[Any] = []
         for a in args:
             if a.__class__ is Tensor:  # the common case, inlined
                 array = a._value
                 key.append((array.shape, array.dtype))
                 leaves.append(a)
+                values.append(array)
             else:
                 walk_call_key(a, key, leaves, self.__name__)
+                values += [_array_of(x) for x in leaves[len(values):]]
         if kwargs:
             walk_call_key(kwargs, key, leaves, self.__name__)
-        key.append(self._probe())
-        return tuple(key), leaves
+            values += [_array_of(x) for x in leaves[len(values):]]
+        key.append(self._probe.key())
+        return tuple(key), leaves, values
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.input_signature is not None:
@@ -226,13 +172,21 @@ class Function:
             if state.tracer is not None and self._eager_reason is None:
                 return self._traced_function()(*args, **kwargs)
             return self.python_function(*args, **kwargs)
-        key, leaves = self._signature(args, kwargs)
-        values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
+        key, leaves, values = self._signature(args, kwargs)
         taping = bool(state.recording or state.accumulators)
         concretes = self._cache.get(key)
         if self._calls_python:  # py_function inside: once per call, whatever the tries
             return self._call_once(key, args, kwargs, concretes, leaves, values, taping)
         if concretes:
+            fn = concretes[0]
+            if fn.plain and not taping:  # the warm call's path: run, wrap the outputs
+                result = fn.run_plain(values)
+                self._recent.append(None)
+                try:  # the most recently used signature (self._used, inlined)
+                    self._cache.move_to_end(key)
+                except KeyError:  # another thread dropped it just now
+                    pass
+                return result
             tried = None
             for fn in concretes:
                 # A trace with guards may not fit these values (a guarded count fixed
@@ -481,8 +435,7 @@ class Function:
         args, kwargs = _specs_to_examples(self.__name__, args, kwargs)
         if self.input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs), {}
-        key, leaves = self._signature(args, kwargs)
-        values = [x._value if isinstance(x, Tensor) else np.array(x) for x in leaves]
+        key, leaves, values = self._signature(args, kwargs)
         for fn in list(self._cache.get(key, ())):
             outs = fn.try_execute(values, taping=False, probe=True)
             if outs is not None and fn.guards_hold(outs):
@@ -536,6 +489,10 @@ def _check_recursion(name: str, tracer: Any) -> None:
             f"({tracer.guards[-1].note or 'a value read'}): as in TF, recursion that ends "
             "on a tensor condition is not supported. Write it as a loop (a Python loop "
             "over tf.range, or gt.while_loop), or end it on a Python value.")
+
+
+def _array_of(leaf: Any) -> Any:
+    return leaf._value if isinstance(leaf, Tensor) else np.array(leaf)
 
 
 def _check_input_signature(signature: Any) -> tuple[Any, ...] | None:

@@ -252,6 +252,9 @@ class ConcreteFunction:
         self.drops = traced.drops  # NumPy's conversions: told by each call that watches
         self._pack = _packer(traced.structure, traced.leaves)
         self.forward = _Compiled(strip_reads(self.program), f"@gt.function {name!r}.")
+        # Nothing to do around the run but wrap its outputs (``run_plain``): no guards to
+        # check, no lines to print, no drops to tell, no variables to assign.
+        self.plain = not (self.guards or self.prints or self.drops or self.assigned)
         self._gradient: _Gradient | None = None
         self._lock = threading.Lock()
         # The values of the loops tracing ran, for the call right after it (``run_after_trace``).
@@ -438,6 +441,13 @@ class ConcreteFunction:
             if self.prints:
                 discard_waiting_lines()
             raise
+
+    def run_plain(self, values: list[Any]) -> Any:
+        """``finish(execute(values, False), ...)`` of a ``plain`` trace, off the tapes: the
+        warm call's path (the runner's method called directly, not through ``__call__``)."""
+        arrays = values if self._args_only else \
+            values + [v._value for v in self.variables] + self.fixed_values
+        return self._pack(self.forward.run(arrays), wrap)
 
     def try_execute(self, values: list[Any], taping: bool,
                     probe: bool = False) -> Sequence[Any] | None:
