@@ -73,5 +73,4 @@ def inline_vars(program: Program, max_ops: int = MAX_OPS_PER_EXPRESSION) -> set[
 
 
 def _nbytes(v: Var) -> int:
-    shape, dtype = v.aval
-    return _size(shape) * dtype.itemsize
+    return _size(v.shape) * v.dtype.itemsize
