@@ -70,6 +70,29 @@ def test_fused_expressions_stay_small():
                                run(program, [np.ones(3)])[0])
 
 
+def test_a_sum_is_not_carried_across_a_large_matmul():
+    """An RNN's weight gradient: one matmul per step added into a sum. Inlined into one
+    long expression, every step's 4 MiB matmul would stay alive until it; the sum is
+    added into as each is made instead (the interpreter's order), and small ones fuse."""
+    def build(*hs):
+        total = None
+        for h in hs:
+            part = gt.matmul(gt.transpose(h), h)
+            total = part if total is None else total + part
+        return [total]
+
+    program = _program(build, *[(8, 1024)] * 4)   # each product 8 MiB in float64
+    source, _, _ = generate_source(program)
+    assert inline_vars(program) == set()
+    sums = [line for line in source.splitlines() if "+" in line]
+    assert len(sums) == 3 and all(line.count("+") == 1 for line in sums), source
+    args = [np.random.default_rng(i).standard_normal((8, 1024)) for i in range(4)]
+    np.testing.assert_array_equal(compile_program(program).function(list(args))[0],
+                                  run(program, args)[0])
+    small = _program(build, *[(8, 16)] * 4)
+    assert len(inline_vars(small)) == 2  # the first two sums, inside the last
+
+
 # --- buffer reuse -----------------------------------------------------------------------------
 
 def test_dead_owned_buffer_is_reused_with_out():

@@ -23,6 +23,8 @@ B = RNG.standard_normal((5, 4))
 # Arrays of at least MIN_RELEASE_SIZE elements: a tape keeps smaller ones whole.
 BIG = RNG.standard_normal((96, 64))
 BIG_W = RNG.standard_normal((64, 64)) / 8
+IMAGES = (6, 16, 16, 4)
+CONV_W = gt.constant(np.random.default_rng(8).standard_normal((3, 3, 4, 4)) / 6)
 
 
 def _sum(t):
@@ -45,6 +47,19 @@ FAMILIES = {
     "getitem": (lambda x: x + 3.0, lambda t: gt.tanh(t[1:90, ::2])),
     "softmax": (lambda x: x * 2.0, lambda t: gt.nn.softmax(t) * gt.constant(BIG)),
     "log_softmax": (lambda x: x - 1.0, lambda t: gt.nn.log_softmax(t) * gt.constant(BIG)),
+    # Convolution and pooling on BIG seen as 6 images of 16x16x4: relu reads its output,
+    # not the convolution's; avg_pool's rules read shapes only.
+    "relu of a conv": (lambda x: gt.nn.conv2d(gt.reshape(x, IMAGES), CONV_W, 1, "SAME"),
+                       gt.nn.relu),
+    "conv of a relu's input": (
+        lambda x: gt.reshape(x, IMAGES) * 2.0,
+        lambda t: gt.nn.conv2d(gt.nn.relu(t), CONV_W, 1, "SAME")),
+    "avg_pool": (lambda x: gt.reshape(x, IMAGES) + 1.0,
+                 lambda t: gt.tanh(gt.nn.avg_pool2d(t, 3, 1, "SAME"))),
+    "tanh of an avg_pool": (lambda x: gt.nn.avg_pool2d(gt.reshape(x, IMAGES), 2, 1, "SAME"),
+                            gt.tanh),
+    "max_pool of a relu": (lambda x: gt.reshape(x, IMAGES) - 0.5,
+                           lambda t: gt.nn.max_pool2d(gt.nn.relu(t), 2, 2, "VALID")),
     "sparse cross-entropy": (
         lambda x: x + 1.0,
         lambda t: gt.nn.sparse_softmax_cross_entropy_with_logits(

@@ -173,8 +173,10 @@ def _abs_jvp(ts, y, x):
 
 
 abs = _unary("abs", np.abs, None, np.absolute, vjp=_abs_vjp, jvp=_abs_jvp, residuals=("in0", "out"))
-relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(x, 0), x.dtype),
-              template="maximum({0}, 0)", residuals=_X)
+# y > 0 exactly where x > 0 (NaN and -0.0 included): reading the output lets a tape drop
+# the input, a convolution's or matmul's output that nothing else reads (PyTorch's too).
+relu = _unary("relu", _relu_impl, lambda x, y: cast(greater(y, 0), y.dtype),
+              template="maximum({0}, 0)", residuals=_Y)
 
 # Aliases under TF's and NumPy's other names.
 absolute = abs

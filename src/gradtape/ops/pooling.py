@@ -239,6 +239,7 @@ def _max_pool_jvp(ts, y, x, **params):
 max_pool_p = Primitive(
     "max_pool", _max_pool_impl, vjp=_max_pool_vjp, jvp=_max_pool_jvp,
     shape_rule=_window_shape_rule, batch=per_primitive(shifted_axes_batch),
+    residuals=("in0", "out"),  # where each window's maximum is: the input and the maxima
 )
 
 pool_argmax_p = Primitive(
@@ -259,6 +260,7 @@ window_gather_p = Primitive(
     jvp=lambda ts, y, t, taps, **p: bind(window_gather_p, ts[0], taps, **p),
     shape_rule=lambda t, taps, **p: Aval(_window_shape_rule(t, **p).shape, t.dtype),
     batch=per_primitive(_two_input_batch),
+    residuals=("in1",),  # the taps; of the values, their shape
 )
 
 window_scatter_p = Primitive(
@@ -268,6 +270,7 @@ window_scatter_p = Primitive(
     jvp=lambda ts, y, c, taps, **p: bind(window_scatter_p, ts[0], taps, **p),
     shape_rule=lambda c, taps, in_shape, **p: Aval(tuple(in_shape), c.dtype),
     batch=per_primitive(_two_input_batch),
+    residuals=("in1",),  # the taps
 )
 
 
@@ -323,6 +326,7 @@ avg_pool_p = Primitive(
     jvp=lambda ts, y, x, **p: bind(avg_pool_p, ts[0], **p),
     shape_rule=_window_shape_rule,
     batch=per_primitive(shifted_axes_batch),
+    residuals=(),  # linear: the rules read the input's shape only
 )
 
 avg_pool_transpose_p = Primitive(
@@ -331,6 +335,7 @@ avg_pool_transpose_p = Primitive(
     jvp=lambda ts, y, c, **p: bind(avg_pool_transpose_p, ts[0], **p),
     shape_rule=lambda c, in_shape, **p: Aval(tuple(in_shape), c.dtype),
     batch=per_primitive(shifted_axes_batch),
+    residuals=(),  # linear: the rules read nothing of the values
 )
 
 

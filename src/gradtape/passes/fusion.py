@@ -13,11 +13,17 @@ the reader what the expression is.
 
 from __future__ import annotations
 
+from ..ir.dtypes import size as _size
 from ..ir.naming import is_users_name
 from ..ir.nodes import Program, Var
 
 # Expressions stay readable: at most this many primitives in one statement.
 MAX_OPS_PER_EXPRESSION = 6
+# A value is not carried into a later statement across an op that makes an array of at
+# least this many bytes (a matmul): inlined there, the value and what it read would stay
+# alive beside that array. An RNN's backward adds each step's weight gradient into the
+# sum as it is made, instead of holding six of them for one long expression.
+CARRY_LIMIT_BYTES = 1 << 20
 
 
 def use_counts(program: Program) -> dict[Var, int]:
@@ -48,13 +54,23 @@ def inline_vars(program: Program, max_ops: int = MAX_OPS_PER_EXPRESSION) -> set[
             if uses.get(out) == 1 and out not in returned:
                 candidates.add(out)
     size: dict[Var, int] = {}  # var -> primitives in its expression if inlined
+    made_at: dict[Var, int] = {}  # var -> big arrays made before its equation
     inlined: set[Var] = set()
+    big = 0
     for eqn in program.eqns:
         total = 1
         for v in eqn.inputs:
-            if v in candidates and total + size[v] <= max_ops:
+            if v in candidates and total + size[v] <= max_ops and made_at[v] == big:
                 inlined.add(v)
                 total += size[v]
         for out in eqn.outs:
             size[out] = total
+            made_at[out] = big
+        if not eqn.prim.elementwise and any(_nbytes(out) >= CARRY_LIMIT_BYTES
+                                            for out in eqn.outs):
+            big += 1
     return inlined
+
+
+def _nbytes(v: Var) -> int:
+    return _size(v.shape) * v.dtype.itemsize

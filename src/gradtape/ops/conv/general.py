@@ -182,4 +182,5 @@ def _split_output_channels(out, size, nd, groups, batch_major):
 conv_general_p = Primitive(
     "conv_general", conv_general_impl, vjp=_vjp, jvp=_jvp, shape_rule=_shape_rule,
     batch=_batch,
+    residuals=("in0", "in1"),  # each operand's cotangent reads the other; never the output
 )
