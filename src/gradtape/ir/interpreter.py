@@ -22,9 +22,10 @@ def run(program: Program, args: Sequence[Any]) -> list[Any]:
     """Evaluate ``program`` on arrays. A ``None`` output stays ``None`` (a zero). On
     another library's arrays (Dask, ...), each primitive runs in that library."""
     kind = kind_of_all(args)
-    if kind is None:
-        return read_outputs(program, walk(program, args), full_array)
-    return read_outputs(program, walk(program, args, _applier(kind)), full_array)
+    # Each value is dropped after its last use: a backward of large arrays (one with a
+    # recompute_grad block, which is never compiled) then peaks as its generated code does.
+    apply = None if kind is None else _applier(kind)
+    return read_outputs(program, walk(program, args, apply, release=True), full_array)
 
 
 def _applier(kind: ArrayKind) -> Callable[[Eqn, list], Any]:

@@ -29,15 +29,17 @@ def keep_literal(literal: Literal) -> Literal:
 
 
 def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
-         literal: Callable[[Literal], Any] | None = None) -> Env:
+         literal: Callable[[Literal], Any] | None = None, release: bool = False) -> Env:
     """Apply ``apply`` to every equation in order; the environment of every var after.
 
     ``apply=None`` runs each primitive's implementation (the interpreter, inline: it
     runs a structure's first call). ``literal`` maps a ``Literal`` input to what
-    ``apply`` receives (``None``: its value).
+    ``apply`` receives (``None``: its value). ``release``: drop each var after its
+    last use, so the result holds only the outputs (and inputs no equation reads).
     """
     env = dict(zip(program.inputs, args))
-    for eqn in program.eqns:
+    dying = _dying(program) if release else None
+    for index, eqn in enumerate(program.eqns):
         # Literals as values is the interpreter's case, the one on a cold call: no hook.
         if literal is None:
             ins = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
@@ -48,7 +50,29 @@ def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
             env.update(zip(eqn.outs, out))
         else:
             env[eqn.outs[0]] = out
+        if dying is not None:
+            for v in dying.get(index, ()):
+                env.pop(v, None)
     return env
+
+
+def _dying(program: Program) -> dict[int, list[Var]]:
+    """The vars no later equation reads, by the equation after which they die (an
+    output never does): ``walk(release=True)`` drops each there, so a value is freed
+    after its last use rather than when the walk returns."""
+    last: dict[Var, int] = {v: -1 for v in program.inputs}
+    for index, eqn in enumerate(program.eqns):
+        for v in eqn.inputs:
+            if isinstance(v, Var):
+                last[v] = index
+        for v in eqn.outs:
+            last.setdefault(v, index)
+    kept = {v for v in program.outputs if isinstance(v, Var)}
+    dying: dict[int, list[Var]] = {}
+    for v, index in last.items():
+        if v not in kept and index >= 0:
+            dying.setdefault(index, []).append(v)
+    return dying
 
 
 def read_outputs(program: Program, env: Env,
