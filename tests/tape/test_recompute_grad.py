@@ -332,3 +332,35 @@ def test_nested_blocks():
     _, expected = _grads(lambda v: gt.tanh(gt.tanh(v @ w) @ w) * v, x, [w])
     _, got = _grads(gt.recompute_grad(outer), x, [w])
     _assert_same(expected, got)
+
+
+def test_the_interpreted_backward_frees_each_value_after_its_last_use():
+    """A backward with a recompute_grad record is interpreted (never compiled): the
+    interpreter drops each value after its last use instead of holding all of them
+    until it returns."""
+    from gradtape.ir import interpreter
+
+    weights = [gt.Variable(RNG.normal(size=(4, 4))) for _ in range(2)]
+    seen = []
+    original = interpreter.walk
+
+    def watching(program, args, apply=None, literal=None, release=False):
+        env = original(program, args, apply, literal, release)
+        seen.append((release, len(env), len(program.inputs) + sum(
+            len(e.outs) for e in program.eqns), len(program.outputs)))
+        return env
+
+    interpreter.walk = watching
+    try:
+        x = gt.constant(RNG.normal(size=(3, 4)))
+        with gt.GradientTape() as tape:
+            loss = gt.reduce_sum(gt.recompute_grad(_mlp_block(weights))(x))
+        grads = tape.gradient(loss, weights)
+    finally:
+        interpreter.walk = original
+    assert seen and all(release for release, *_ in seen)
+    assert any(left < made for _, left, made, _ in seen)
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_sum(_mlp_block(weights)(x))
+    for g, g0 in zip(grads, tape.gradient(loss, weights)):
+        np.testing.assert_allclose(g.numpy(), g0.numpy(), rtol=1e-12)
