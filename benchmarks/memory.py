@@ -13,12 +13,16 @@ Three workloads, each in four variants (hand-written NumPy, the gradtape eager t
 
 Each variant builds the model and its input, runs two warm-up steps (so code, caches
 and the allocator's pools are in place), then measures the resident set's peak over a
-third step against the resident size just before it (a variant that cannot import is
-reported as skipped).
+third step against the resident size just before it, and (the fair figure) against the
+resident size after building the model and its input, before the first step: memory a
+variant keeps between steps (``@gt.function``'s buffer pool, an allocator's cache)
+counts in the second, not in the first. A variant that cannot import is reported as
+skipped.
 
     python benchmarks/memory.py                      # every workload, the sizes above
     python benchmarks/memory.py --workload cnn       # one workload
     python benchmarks/memory.py --quick              # small sizes: only that each runs
+    python benchmarks/memory.py --workload mlp --recompute   # with recompute_grad blocks
 
 The peak comes from ``/proc/self/status`` (``VmHWM``, reset through
 ``/proc/self/clear_refs``), so it counts what the allocator took from the system, as
@@ -40,6 +44,9 @@ import sys
 from pathlib import Path
 
 VARIANTS = ("numpy", "gradtape_eager", "gradtape_function", "torch", "jax")
+# The MLP with ``gt.recompute_grad`` blocks of 1, 2 or 4 layers (``--recompute``).
+RECOMPUTE = tuple(f"gradtape_{mode}_recompute{k}" for mode in ("eager", "function")
+                  for k in (1, 2, 4))
 WORKLOADS = ("mlp", "cnn", "rnn")
 MiB = 1 << 20
 
@@ -79,11 +86,24 @@ def _numpy_step(np, xs, ws):
     return grads
 
 
-def _gradtape_step(gt, x, ws):
+def _gradtape_step(gt, x, ws, per_block=0):
+    """The eager step; with ``per_block``, each ``per_block`` layers one
+    ``gt.recompute_grad`` block."""
+    def layers(block_ws):
+        def run(h):
+            for w in block_ws:
+                h = gt.tanh(gt.matmul(h, w))
+            return h
+        return run
+
+    step = per_block or len(ws)
+    blocks = [layers(ws[i:i + step]) for i in range(0, len(ws), step)]
+    if per_block:
+        blocks = [gt.recompute_grad(b) for b in blocks]
     with gt.GradientTape() as tape:
         h = x
-        for w in ws:
-            h = gt.tanh(gt.matmul(h, w))
+        for block in blocks:
+            h = block(h)
         loss = gt.reduce_mean(h)
     return tape.gradient(loss, ws)
 
@@ -100,7 +120,9 @@ def _mlp(name: str, quick: bool):
     if name.startswith("gradtape"):
         import gradtape as gt
         x, variables = gt.constant(xs), [gt.Variable(w) for w in ws]
-        return _gradtape_variant(gt, name, lambda: _gradtape_step(gt, x, variables))
+        per_block = int(name.rsplit("recompute", 1)[1]) if "recompute" in name else 0
+        return _gradtape_variant(gt, name.split("_recompute")[0],
+                                 lambda: _gradtape_step(gt, x, variables, per_block))
     if name == "torch":
         import torch
         tx = torch.from_numpy(xs)
@@ -294,6 +316,7 @@ def measure(name: str, quick: bool, workload: str = "mlp") -> dict:
         return {**row, "skipped": f"not importable: {e}"}
     if step is None:
         return {**row, "skipped": "not written for this workload"}
+    built = _status("VmRSS")  # the model and its input, before any step
     step()  # warm-up: code, caches, the allocator's pools
     step()
     before = _status("VmRSS")
@@ -301,7 +324,8 @@ def measure(name: str, quick: bool, workload: str = "mlp") -> dict:
     result = step()
     peak = _status("VmHWM")
     del result
-    return {**row, "peak_mib": round((peak - before) / MiB, 1)}
+    return {**row, "peak_mib": round((peak - before) / MiB, 1),
+            "fair_peak_mib": round((peak - built) / MiB, 1)}
 
 
 def run(variant: str, quick: bool, python: str = sys.executable,
@@ -324,7 +348,10 @@ def run(variant: str, quick: bool, python: str = sys.executable,
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    parser.add_argument("--one", choices=VARIANTS, help="measure one variant here")
+    parser.add_argument("--one", choices=VARIANTS + RECOMPUTE,
+                        help="measure one variant here")
+    parser.add_argument("--recompute", action="store_true",
+                        help="the MLP also with recompute_grad blocks of 1, 2 and 4 layers")
     parser.add_argument("--workload", choices=WORKLOADS, action="append",
                         help="the workload(s) to measure (default: all)")
     parser.add_argument("--adaptive-malloc", action="store_true",
@@ -338,14 +365,18 @@ def main(argv=None) -> list[dict]:
         return []
     rows = []
     for workload in workloads:
-        for name in VARIANTS:
+        extra = RECOMPUTE if args.recompute and workload == "mlp" else ()
+        for name in VARIANTS + extra:
             python = args.torch_python if name == "torch" and args.torch_python \
                 else sys.executable
             rows.append(run(name, args.quick, python, workload, args.adaptive_malloc))
+    print(f"{'':>4} {'':>28}  {'above the step':>16}  {'above the model':>16}")
     for row in rows:
-        value = row.get("peak_mib", row.get("skipped") or row.get("failed"))
-        print(f"{row['workload']:>4} {row['variant']:>18}  {value}"
-              + (" MiB" if "peak_mib" in row else ""))
+        if "peak_mib" in row:
+            value = f"{row['peak_mib']:>12.1f} MiB  {row['fair_peak_mib']:>12.1f} MiB"
+        else:
+            value = str(row.get("skipped") or row.get("failed"))
+        print(f"{row['workload']:>4} {row['variant']:>28}  {value}")
     return rows
 
 

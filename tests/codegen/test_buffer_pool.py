@@ -362,3 +362,45 @@ def test_intermediates_carried_by_a_loop_or_a_branch_keep_their_values():
     for x, got in zip(inputs * 2, results):
         for g_, e in zip(got, expected(x)):
             np.testing.assert_allclose(g_.numpy(), e, rtol=1e-5, atol=1e-5)
+
+
+def _mlp_step(width: int):
+    ws = [gt.Variable(np.random.default_rng(k).standard_normal((width, width))
+                      .astype(np.float32) / np.float32(np.sqrt(width))) for k in range(4)]
+
+    def step(x):
+        with gt.GradientTape() as tape:
+            h = x
+            for w in ws:
+                h = gt.tanh(gt.matmul(h, w))
+            loss = gt.reduce_mean(h)
+        return tape.gradient(loss, ws)
+    return step
+
+
+def _pooled_and_plain(step, x):
+    with gt.config(pool_buffers=True):
+        pooled = gt.function(step)
+        got = [pooled(x) for _ in range(3)]
+    with gt.config(pool_buffers=False):
+        want = gt.function(step)(x)
+    return pooled, got, want
+
+
+def test_a_statement_numpy_computes_in_its_temporary_is_not_pooled():
+    """The tanh MLP step of benchmarks/memory.py, smaller: ``-square(h) + c`` computes in
+    one temporary; a pooled form would hold a slot for it and one for its result. The
+    pool holds the four layer outputs (whose buffers the backward's matmuls reuse),
+    and the gradients are the unpooled ones to the bit and the eager ones."""
+    width = 256  # (512, 256) float32: 512 KiB, above NumPy's elision threshold
+    step = _mlp_step(width)
+    x = gt.constant(_rng().standard_normal((512, width)).astype(np.float32))
+    pooled, got, want = _pooled_and_plain(step, x)
+    source = pooled.get_concrete_function(x).source
+    assert len(_pool(pooled, x).avals) == 4, source
+    assert "+ float32_1p0" in source
+    eager = step(x)
+    for grads in got:
+        for g, g0, g1 in zip(grads, want, eager):
+            assert g.numpy().tobytes() == g0.numpy().tobytes()
+            np.testing.assert_allclose(g.numpy(), g1.numpy(), rtol=2e-4, atol=1e-9)

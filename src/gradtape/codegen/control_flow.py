@@ -438,6 +438,7 @@ _RECOMPUTE_COMMENTS = {
 def recompute_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     """The block as a local function, then its call: nothing the block computes
     outlives the call but its results."""
+    from .liveness import release_dead_names
     from .to_gast import comment  # to_gast writes every statement through this module
 
     block, block_name = eqn.params["block"], eqn.params["name"]
@@ -449,6 +450,9 @@ def recompute_statements(w: Any, eqn: Eqn) -> list[gast.stmt]:
     body = [comment(w.comments, text), *bw.body_statements()]
     body.append(make(gast.Return, value=make(
         gast.Tuple, elts=[bw.expr(o) for o in block.outputs], ctx=LOAD)))
+    # Each recomputed value dies after its last use, as in the function around it: the
+    # recomputation then replaces what it differentiates instead of adding to it.
+    body = release_dead_names(body, bw._small_names())
     arguments = gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
                                kw_defaults=[], kwarg=None, defaults=[])
     definition = gast.FunctionDef(name=function, args=arguments, body=body,

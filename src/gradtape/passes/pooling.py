@@ -14,6 +14,13 @@ pooled only if nothing that may share its memory outlives the call: no returned 
 ``py_function`` could store the array). Any primitive that is not a ufunc may return a
 view of its inputs, so its outputs count as the buffer. The trace fixes every shape and
 dtype: a call with other shapes runs another trace with its own pool.
+
+The pool holds what the call needs at once, not every buffer it makes: buffers whose
+lifetimes (from the statement that allocates one to the last read of anything that may
+alias it) don't overlap share a slot. A statement NumPy computes in its temporaries
+(``buffers.elision``: ``-square(h) + c``) is not pooled: it allocates one temporary
+and reuses it, where a pooled form takes a slot for its result and one for its
+temporaries, held between calls (two layer-sized arrays more in the MLP step).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..ir.nodes import Program, Var
-from .buffers import Reuse, ufunc_of
+from .buffers import Reuse, elision, ufunc_of
 
 # Smaller arrays come from malloc's bins without page faults: not worth a pooled slot.
 POOL_MIN_BYTES = 64 * 1024
@@ -49,6 +56,11 @@ def plan_pool(program: Program, inlined: set[Var], reuse: dict[int, Reuse],
     """The statements whose fresh buffer the function keeps between calls."""
     if min_bytes is None:
         min_bytes = POOL_MIN_BYTES
+    defining = {v: e for e in program.eqns for v in e.outs}
+    elided = {i for i, e in enumerate(program.eqns)
+              if len(e.outs) == 1 and e.outs[0] not in inlined
+              and ufunc_of(e) is not None and e.outs[0].aval.shape != ()
+              and i not in reuse and elision(e, inlined, defining) is not None}
     owner: dict[Var, Var] = {}  # a statement's ufunc output -> the buffer it lives in
     may_alias: dict[Var, frozenset] = {}  # var -> the buffers it may share memory with
     escaped: set[Var] = set()
@@ -63,7 +75,7 @@ def plan_pool(program: Program, inlined: set[Var], reuse: dict[int, Reuse],
             planned = reuse.get(i)
             owner[out] = out if planned is None else owner[planned.buffer]
             may_alias[out] = frozenset((owner[out],))
-            if planned is None:
+            if planned is None and i not in elided:
                 roots.append(i)
             continue
         shared = frozenset().union(*(may_alias.get(v, ()) for v in eqn.inputs
@@ -75,14 +87,50 @@ def plan_pool(program: Program, inlined: set[Var], reuse: dict[int, Reuse],
     for v in program.outputs:
         if isinstance(v, Var):
             escaped.update(may_alias.get(v, ()))
+    pooled = [i for i in roots if program.eqns[i].outs[0] not in escaped
+              and _large(program.eqns[i].outs[0], min_bytes)]
+    last = _last_reads(program, inlined, may_alias)
+    for i, eqn in enumerate(program.eqns):  # a later statement writing into a buffer
+        buffer = owner.get(eqn.outs[0]) if len(eqn.outs) == 1 else None
+        if buffer is not None:
+            last[buffer] = max(last.get(buffer, i), i)
     slots: dict[int, int] = {}
     avals: list[tuple[tuple[int, ...], np.dtype]] = []
-    for i in roots:
+    free_after: list[int] = []  # slot -> the statement that last reads its buffer
+    for i in pooled:
         out = program.eqns[i].outs[0]
-        if out not in escaped and _large(out, min_bytes):
-            slots[i] = len(avals)
-            avals.append(_kind(out))
-    return PoolPlan(slots, _Scratch(program, inlined, min_bytes, avals).slots, avals)
+        kind = _kind(out)
+        slot = next((k for k, aval in enumerate(avals)
+                     if aval == kind and free_after[k] < i), None)
+        if slot is None:
+            slot = len(avals)
+            avals.append(kind)
+            free_after.append(i)
+        slots[i] = slot
+        free_after[slot] = max(i, last.get(out, i))
+    skip = {program.eqns[i].outs[0] for i in elided}
+    return PoolPlan(slots, _Scratch(program, inlined, min_bytes, avals, skip).slots, avals)
+
+
+def _last_reads(program: Program, inlined: set[Var], may_alias: dict[Var, frozenset]
+                ) -> dict[Var, int]:
+    """The index of the last statement that reads each buffer (by any alias). A
+    temporary inside an expression is read where its statement is."""
+    at: dict[Var, int] = {}  # an inlined var -> the statement that writes it
+    for i in reversed(range(len(program.eqns))):
+        eqn = program.eqns[i]
+        where = at.get(eqn.outs[0], i) if len(eqn.outs) == 1 else i
+        for v in eqn.inputs:
+            if isinstance(v, Var) and v in inlined:
+                at.setdefault(v, where)
+    last: dict[Var, int] = {}
+    for i, eqn in enumerate(program.eqns):
+        where = at.get(eqn.outs[0], i) if len(eqn.outs) == 1 else i
+        for v in eqn.inputs:
+            if isinstance(v, Var):
+                for b in may_alias.get(v, ()):
+                    last[b] = max(last.get(b, -1), where)
+    return last
 
 
 def _kind(v: Var) -> tuple[tuple[int, ...], np.dtype]:
@@ -104,7 +152,7 @@ class _Scratch:
     """
 
     def __init__(self, program: Program, inlined: set[Var], min_bytes: int,
-                 avals: list) -> None:
+                 avals: list, skip: set[Var] = frozenset()) -> None:
         self.defining = {v: e for e in program.eqns for v in e.outs if v in inlined}
         self.inlined = inlined
         self.avals = avals
@@ -115,7 +163,8 @@ class _Scratch:
                          ufunc_of(self.defining[v]) is not None and v.aval.shape != () and
                          _large(v, min_bytes)}
         for eqn in program.eqns:
-            if not (len(eqn.outs) == 1 and eqn.outs[0] in inlined):
+            if not (len(eqn.outs) == 1 and eqn.outs[0] in inlined) and \
+                    not (eqn.outs and eqn.outs[0] in skip):
                 in_use: set[int] = set()
                 for v in self._children(eqn):
                     self._visit(v, in_use)
@@ -126,6 +175,8 @@ class _Scratch:
     def _visit(self, v: Var, in_use: set[int]) -> None:
         """Give ``v`` (and the temporaries under it) a slot, in evaluation order."""
         eqn = self.defining[v]
+        if elision(eqn, self.inlined, self.defining) is not None:
+            return  # computed in its own temporary, which NumPy reuses (not pooled)
         children = self._children(eqn)
         for u in children:
             self._visit(u, in_use)

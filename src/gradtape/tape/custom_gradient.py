@@ -156,8 +156,14 @@ def _fit_gradient(g: Any, aval: Aval, k: int, name: str) -> Tensor:
 
 
 def _forward_impl(*inputs: Any, call: _CustomCall) -> tuple:
-    # The function already ran: the record re-issues its results under new ids.
-    return call.outputs
+    # The function already ran: the record re-issues its results under new ids. It is
+    # bound once (never cached or compiled), so the call lets go of the results: the
+    # tape's params would hold a block's output to the end of the backward otherwise.
+    outputs = call.outputs
+    if outputs is None:
+        raise RuntimeError(f"custom_gradient {call.__name__!r} re-issued its results twice")
+    call.outputs = None
+    return outputs
 
 
 def _forward_vjp(g: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
