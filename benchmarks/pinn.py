@@ -20,8 +20,11 @@ and of the per-round ratios to TensorFlow, the minor page faults per step, the t
 setting (``--threads``: 1 for every library by default, 0 for each one's default) and
 the load average before and after.
 
+``--also-src SRC`` adds a row for gradtape imported from another tree's ``src`` (a
+base commit's), run in the same rounds: a before-and-after under the same load.
+
 usage: python benchmarks/pinn.py [--quick] [--points N] [--steps N] [--repeats N]
-                                 [--threads N] [--tf-python PATH]
+                                 [--threads N] [--tf-python PATH] [--also-src SRC]
 """
 
 from __future__ import annotations
@@ -173,6 +176,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--tf-python", help="an interpreter with TensorFlow, if not this one")
+    p.add_argument("--also-src", action="append", default=[], metavar="SRC",
+                   help="a further @gt.function row importing gradtape from SRC (the src "
+                        "folder of another tree: before and after, side by side)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
@@ -201,7 +207,7 @@ def report(args: argparse.Namespace, children: dict[str, Child],
     if TF in children:
         tf_rounds = children[TF].rounds
         lines.append("")
-        for name in (GT_DEFAULT, GT_HOLD):
+        for name in (n for n in children if n != TF):
             pairs = list(zip(children[name].rounds, tf_rounds))
             wall = [g["seconds"] / t["seconds"] for g, t in pairs]
             cpu = [g["cpu"] / t["cpu"] for g, t in pairs]
@@ -216,15 +222,19 @@ def main(argv: list[str] | None = None) -> str:
         serve(args.child, args.points)
         return ""
     before = os.getloadavg()
-    # Started one after the other: a child's build does not overlap another's.
-    children = {
-        GT_DEFAULT: Child(sys.executable, "gradtape", args, {"GRADTAPE_HOLD_MEMORY": "0"}),
-        GT_HOLD: Child(sys.executable, "gradtape", args, {"GRADTAPE_HOLD_MEMORY": "1"}),
-    }
     tf_python = sys.executable if importlib.util.find_spec("tensorflow") else args.tf_python
+    starts = [(GT_DEFAULT, sys.executable, "gradtape", {"GRADTAPE_HOLD_MEMORY": "0"}),
+              (GT_HOLD, sys.executable, "gradtape", {"GRADTAPE_HOLD_MEMORY": "1"})]
+    starts += [(f"{GT_DEFAULT}, --also-src {n}", sys.executable, "gradtape",
+                {"GRADTAPE_HOLD_MEMORY": "0", "PYTHONPATH": os.path.abspath(src)})
+               for n, src in enumerate(args.also_src, 1)]
+    if tf_python:
+        starts.append((TF, tf_python, "tensorflow", None))
+    children: dict[str, Child] = {}
     try:
-        if tf_python:
-            children[TF] = Child(tf_python, "tensorflow", args)
+        # Started one after the other: a child's build does not overlap another's.
+        for name, python, lib, env in starts:
+            children[name] = Child(python, lib, args, env)
         interleaved(children, args.steps, args.repeats)
     finally:
         for child in children.values():
