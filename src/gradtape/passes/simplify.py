@@ -1,8 +1,8 @@
 """Algebraic simplification: folding, zeros and ones, signs, no-op shapes, regrouped
-products, merged selects, in one walk.
+products, merged selects, cheaper matrix products, in one walk.
 
 Each rule set lives in its own module (``fold``, ``zeros_ones``, ``signs``,
-``noop_shapes``, ``regroup``, ``selects``) and can run alone; together they share one
+``noop_shapes``, ``regroup``, ``selects``, ``matmuls``) and can run alone; together they share one
 walk, so a chain such as
 ``broadcast_to(reshape(1.0)) * g -> g -> reshape(g) to g's shape -> g`` resolves in a
 single pass: every equation sees its inputs already simplified.
@@ -11,12 +11,12 @@ single pass: every equation sees its inputs already simplified.
 from __future__ import annotations
 
 from ..ir.nodes import Program
-from . import fold, noop_shapes, regroup, selects, signs, zeros_ones
+from . import fold, matmuls, noop_shapes, regroup, selects, signs, zeros_ones
 from .fold import fold_fill, literal_operands
 from .rewrite import merge_rules, rewrite
 
 RULES = merge_rules(zeros_ones.RULES, fold.RULES, signs.RULES, noop_shapes.RULES,
-                    regroup.RULES, selects.RULES)
+                    regroup.RULES, selects.RULES, matmuls.RULES)
 LATE = (literal_operands, noop_shapes.implicit_broadcasts)
 
 
