@@ -12,7 +12,9 @@
   transposed product (``d_u.T @ h``, a second-order kernel gradient).
 
 Only for floating-point operands of rank two or more (vectors contract differently);
-the products with fills only for matrices.
+the products with fills only for matrices. Not inside loop bodies and branches (``simplify``'s
+``in_loop``): loop motion moves a per-iteration product out of its loop as one product,
+which a multiply would keep in it.
 """
 
 from __future__ import annotations

@@ -17,9 +17,15 @@ from .rewrite import merge_rules, rewrite
 
 RULES = merge_rules(zeros_ones.RULES, fold.RULES, signs.RULES, noop_shapes.RULES,
                     regroup.RULES, selects.RULES, matmuls.RULES)
+# Inside loop bodies the products stay products: loop motion moves a per-iteration
+# outer product (a weight's cotangent, ``x_t.T @ g_t``) out of the loop as one product.
+RULES_IN_LOOPS = merge_rules(zeros_ones.RULES, fold.RULES, signs.RULES, noop_shapes.RULES,
+                             regroup.RULES, selects.RULES)
 LATE = (literal_operands, noop_shapes.implicit_broadcasts)
 
 
-def simplify(program: Program) -> Program:
-    """``program`` with every simplification rule applied (run DCE afterwards)."""
-    return rewrite(program, RULES, generic=(fold_fill,), late=LATE)
+def simplify(program: Program, in_loop: bool = False) -> Program:
+    """``program`` with every simplification rule applied (run DCE afterwards);
+    ``in_loop``: a loop body's or branch's, without ``matmuls``' rules."""
+    return rewrite(program, RULES_IN_LOOPS if in_loop else RULES, generic=(fold_fill,),
+                   late=LATE)
