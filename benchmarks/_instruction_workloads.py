@@ -100,9 +100,25 @@ def hessian():
     return gt.hessian(lambda v: gt.reduce_sum(gt.sin(v) * v ** 2))(np.linspace(0, 1, 8))
 
 
+_pinn: list = []
+
+
+def pinn_step():
+    """benchmarks/pinn.py's step under @gt.function (nested tapes, Adam), 2,000 points."""
+    if not _pinn:  # built on the first call, in the warm-up
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import pinn  # this folder's benchmark
+
+        x_np, t_np = pinn.collocation(2_000)
+        step, _ = pinn.make_step(gt)
+        _pinn.extend((step, gt.constant(x_np), gt.constant(t_np)))
+    step, x_pinn, t_pinn = _pinn
+    return step(x_pinn, t_pinn)
+
+
 WORKLOADS = {f.__name__: f for f in (scalar_chain, mlp_step, sparse_cross_entropy,
                                      function_train_step, hessian, function_scalar_chain,
-                                     hand_scalar_chain)}
+                                     hand_scalar_chain, pinn_step)}
 
 
 def _collections() -> list[int]:

@@ -4,6 +4,7 @@ with the load of a shared machine (wall-clock ratios there drift by tens of perc
     python benchmarks/instruction_counts.py                      # this checkout's src
     python benchmarks/instruction_counts.py --src BEFORE/src --src AFTER/src  # side by side
     python benchmarks/instruction_counts.py --only function_train_step --jobs 2
+    python benchmarks/instruction_counts.py --only pinn_step --steps 5  # benchmarks/pinn.py's
 
 Each workload (``_instruction_workloads.py``) runs in a process of its own under callgrind
 (``PYTHONHASHSEED=0``, one BLAS thread, the same environment for every tree), so no
@@ -34,6 +35,9 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "_instruction_workloads.py"
 WORKLOADS = ["scalar_chain", "mlp_step", "sparse_cross_entropy", "function_train_step",
              "hessian", "function_scalar_chain", "hand_scalar_chain"]
+# Counted only when asked for (--only pinn_step --steps 5): a PINN step takes about a
+# second under callgrind.
+ON_REQUEST = ["pinn_step"]
 # Only what the count may depend on: an inherited PYTHON* variable (PYTHONOPTIMIZE,
 # PYTHONDEVMODE, PYTHONMALLOC, ...) would change what runs.
 KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
@@ -88,7 +92,7 @@ def main() -> None:
     p.add_argument("--src", action="append", help="a source tree to measure (repeatable)")
     p.add_argument("--steps", type=int, default=30, help="steps per window")
     p.add_argument("--windows", type=int, default=3, help="counted windows per process")
-    p.add_argument("--only", nargs="*", default=WORKLOADS, choices=WORKLOADS)
+    p.add_argument("--only", nargs="*", default=WORKLOADS, choices=WORKLOADS + ON_REQUEST)
     p.add_argument("--jobs", type=int, default=1, help="processes run side by side")
     p.add_argument("--verbose", action="store_true", help="print every window")
     args = p.parse_args()

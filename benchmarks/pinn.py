@@ -3,17 +3,28 @@
 The keras-io style PINN of Burgers' equation: a Keras MLP ``u(x, t)`` (2 -> 32 -> 32 ->
 32 -> 1, tanh), the residual ``u_t + u u_x - nu u_xx`` at ``--points`` collocation
 points, whose derivatives come from nested tapes inside the step, the mean squared
-residual as loss, and one Adam update. Each implementation runs in a fresh process,
-pinned to one thread, timed as the median of ``--repeats`` rounds of ``--steps`` steps:
-the step under ``@gt.function`` with glibc's default allocator settings and with
+residual as loss, and one Adam update. The implementations are the step under
+``@gt.function`` with glibc's default allocator settings and with
 ``GRADTAPE_HOLD_MEMORY=1`` (``gt.config(hold_freed_memory=True)``: freed blocks kept for
 reuse, as TensorFlow's own allocator does), and under ``tf.function`` (in ``--tf-python``,
-an interpreter with TensorFlow, when this one has none). Each row also reports the CPU
-time (the process's own: on a shared machine the wall time counts other processes' turns)
-and the minor page faults per step.
+an interpreter with TensorFlow, when this one has none).
+
+Each implementation lives in a fresh process of its own (its own allocator state), built
+and warmed once; then the processes take turns: ``--repeats`` rounds, each running
+``--steps`` steps in every process one after the other, the order rotated from round to
+round, the others idle meanwhile. So every round measures the implementations under the
+same load, and a ratio is taken within a round, never across runs. The report gives the
+median and the range over the rounds of the time per step, of the process's own CPU
+time per step (on a shared machine the wall time also counts other processes' turns)
+and of the per-round ratios to TensorFlow, the minor page faults per step, the thread
+setting (``--threads``: 1 for every library by default, 0 for each one's default) and
+the load average before and after.
+
+``--also-src SRC`` adds a row for gradtape imported from another tree's ``src`` (a
+base commit's), run in the same rounds: a before-and-after under the same load.
 
 usage: python benchmarks/pinn.py [--quick] [--points N] [--steps N] [--repeats N]
-                                 [--tf-python PATH]
+                                 [--threads N] [--tf-python PATH] [--also-src SRC]
 """
 
 from __future__ import annotations
@@ -82,36 +93,79 @@ def make_step(tf: object) -> tuple[Callable[[object, object], object], object]:
     return step, model
 
 
-def seconds_per_step(tf: object, points: int, steps: int, repeats: int) -> dict:
+def warm_step(tf: object, points: int) -> tuple[Callable[[], object], float]:
+    """The step of ``tf`` on the collocation points, traced and warmed, and its first loss."""
     x_np, t_np = collocation(points)
     x, t = tf.constant(x_np), tf.constant(t_np)
     step, _ = make_step(tf)
     first_loss = float(step(x, t))
     for _ in range(3):  # warm: traced, compiled
         step(x, t)
-    rounds, cpu_rounds = [], []
+    return (lambda: step(x, t)), first_loss
+
+
+def one_round(run: Callable[[], object], steps: int) -> dict:
+    """Wall time, this process's CPU time and minor page faults per step over ``steps``."""
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(repeats):
-        start, cpu_start = time.perf_counter(), time.process_time()
-        for _ in range(steps):
-            step(x, t)
-        rounds.append((time.perf_counter() - start) / steps)
-        cpu_rounds.append((time.process_time() - cpu_start) / steps)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        run()
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
-    # CPU time too: on a shared machine the wall time also counts other processes' turns.
-    return {"seconds": statistics.median(rounds), "cpu": statistics.median(cpu_rounds),
-            "first_loss": first_loss, "faults": faults / (repeats * steps)}
+    return {"seconds": seconds / steps, "cpu": cpu / steps, "faults": faults / steps}
 
 
-def run_child(python: str, lib: str, args: argparse.Namespace, env: dict | None = None
-              ) -> dict:
-    """One implementation's timing in a fresh process (its own allocator state)."""
-    child = subprocess.run(
-        [python, __file__, "--child", lib, "--points", str(args.points),
-         "--steps", str(args.steps), "--repeats", str(args.repeats),
-         "--threads", str(args.threads)],
-        capture_output=True, text=True, check=True, env={**os.environ, **(env or {})})
-    return json.loads(child.stdout.strip().splitlines()[-1])
+def serve(lib_name: str, points: int) -> None:
+    """A child: build and warm the step, then run one round per ``steps`` line on stdin."""
+    run, first_loss = warm_step(__import__(lib_name), points)
+    print(json.dumps({"first_loss": first_loss}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(one_round(run, int(line))), flush=True)
+
+
+class Child:
+    """One implementation's process, driven round by round through its pipes."""
+
+    def __init__(self, python: str, lib: str, args: argparse.Namespace,
+                 env: dict | None = None) -> None:
+        self.process = subprocess.Popen(
+            [python, __file__, "--child", lib, "--points", str(args.points),
+             "--threads", str(args.threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env={**os.environ, **(env or {})})
+        self.first_loss = self._answer()["first_loss"]
+        self.rounds: list[dict] = []
+
+    def _answer(self) -> dict:
+        # The last line: a library may print to stdout while it loads.
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the child exited with {self.process.wait()}")
+            if line.startswith("{"):
+                return json.loads(line)
+
+    def round(self, steps: int) -> None:
+        self.process.stdin.write(f"{steps}\n")
+        self.process.stdin.flush()
+        self.rounds.append(self._answer())
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def interleaved(children: dict[str, Child], steps: int, repeats: int) -> None:
+    """``repeats`` rounds, every child once per round, the order rotated each round."""
+    names = list(children)
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            children[name].round(steps)
+
+
+def median_range(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
+    return (f"{statistics.median(values) * scale:.{digits}f} "
+            f"({min(values) * scale:.{digits}f}–{max(values) * scale:.{digits}f})")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -119,45 +173,75 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="a smoke run (seconds)")
     p.add_argument("--points", type=int, default=2_000)
     p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--tf-python", help="an interpreter with TensorFlow, if not this one")
+    p.add_argument("--also-src", action="append", default=[], metavar="SRC",
+                   help="a further @gt.function row importing gradtape from SRC (the src "
+                        "folder of another tree: before and after, side by side)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
-        args.points, args.steps, args.repeats = 64, 2, 1
+        args.points, args.steps, args.repeats = 64, 2, 2
     return args
+
+
+def report(args: argparse.Namespace, children: dict[str, Child],
+           load: tuple[tuple[float, ...], tuple[float, ...]]) -> str:
+    threads = ("every library pinned to one thread" if args.threads == 1 else
+               "each library's default threads" if args.threads <= 0 else
+               f"every library limited to {args.threads} threads")
+    lines = [f"### PINN step (Burgers), {args.points} collocation points, MLP 2-"
+             f"{'-'.join([str(WIDTH)] * DEPTH)}-1 tanh, Adam", "",
+             f"{args.repeats} interleaved rounds of {args.steps} steps, {threads}; load "
+             f"average {load[0][0]:.2f} before, {load[1][0]:.2f} after. Median (range) "
+             "over the rounds:", "",
+             "| implementation | time per step (ms) | CPU time per step (ms) "
+             "| minor page faults per step |", "|---|---:|---:|---:|"]
+    for name, child in children.items():
+        seconds = [r["seconds"] for r in child.rounds]
+        cpu = [r["cpu"] for r in child.rounds]
+        faults = statistics.median(r["faults"] for r in child.rounds)
+        lines.append(f"| {name} | {median_range(seconds, 1e3)} | {median_range(cpu, 1e3)} "
+                     f"| {faults:.0f} |")
+    if TF in children:
+        tf_rounds = children[TF].rounds
+        lines.append("")
+        for name in (n for n in children if n != TF):
+            pairs = list(zip(children[name].rounds, tf_rounds))
+            wall = [g["seconds"] / t["seconds"] for g, t in pairs]
+            cpu = [g["cpu"] / t["cpu"] for g, t in pairs]
+            lines.append(f"- {name} ÷ TensorFlow, per round: {median_range(wall)}× "
+                         f"(CPU time {median_range(cpu)}×; target ≤ 1.0×)")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> str:
     args = parse(argv)
     if args.child:
-        lib = __import__(args.child)
-        print(json.dumps(seconds_per_step(lib, args.points, args.steps, args.repeats)))
+        serve(args.child, args.points)
         return ""
-    rows = {
-        GT_DEFAULT: run_child(sys.executable, "gradtape", args, {"GRADTAPE_HOLD_MEMORY": "0"}),
-        GT_HOLD: run_child(sys.executable, "gradtape", args, {"GRADTAPE_HOLD_MEMORY": "1"}),
-    }
+    before = os.getloadavg()
     tf_python = sys.executable if importlib.util.find_spec("tensorflow") else args.tf_python
+    starts = [(GT_DEFAULT, sys.executable, "gradtape", {"GRADTAPE_HOLD_MEMORY": "0"}),
+              (GT_HOLD, sys.executable, "gradtape", {"GRADTAPE_HOLD_MEMORY": "1"})]
+    starts += [(f"{GT_DEFAULT}, --also-src {n}", sys.executable, "gradtape",
+                {"GRADTAPE_HOLD_MEMORY": "0", "PYTHONPATH": os.path.abspath(src)})
+               for n, src in enumerate(args.also_src, 1)]
     if tf_python:
-        rows[TF] = run_child(tf_python, "tensorflow", args)
-    lines = [f"### PINN step (Burgers), {args.points} collocation points, MLP 2-"
-             f"{'-'.join([str(WIDTH)] * DEPTH)}-1 tanh, Adam", "",
-             "| implementation | time per step | CPU time per step | minor page faults per step |",
-             "|---|---:|---:|---:|"]
-    for name, row in rows.items():
-        lines.append(f"| {name} | {row['seconds'] * 1e3:.2f} ms | {row['cpu'] * 1e3:.2f} ms "
-                     f"| {row['faults']:.0f} |")
-    if TF in rows:
-        for name in (GT_DEFAULT, GT_HOLD):
-            ratio = rows[name]["seconds"] / rows[TF]["seconds"]
-            cpu_ratio = rows[name]["cpu"] / rows[TF]["cpu"]
-            lines.append(f"\n{name} ÷ TensorFlow: {ratio:.2f}× (CPU time {cpu_ratio:.2f}×; "
-                         "target ≤ 1.0×)")
-    report = "\n".join(lines)
-    print(report)
-    return report
+        starts.append((TF, tf_python, "tensorflow", None))
+    children: dict[str, Child] = {}
+    try:
+        # Started one after the other: a child's build does not overlap another's.
+        for name, python, lib, env in starts:
+            children[name] = Child(python, lib, args, env)
+        interleaved(children, args.steps, args.repeats)
+    finally:
+        for child in children.values():
+            child.close()
+    text = report(args, children, (before, os.getloadavg()))
+    print(text)
+    return text
 
 
 if __name__ == "__main__":

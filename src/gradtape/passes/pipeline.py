@@ -21,15 +21,24 @@ from .simplify import simplify
 PASSES = (eliminate_dead_code, simplify, eliminate_common_subexpressions, eliminate_dead_code)
 
 
-def optimize(program: Program, verify: bool = False) -> Program:
+def _simplify_inside(program: Program) -> Program:
+    return simplify(program, in_loop=True)
+
+
+PASSES_INSIDE = (eliminate_dead_code, _simplify_inside, eliminate_common_subexpressions,
+                 eliminate_dead_code)
+
+
+def optimize(program: Program, verify: bool = False, inside: bool = False) -> Program:
     """``program`` after every pass; inputs and outputs keep their order and avals.
-    Loop bodies and branches (sub-programs) get every pass too."""
-    for run_pass in PASSES:
+    Loop bodies and branches (sub-programs, ``inside``) get every pass too, the
+    simplification without its rewrites of matrix products."""
+    for run_pass in PASSES_INSIDE if inside else PASSES:
         program = run_pass(program)
         if verify:
             _verify(program)
     if has_control_flow(program):
-        program = optimize_inside(program, lambda p: optimize(p, verify))
+        program = optimize_inside(program, lambda p: optimize(p, verify, inside=True))
     return program
 
 
