@@ -246,6 +246,23 @@ def test_small_float64_and_integer_expressions_are_written_as_before():
     assert "1 - square(in0_1)" in generate_source(program)[0]
 
 
+def test_a_scalar_no_float32_holds_is_written_as_it_was():
+    for c in (0.1, 1e300, 2 ** 24 + 1):  # inexact, overflowing, an int float32 rounds
+        program = _program(lambda y, c=c: [c - gt.square(y)], LARGE, dtype=np.float32)
+        source, _, _ = generate_source(program)
+        assert "square(in0_1)" in source and "float32_" not in source, source
+        args = [np.random.default_rng(1).standard_normal(LARGE, dtype=np.float32)]
+        with np.errstate(over="ignore"):  # 1e300 is inf in float32, as NumPy says
+            got = compile_program(program).function(list(args))
+            np.testing.assert_array_equal(got[0], run(program, list(args))[0])
+    from gradtape.ir.nodes import Literal
+    from gradtape.passes.buffers import _other_operand
+
+    out = Var(Aval(LARGE, np.dtype(np.float32)), "out")
+    assert _other_operand(Literal(2 ** 1100, Aval((), np.dtype(object))), out) == (
+        False, False)  # beyond every float: no typed constant, no error
+
+
 def test_a_statement_computed_in_its_temporary_takes_no_out_buffer():
     def build(g, y):
         dead = gt.exp(g)  # a fresh buffer, dead after the next line

@@ -91,8 +91,12 @@ def _other_operand(v, out: Var) -> tuple[bool, bool]:
         return isinstance(value, np.generic) and np.can_cast(value.dtype, dtype), False
     if dtype == np.float64 and isinstance(value, float):
         return True, False
-    typed = dtype.type(value)
-    return bool(typed == value), True  # written as float32(1.0) only if exactly equal
+    try:
+        with np.errstate(over="ignore"):
+            typed = dtype.type(value)
+    except OverflowError:  # an int beyond every float
+        return False, False
+    return typed.item() == value, True  # written as float32(1.0) only if exactly equal
 
 
 def elision(eqn: Eqn, inlined: set[Var], defining: dict) -> Elision | None:
