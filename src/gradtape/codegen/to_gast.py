@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import gast
 
+from ..ir.dtypes import size_or_inf
 from ..ir.nodes import Eqn, Literal, Program, Var
 from ..ops.control_flow import CONTROL_FLOW
 from ..passes.buffers import MIN_OUT_SIZE, Reuse, elision, plan_reuse
@@ -255,7 +256,7 @@ class _Writer:
         for v in values:
             named = self.locals.get(v)
             if named is not None:
-                (small if _size(v.aval.shape) < MIN_OUT_SIZE else large).add(named)
+                (small if size_or_inf(v.aval.shape) < MIN_OUT_SIZE else large).add(named)
         return frozenset(small - large)
 
     def _take_feeds(self, feeds: str, inputs: list[str]) -> list[gast.stmt]:
@@ -296,15 +297,6 @@ class _Writer:
         body = header + import_statements(self.globs) + [function]
         return Generated(gast.Module(body=body, type_ignores=[]), dict(self.globs.objects),
                          self.kind, self.comments)
-
-
-def _size(shape: tuple) -> float:
-    n = 1
-    for d in shape:
-        if not isinstance(d, int):
-            return float("inf")  # not known here: taken for large
-        n *= d
-    return n
 
 
 def _title_lines(title: str, kind: str = FUNCTION_NAME) -> list[str]:

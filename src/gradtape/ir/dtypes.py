@@ -38,3 +38,14 @@ def is_floating(dtype: np.dtype) -> bool:
 def size(shape: tuple[int, ...]) -> int:
     """The number of elements of an array of ``shape``."""
     return int(math.prod(shape))
+
+
+def size_or_inf(shape: tuple) -> float:
+    """``size(shape)``, or ``inf`` where a dimension is not a known int: a value whose
+    size is not known is taken for large (freed, not kept as small)."""
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return math.inf
+        n *= d
+    return n

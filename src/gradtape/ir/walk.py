@@ -80,6 +80,7 @@ def dead_after(program: Program) -> list[list[Var]] | None:
     for v, index in last.items():
         if index < 0:  # an input no equation reads: the caller holds it anyway
             continue
+        # dtypes.size_or_inf, inlined: a call per var shows in a cold build's calls
         size = 1
         for d in v.aval.shape:
             size = size * d if isinstance(d, int) else RELEASE_MIN_SIZE  # unknown: large
