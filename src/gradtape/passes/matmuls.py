@@ -43,7 +43,9 @@ def _matrices(eqn: Eqn, rank: int | None = None) -> bool:
 def outer_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """``a @ b`` -> ``a * b`` when the contracted axis has size one (batch axes broadcast
     alike in both)."""
-    if not _matrices(eqn) or eqn.inputs[0].shape[-1] != 1:
+    # The size first: one attribute read rejects almost every product (a cold build
+    # asks this of each matmul it writes).
+    if eqn.inputs[0].aval.shape[-1:] != (1,) or not _matrices(eqn):
         return None
     return rw.emit(_multiply, eqn.inputs, {})
 
@@ -73,7 +75,6 @@ def fill_product(eqn: Eqn, rw: Rewriter) -> IRValue | None:
         return None
     if x.dtype != out.dtype or not c:
         return None  # a zero fill: a zero cotangent, which the product keeps as written
-        return None
     kept = tuple(1 if i == axis else d for i, d in enumerate(x.shape))
     total = rw.emit(_shape.unbroadcast_p, (x,), {"axes": (axis,), "shape": kept})
     total = None if total is None else _scaled(total, c, rw)
