@@ -1,5 +1,5 @@
 """One observer protocol (``core.state.Observer``): ``on_op``, ``sees`` and
-``on_variable_read`` (and ``on_op_alone`` for bind's fast branch), implemented by the
+``on_variable_read`` (and ``on_op_alone``, ``on_op_nested`` for bind's fast branch), implemented by the
 tape, the forward accumulator, the ``@gt.function`` tracer and custom_gradient's variable
 watcher; nobody reads another observer's fields (issue 20, item 3)."""
 
@@ -16,7 +16,7 @@ class _Spy:
     mode or Variable reached for a tape's private fields, it would fail here."""
 
     def __init__(self, followed=()):
-        self.ops, self.alone, self.reads = [], [], []
+        self.ops, self.alone, self.nested, self.reads = [], [], [], []
         self.followed = {t._id for t in followed}
 
     def on_op(self, prim, args, values, params, result, out, shared):
@@ -25,6 +25,12 @@ class _Spy:
 
     def on_op_alone(self, prim, in_ids, values, params, result, out, reads, raw_arrays):
         self.alone.append((prim.name, list(in_ids), np.asarray(out)))
+
+    def on_op_nested(self, prim, args, in_ids, values, params, result, out, reads,
+                     raw_arrays, shared):
+        self.nested.append((prim.name, list(in_ids), [np.asarray(v) for v in values],
+                            np.asarray(out), shared))
+        return (prim.name, id(self))  # what the next observer is handed as shared
 
     def sees(self, tensor):
         return tensor._id in self.followed
@@ -54,16 +60,32 @@ def test_an_observer_alone_gets_each_op_through_the_fast_branch(spy):
     assert observer.ops == []
 
 
-def test_observers_together_get_each_op_through_on_op(spy):
+def test_observers_nested_get_each_op_through_on_op_nested_outermost_first(spy):
     x = gt.constant(np.array([1.0, -2.0]))
     outer, inner = spy(), spy()
     gt.exp(x)
+    for observer, shared in ((outer, None), (inner, ("exp", id(outer)))):
+        (name, in_ids, values, out, handed), = observer.nested
+        assert name == "exp" and in_ids == [x._id] and handed == shared
+        np.testing.assert_array_equal(values[0], [1.0, -2.0])
+        np.testing.assert_allclose(out, np.exp([1.0, -2.0]), rtol=1e-15)
+        assert observer.alone == [] and observer.ops == []
+
+
+def test_observers_beside_a_forward_accumulator_get_each_op_through_on_op(spy):
+    x = gt.constant(np.array([1.0, -2.0]))
+    outer, inner = spy(), spy()
+    with gt.autodiff.ForwardAccumulator(x, np.array([1.0, 0.0])) as acc:
+        y = gt.exp(x)
     for observer in (outer, inner):
         (name, values, out), = observer.ops
         assert name == "exp"
         np.testing.assert_array_equal(values[0], [1.0, -2.0])
         np.testing.assert_allclose(out, np.exp([1.0, -2.0]), rtol=1e-15)
-        assert observer.alone == []
+        # the exp is not handed to them again (the tangent's multiply is: the
+        # accumulator computes it with itself paused)
+        assert observer.alone == [] and [op[0] for op in observer.nested] == ["multiply"]
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [np.e, 0.0], rtol=1e-15)
 
 
 def test_a_variable_read_is_told_through_on_variable_read(spy):

@@ -43,7 +43,8 @@ class Observer(Protocol):
 @runtime_checkable
 class RecordingObserver(Observer, Protocol):
     """An observer that stands on the tape stack (``state.recording``): a tape, or the
-    variable watcher. It may be handed an op alone, by bind's fast branch."""
+    variable watcher. Bind's fast branch may hand it an op alone or among nested tapes
+    (the arguments' ids gathered, one result, no tracer or accumulator observing)."""
 
     def on_op_alone(self, prim: Any, in_ids: list, values: list, params: dict,
                     result: Any, out: Any, reads: Any, raw_arrays: bool) -> None:
@@ -51,6 +52,14 @@ class RecordingObserver(Observer, Protocol):
         gathered the input ids on its one pass over the arguments; ``reads`` is the
         arguments if one is a variable, else ``None``; ``raw_arrays`` whether a raw
         argument (id ``None``) is more than a Python scalar: an array or array-like."""
+        ...
+
+    def on_op_nested(self, prim: Any, args: tuple, in_ids: list, values: list,
+                     params: dict, result: Any, out: Any, reads: Any, raw_arrays: bool,
+                     shared: Any) -> Any:
+        """``on_op_alone`` when only recording observers observe but there are several
+        (nested tapes, a watcher beside them): each is handed the op in turn, outermost
+        first, with ``shared`` and ``args`` as ``on_op`` has them."""
         ...
 
 

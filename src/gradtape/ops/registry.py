@@ -67,16 +67,16 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     the op to whoever observes it.
 
     This is the hot path of every eager op: one pass over the arguments. Its fast branch
-    is the usual case while recording: one tape observes (no tracer, no accumulator) an
-    op with one result; the pass then also gathers the input ids the tape records, and
-    the tape gets the op directly instead of through ``_hand_to_observers``."""
+    is the usual case while recording: only tapes observe (no tracer, no accumulator) an
+    op with one result; the pass then also gathers the input ids the tapes record, and
+    the tapes get the op directly instead of through ``_hand_to_observers``: a lone tape
+    by ``on_op_alone``, nested ones each by ``on_op_nested``, sharing one record."""
     if _dtype_rule is not None:  # gt.config(dtype_promotion="tf"); one global read if not
         _dtype_rule(prim, args)
     tapes = state.recording
     run = prim.eager
     values = []
-    if tapes and prim.records_alone and len(tapes) == 1 and state.tracer is None \
-            and not state.accumulators:
+    if tapes and prim.records_alone and state.tracer is None and not state.accumulators:
         in_ids = []
         reads = None
         raw_arrays = False
@@ -104,11 +104,17 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             run = eager_impl(prim, values)
         out = run(*values, **params)
         # wrap(out), inlined: a call costs about 5 % of an op's dispatch; records_alone
-        # means one result, and the tape is the op's only observer.
+        # means one result, and only the tapes observe the op.
         result = _new_object(Tensor)
         result._value = out
         result._id = _next_id()
-        tapes[0].on_op_alone(prim, in_ids, values, params, result, out, reads, raw_arrays)
+        if len(tapes) == 1:
+            tapes[0].on_op_alone(prim, in_ids, values, params, result, out, reads, raw_arrays)
+        else:  # nested tapes (or a watcher beside them), outermost first
+            shared = None
+            for tape in tapes:
+                shared = tape.on_op_nested(prim, args, in_ids, values, params, result, out,
+                                           reads, raw_arrays, shared)
         return result
     for a in args:
         if isinstance(a, Tensor):

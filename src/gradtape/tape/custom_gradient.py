@@ -58,6 +58,12 @@ class _VariableWatcher:
                 if isinstance(a, Variable):
                     self.on_variable_read(a)
 
+    def on_op_nested(self, prim: Any, args: tuple, in_ids: list, values: list,
+                     params: dict, result: Any, out: Any, reads: Any, raw_arrays: bool,
+                     shared: Any) -> Any:
+        self.on_op_alone(prim, in_ids, values, params, result, out, reads, raw_arrays)
+        return shared
+
     def sees(self, tensor: Any) -> bool:
         """A trainable variable: the function's gradient reaches it (TF watches it)."""
         return isinstance(tensor, Variable) and tensor.trainable

@@ -36,7 +36,8 @@ from .arguments import (
     is_float,
     zeros_gradient,
 )
-from .recording import Record, record_alone, record_op, split_reads, variable_versions
+from .recording import (Record, record_alone, record_nested, record_op, split_reads,
+                        variable_versions)
 from .site_references import reference_for, site_of
 
 logger = logging.getLogger("gradtape")
@@ -119,9 +120,11 @@ class GradientTape:
         self._computing = False
 
     # --- the observer protocol (core.state.Observer) ----------------------------
-    # How bind hands this tape an op: among other observers, or alone (its fast branch).
+    # How bind hands this tape an op: among other observers, or (its fast branch) alone
+    # or among nested tapes.
     on_op = record_op
     on_op_alone = record_alone
+    on_op_nested = record_nested
 
     def sees(self, tensor: Tensor) -> bool:
         """Whether this tape would differentiate ``tensor``: it is tracked, or it is a

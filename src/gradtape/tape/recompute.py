@@ -64,6 +64,11 @@ class _CaptureWatcher:
     def on_op_alone(self, *args: Any) -> None:  # never alone: two watchers stand
         raise AssertionError("the capture watcher is never the only observer")
 
+    def on_op_nested(self, prim: Any, args: tuple, in_ids: list, values: list,
+                     params: dict, result: Any, out: Any, reads: Any, raw_arrays: bool,
+                     shared: Any) -> Any:
+        return self.on_op(prim, args, values, params, result, out, shared)
+
     def sees(self, tensor: Any) -> bool:
         return False
 

@@ -3,8 +3,9 @@ records of a variable read at several values are told apart for ``gradient``.
 
 ``ops.registry.bind`` hands every op to whoever observes it (``core.state.Observer``); a
 ``GradientTape`` observes through ``record_alone`` below when it is the only observer
-(bind's fast branch, ``GradientTape.on_op_alone``) and through ``record_op`` otherwise
-(``GradientTape.on_op``).
+(bind's fast branch, ``GradientTape.on_op_alone``), through ``record_nested`` when only
+tapes observe, nested (``GradientTape.on_op_nested``), and through ``record_op``
+otherwise (``GradientTape.on_op``).
 Only this module and ``tape/gradient_tape.py`` write a tape's recording state: ``_records``,
 ``_tracked``, ``_signature``, ``_constants``, ``_var_versions`` and ``_reread``.
 """
@@ -97,11 +98,13 @@ def record_op(tape, prim, args: tuple, values: list, params: dict, result: Any, 
 
 
 def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: Tensor,
-                 out: Any, reads: Any, raw_arrays: bool) -> None:
-    """``record_op`` for bind's fast branch: ``tape`` is the op's only observer and the op
-    has one result, so no record is shared, and the output's tuples are made only when
-    the tape sees the op. ``raw_arrays``: a raw operand is an array or array-like, which
-    ``_recorded_values`` copies or converts (Python scalars are kept as they are)."""
+                 out: Any, reads: Any, raw_arrays: bool) -> Record | None:
+    """``record_op`` for bind's fast branch: ``tape`` is the op's only observer (or the
+    first of nested tapes to see it, from ``record_nested``) and the op has one result,
+    so no record is shared, and the output's tuples are made only when the tape sees the
+    op; returns the record (``None``: the tape does not see the op). ``raw_arrays``: a
+    raw operand is an array or array-like, which ``_recorded_values`` copies or converts
+    (Python scalars are kept as they are)."""
     tracked = tape._tracked
     if reads is not None:
         note_variable_reads(tape, reads)
@@ -109,7 +112,7 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
     # cost 3 % of a scalar step; the signature item below makes the tuple.
     slots = list(map(tracked.get, in_ids))
     if slots.count(None) == len(slots):
-        return
+        return None
     # Keep only what the derivative rules read, of arrays large enough to matter: one
     # tuple check for an op that releases nothing at its arity (x * y reads both), and
     # one attribute for an op on scalars (``releases_at_scalar_output``: sum, not sin).
@@ -145,12 +148,42 @@ def record_alone(tape, prim, in_ids: list, values: list, params: dict, result: T
         if where is _UNKNOWN:
             where = _follow(tape, item)
             if where is _UNKNOWN:
-                where = _user_location(4)  # 1 is this function, then bind and the op wrapper
+                # 1 is this function, then bind and the op wrapper (record_nested is
+                # one frame more: the walk goes on past gradtape's frames)
+                where = _user_location(4)
     else:
         where = _user_location(4)
     out_id = result._id
-    tape._records.append((prim, tuple(in_ids), tuple(values), params, (out_id,), (out,), where))
+    record = (prim, tuple(in_ids), tuple(values), params, (out_id,), (out,), where)
+    tape._records.append(record)
     tracked[out_id] = len(tracked)
+    return record
+
+
+def record_nested(tape, prim, args: tuple, in_ids: list, values: list, params: dict,
+                  result: Tensor, out: Any, reads: Any, raw_arrays: bool,
+                  shared: Record | None) -> Record | None:
+    """``record_alone`` for one of several tapes on the stack (nested tapes; bind's fast
+    branch hands the op to each, outermost first): the first that sees the op makes the
+    record, and each after it appends that same record (``shared``), as ``record_op``
+    does, following its own signature. Returns the record, or ``None`` while no tape
+    has seen the op."""
+    if shared is None:
+        return record_alone(tape, prim, in_ids, values, params, result, out, reads,
+                            raw_arrays)
+    tracked = tape._tracked
+    if reads is not None:
+        note_variable_reads(tape, reads)
+    slots = list(map(tracked.get, in_ids))
+    if slots.count(None) == len(slots):
+        return shared
+    if tape._signature is not None:
+        if None in slots:
+            slots = _wiring(tape, slots, in_ids, shared[IN_VALUES])
+        _follow(tape, (prim, tuple(params.items()) if params else (), tuple(slots)))
+    tape._records.append(shared)
+    tracked[result._id] = len(tracked)
+    return shared
 
 
 def note_variable_reads(tape, args) -> None:
