@@ -455,3 +455,57 @@ def test_docs_show_the_generated_jacobian_backward():
     strip = [line.strip() for line in body.splitlines() if not line.strip().startswith("#")]
     assert strip == [line.strip() for line in shown.splitlines()
                      if not line.strip().startswith("#")]
+
+
+def _count_pruned_jacobians(monkeypatch) -> list:
+    """Each general-path lookup of a jacobian (``lookup.find`` with no owner: it prunes)."""
+    from gradtape.tape import lookup
+
+    pruned, real = [], lookup.find
+    monkeypatch.setattr(lookup, "find", lambda *a: pruned.append(a[5] is None) or real(*a))
+    return pruned
+
+
+def test_a_jacobian_under_an_outer_tape_reruns_its_call_op_on_new_values(monkeypatch):
+    """After its first step, a jacobian of a known tape under an outer tape runs the same
+    call op by the whole-tape rung (no pruning), on this step's values and variable;
+    the outer tape differentiates it (third derivatives of sum(x**4 * w))."""
+    gt.clear_cache()
+    pruned = _count_pruned_jacobians(monkeypatch)
+    w = gt.Variable(np.array([1.5, -0.5, 2.0]))
+    for step in range(4):
+        xv = np.array([0.3, -1.2, 0.7]) * (step + 1)
+        w.assign(w.numpy() + 0.25)
+        wv = w.numpy()
+        x = gt.constant(xv)
+        with gt.GradientTape(persistent=True) as outer:
+            outer.watch(x)
+            with gt.GradientTape() as middle:
+                middle.watch(x)
+                with gt.GradientTape() as inner:
+                    inner.watch(x)
+                    y = gt.reduce_sum(x ** 4 * w)
+                g = inner.gradient(y, x)
+            h = middle.jacobian(g, x)
+        np.testing.assert_allclose(h.numpy(), np.diag(12 * xv ** 2 * wv), rtol=1e-12)
+        np.testing.assert_allclose(outer.gradient(h, x).numpy(), 24 * xv * wv, rtol=1e-12)
+        np.testing.assert_allclose(outer.gradient(h, w).numpy(), 12 * xv ** 2, rtol=1e-12)
+    assert sum(pruned) == 1, pruned  # the first step's middle jacobian only
+
+
+def test_a_jacobian_under_a_forward_accumulator_reruns_its_call_op_on_new_values(
+        monkeypatch):
+    gt.clear_cache()
+    pruned = _count_pruned_jacobians(monkeypatch)
+    v = np.array([1.0, 0.5, -2.0])
+    for step in range(3):
+        xv = np.array([0.3, -1.2, 0.7]) * (step + 1)
+        x = gt.constant(xv)
+        with gt.autodiff.ForwardAccumulator(x, v) as acc:
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = x ** 3
+            j = tape.jacobian(y, x)
+        np.testing.assert_allclose(j.numpy(), np.diag(3 * xv ** 2), rtol=1e-12)
+        np.testing.assert_allclose(acc.jvp(j).numpy(), np.diag(6 * xv * v), rtol=1e-12)
+    assert sum(pruned) == 1, pruned

@@ -49,20 +49,28 @@ def call_located(hit: WholeTapeHit, records: list, sources: Sequence[Tensor],
                  output_grads: Sequence[Any]) -> list[Any]:
     """A whole-tape hit while tapes record: the inputs as tensors under the ids they
     were recorded with, and the backward as one call op (ad/nested.py)."""
-    backward_cache.count_hit()
     seeds = [g if isinstance(g, Tensor) else wrap(np.asarray(g))
              for g, c in zip(output_grads, hit.connected) if g is not None and c]
-    values = hit.gather(records, sources, seeds)
+    return call_located_as(hit, hit.trace_key, records, sources, seeds)
+
+
+def call_located_as(located: LocatedBackward, key: tuple, records: list,
+                    sources: Sequence[Tensor], seeds: list) -> list[Any]:
+    """``located``'s backward run while tapes record, as one call op named by ``key`` (the
+    structural key the general path gives it: ``lookup.batched_entry``'s for a batched
+    backward), on its arguments as tensors under the ids they were recorded with."""
+    backward_cache.count_hit()
+    values = located.gather(records, sources, seeds)
     args = []
-    for feed, value in zip(hit.feeds, values):
+    for feed, value in zip(located.feeds, values):
         if feed.kind == SEED:
             args.append(value)
             continue
-        tensor_id = hit.tensor_id(feed, records, sources)
+        tensor_id = located.tensor_id(feed, records, sources)
         args.append(value if tensor_id is None else Tensor._alias(value, tensor_id))
-    if hit.call is None:  # built once: its hash covers the whole inner key
-        hit.call = nested.InnerBackward(hit.trace_key, hit.entry)
-    return nested.call_backward(hit.trace_key, hit.entry, args, hit.call)
+    if located.call is None:  # built once: its hash covers the whole inner key
+        located.call = nested.InnerBackward(key, located.entry)
+    return nested.call_backward(key, located.entry, args, located.call)
 
 
 def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],

@@ -76,9 +76,9 @@ def _batched_gradients(tape, target: Tensor, sources: list[Tensor], rows: int,
     identity = size == rows and basis_is_identity
     active = state.active
     whole_key = None
-    if not active and records is tape._records:
+    if records is tape._records:
         whole_key, run = _whole_tape_runner(tape, records, expanded, target, spec, size,
-                                            identity)
+                                            identity, active)
     if whole_key is None or run is None:
         found = lookup.find(records, expanded, [target], [spec],
                             tape if tape._persistent else None, None, build_entry)
@@ -126,19 +126,26 @@ def _summed(sources: list[Tensor], owner: list[int], stacked: list[Any], rows: i
     return summed
 
 
-def _whole_tape_runner(tape, records, expanded, target, spec, size, identity):
+def _whole_tape_runner(tape, records, expanded, target, spec, size, identity, active):
     """``(whole-tape key, run)``: the backward's shortcut for a tape that recorded a
     known structure (the lookup ladder's whole-tape rung: no pruning or keying).
-    ``run(seeds)`` runs the batched backward, or is ``None`` if it was not built yet for
-    this key."""
+    ``run(seeds)`` runs the batched backward (``active``: as the call op the general
+    path records, under the same key), or is ``None`` if it was not built yet for this
+    key."""
     key, hit = lookup.whole_tape(tape, lookup.tape_slots(tape, expanded),
                                  lookup.tape_slots(tape, [target]), ((spec.shape, spec.dtype),))
     located = None if hit is None else lookup.located_batched(hit, size, identity)
     if located is None:
         return key, None
+    if active:
+        call_key = lookup.batched_key(hit.trace_key, size, identity)
 
-    def run(seeds: Any) -> list[Any]:
-        return backward.run_located(located, records, expanded, [seeds])
+        def run(seeds: Any) -> list[Any]:
+            return backward.call_located_as(located, call_key, records, expanded,
+                                            [None if seeds is None else wrap(seeds)])
+    else:
+        def run(seeds: Any) -> list[Any]:
+            return backward.run_located(located, records, expanded, [seeds])
     run.reads_seeds = located.reads_seeds  # type: ignore[attr-defined]
     return key, run
 

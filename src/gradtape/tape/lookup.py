@@ -76,7 +76,7 @@ class LocatedBackward:
     """A built backward whose arguments are located in a tape's own records (no
     pruning needed to feed it): ``connected[k]`` says whether target ``k`` reaches it."""
 
-    __slots__ = ("entry", "feeds", "connected", "reads_seeds", "gather")
+    __slots__ = ("entry", "feeds", "connected", "reads_seeds", "gather", "call")
 
     def __init__(self, entry: Any, feeds: tuple[Feed, ...], connected: tuple[bool, ...]):
         self.entry = entry
@@ -84,6 +84,7 @@ class LocatedBackward:
         self.connected = connected
         self.reads_seeds = any(f.kind == SEED for f in feeds)
         self.gather = gatherer(feeds)
+        self.call = None  # nested.InnerBackward: the call op's param, made by its first call
 
     def arguments(self, records: list, sources: Sequence[Any], seeds: list) -> list:
         return self.gather(records, sources, seeds)
@@ -98,13 +99,12 @@ class WholeTapeHit(LocatedBackward):
     a nested call op (``call``, built by the first call under an outer tape);
     ``batched`` holds its jacobians' batched backwards by (rows, identity seeds)."""
 
-    __slots__ = ("trace_key", "call", "batched")
+    __slots__ = ("trace_key", "batched")
 
     def __init__(self, entry: Any, feeds: tuple[Feed, ...], connected: tuple[bool, ...],
                  trace_key: tuple):
         super().__init__(entry, feeds, connected)
         self.trace_key = trace_key
-        self.call = None  # nested.InnerBackward
         self.batched: dict = {}
 
 
@@ -269,7 +269,7 @@ def batched_entry(trace_key: tuple, entry: Any, rows: int, identity: bool,
     ``("batched", rows, identity, trace_key)``, else ``build(entry, rows, identity)``."""
     if not entry.cacheable:
         return None, build(entry, rows, identity)
-    key = ("batched", rows, identity, trace_key)
+    key = batched_key(trace_key, rows, identity)
     found = batched_entries.get(entry, (rows, identity))
     if found is not None:
         backward_cache.count_hit()
@@ -279,6 +279,12 @@ def batched_entry(trace_key: tuple, entry: Any, rows: int, identity: bool,
         found = backward_cache.put(key, build(entry, rows, identity))
     batched_entries.put(entry, (rows, identity), found)
     return key, found
+
+
+def batched_key(trace_key: tuple, rows: int, identity: bool) -> tuple:
+    """The compile cache's key of a batched backward, which also names it in a nested
+    call op (the same key on either path, so an outer tape's signature stays the same)."""
+    return ("batched", rows, identity, trace_key)
 
 
 def located_batched(hit: WholeTapeHit, rows: int, identity: bool) -> LocatedBackward | None:
