@@ -1,7 +1,7 @@
 """One observer protocol (``core.state.Observer``): ``on_op``, ``sees`` and
-``on_variable_read`` (and ``on_op_alone``, ``on_op_nested`` for bind's fast branch), implemented by the
-tape, the forward accumulator, the ``@gt.function`` tracer and custom_gradient's variable
-watcher; nobody reads another observer's fields (issue 20, item 3)."""
+``on_variable_read`` (and ``on_op_alone``, ``on_op_nested`` for bind's fast branch),
+implemented by the tape, the forward accumulator, the ``@gt.function`` tracer and
+custom_gradient's variable watcher; nobody reads another observer's fields (issue 20, item 3)."""
 
 import numpy as np
 import pytest

@@ -36,8 +36,14 @@ from .arguments import (
     is_float,
     zeros_gradient,
 )
-from .recording import (Record, record_alone, record_nested, record_op, split_reads,
-                        variable_versions)
+from .recording import (
+    Record,
+    record_alone,
+    record_nested,
+    record_op,
+    split_reads,
+    variable_versions,
+)
 from .site_references import reference_for, site_of
 
 logger = logging.getLogger("gradtape")
