@@ -107,13 +107,13 @@ class ForwardAccumulator:
             raise ValueError("Accumulator is already recording.")
         # Tapes recording now are outside this accumulator: they see its JVP computation.
         self._outer_tapes = tuple(state.recording)
-        state.accumulators.append(self)
+        state.accumulators = (*state.accumulators, self)
         self._recording = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._recording:
-            state.accumulators.remove(self)
+            state.accumulators = tuple(a for a in state.accumulators if a is not self)
             self._recording = False
             self._outer_tapes = ()
 

@@ -73,10 +73,10 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     by ``on_op_alone``, nested ones each by ``on_op_nested``, sharing one record."""
     if _dtype_rule is not None:  # gt.config(dtype_promotion="tf"); one global read if not
         _dtype_rule(prim, args)
-    tapes = state.recording
+    tapes = state.only_tapes  # None: an accumulator or the tracer observes too
     run = prim.eager
     values = []
-    if tapes and prim.records_alone and state.tracer is None and not state.accumulators:
+    if tapes and prim.records_alone:
         in_ids = []
         reads = None
         raw_arrays = False
@@ -137,9 +137,9 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         result = _new_object(Tensor)
         result._value = out
         result._id = _next_id()
-    # state.active, spelled out (the property costs more than the attribute reads); the
-    # tapes did not change while NumPy ran.
-    if tapes or state.accumulators or state.tracer is not None:
+    # state.active, from the one attribute read above (the observers did not change
+    # while NumPy ran): tapes, or an accumulator or the tracer.
+    if tapes is None or tapes:
         _hand_to_observers(prim, args, values, params, result, out)
     return result
 
