@@ -161,3 +161,40 @@ def test_nested_tapes_still_share_one_record():
     v = x.numpy()
     np.testing.assert_allclose(dy.numpy(), np.cos(v) * v + np.sin(v), rtol=1e-12)
     np.testing.assert_allclose(d2.numpy(), 2 * np.cos(v) - v * np.sin(v), rtol=1e-12)
+
+
+def test_only_tapes_follows_every_change_of_who_observes():
+    """bind's fast branch reads ``state.only_tapes`` alone: it must be the tape stack
+    exactly while no accumulator or tracer observes, whatever changed last."""
+    import threading
+
+    assert state.only_tapes is state.recording
+    x = gt.constant(np.array([1.0, 2.0]))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        assert state.only_tapes is state.recording and state.only_tapes == [tape]
+        with gt.autodiff.ForwardAccumulator(x, np.array([1.0, 0.0])) as acc:
+            assert state.only_tapes is None and state.accumulators == (acc,)
+            y = gt.sin(x) * x  # both the tape and the accumulator see it
+        assert state.only_tapes is state.recording and state.accumulators == ()
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [np.cos(1.0) + np.sin(1.0), 0.0])
+    v = x.numpy()
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos(v) * v + np.sin(v))
+    saved = state.recording, state.accumulators, state.tracer
+    try:
+        state.tracer = object()
+        assert state.only_tapes is None
+        state.tracer = None
+        state.recording = []
+        assert state.only_tapes is state.recording
+        state.accumulators = [acc]  # a list assigned is kept as a tuple
+        assert state.accumulators == (acc,) and state.only_tapes is None
+    finally:
+        state.recording, state.accumulators, state.tracer = saved
+    assert state.only_tapes is state.recording
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(
+        (state.only_tapes is state.recording, state.accumulators)))
+    thread.start()
+    thread.join()
+    assert seen == [(True, ())]
