@@ -30,15 +30,20 @@ def keep_literal(literal: Literal) -> Literal:
 
 def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
          literal: Callable[[Literal], Any] | None = None,
-         release: list[list[Var]] | None = None) -> Env:
+         release: list[list[Var]] | None = None, consume: bool = False) -> Env:
     """Apply ``apply`` to every equation in order; the environment of every var after.
 
     ``apply=None`` runs each primitive's implementation (the interpreter, inline: it
     runs a structure's first call). ``literal`` maps a ``Literal`` input to what
     ``apply`` receives (``None``: its value). With ``release`` (``dead_after``), each
     var leaves the environment after its last reader, so its value can be freed.
+    ``consume``: ``args`` is a list its caller gives up; it is emptied once the
+    environment holds its values, so with ``release`` the inputs die at their last
+    reader too.
     """
     env = dict(zip(program.inputs, args))
+    if consume:
+        args.clear()  # type: ignore[attr-defined]
     for index, eqn in enumerate(program.eqns):
         # Literals as values is the interpreter's case, the one on a cold call: no hook.
         if literal is None:
