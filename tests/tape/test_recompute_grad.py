@@ -402,8 +402,8 @@ def test_the_interpreted_backward_frees_each_value_after_its_last_use():
     seen = []
     original = interpreter.walk
 
-    def watching(program, args, apply=None, literal=None, release=None):
-        env = original(program, args, apply, literal, release)
+    def watching(program, args, apply=None, literal=None, release=None, consume=False):
+        env = original(program, args, apply, literal, release, consume)
         seen.append((release is not None, len(env), len(program.inputs) + sum(
             len(e.outs) for e in program.eqns), len(program.outputs)))
         return env
