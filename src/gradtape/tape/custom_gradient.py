@@ -71,9 +71,11 @@ class _CustomCall:
     """One call of a custom-gradient function: what its VJP needs at run time.
 
     ``reads_inputs``: how many of the first inputs ``grad_fn`` is given as values
-    (``grad_fn(*upstream, inputs=[...])``) instead of holding them itself: the VJP
-    equation reads them as operands, so the backward lets go of them after their last
-    use (``recompute_grad``'s block arguments; 0 for a ``custom_gradient``)."""
+    instead of holding them itself: the VJP equation reads them as operands, so the
+    backward lets go of them after their last use (``recompute_grad``'s block
+    arguments; 0 for a ``custom_gradient``). Such a ``grad_fn`` is gradtape's own,
+    called as ``grad_fn(upstream, inputs=[...], variables=...)`` with the upstream
+    gradients in a list it may empty (then nothing else holds them)."""
 
     def __init__(self, name: str, grad_fn: Callable[..., Any], n_args: int,
                  variables: list[Variable], in_avals: list[Aval], out_avals: list[Aval],
@@ -90,17 +92,27 @@ class _CustomCall:
     def __repr__(self) -> str:
         return f"<custom_gradient {self.__name__}>"
 
-    def gradients(self, operands: Sequence[Any]) -> tuple[Tensor, ...]:
+    def gradients(self, operands: Sequence[Any], consume: bool = False
+                  ) -> tuple[Tensor, ...]:
         """Call ``grad_fn`` with one upstream gradient per result (the first operands;
         then the ``reads_inputs`` inputs); one gradient per input (arguments, then
-        variables), checked as TF checks them."""
+        variables), checked as TF checks them. ``consume``: ``operands`` is a list
+        nothing else holds, emptied once read."""
         n = len(self.out_avals)
         upstream = [_as_tensor(u, aval) for u, aval in zip(operands[:n], self.out_avals)]
-        extra = {}
+        variables = list(self.variables) if self.variables else None
         if self.reads_inputs:
-            extra["inputs"] = [x if isinstance(x, Tensor) else wrap(x) for x in operands[n:]]
-        if self.variables:
-            result = self.grad_fn(*upstream, variables=list(self.variables), **extra)
+            inputs = [x if isinstance(x, Tensor) else wrap(x) for x in operands[n:]]
+            if consume:
+                operands.clear()  # type: ignore[attr-defined]
+            # grad_fn's now: it lets go of the upstream gradients as it goes.
+            result = self.grad_fn(upstream, inputs=inputs, variables=variables)
+            del inputs, upstream
+        elif variables:
+            result = self.grad_fn(*upstream, variables=variables)
+        else:
+            result = self.grad_fn(*upstream)
+        if variables:
             if not isinstance(result, (list, tuple)) or len(result) != 2:
                 raise TypeError(
                     f"The grad_fn of custom-gradient function {self.__name__!r} must return "
@@ -117,7 +129,7 @@ class _CustomCall:
                     f"{len(variable_grads)} variable gradients."
                 )
         else:
-            input_grads, variable_grads = self.grad_fn(*upstream, **extra), []
+            input_grads, variable_grads = result, []
         flat = nest.flatten(input_grads)
         if len(flat) != self.n_args:
             raise ValueError(
@@ -214,6 +226,10 @@ def _vjp_impl(*operands: Any, call: _CustomCall) -> tuple:
     return tuple(g._value for g in call.gradients(operands))
 
 
+def _vjp_consuming(operands: list, call: _CustomCall) -> tuple:
+    return tuple(g._value for g in call.gradients(operands, consume=True))
+
+
 def _vjp_of_vjp(*args: Any, **params: Any) -> tuple:
     raise NotImplementedError(
         "The gradient of a custom_gradient's grad_fn can only be taken by running "
@@ -229,6 +245,7 @@ custom_gradient_vjp_p = Primitive(
     # The interpreter calls this instead of binding when it runs a backward on tensors,
     # so the tapes that are recording see grad_fn's own operations.
     run_on_tensors=lambda *operands, call: call.gradients(operands),
+    run_consuming=_vjp_consuming,
 )
 
 

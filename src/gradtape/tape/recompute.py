@@ -147,7 +147,7 @@ def _recomputation(f: Callable[..., Any], structure: Any, kwargs: dict, captured
     """The block's ``grad_fn``: ``f`` run again under an inner tape on ``inputs`` (the
     block's arguments, flat, in ``structure``: their positions), differentiated."""
 
-    def grad_fn(*upstream: Any, inputs: list, variables: list | None = None) -> Any:
+    def grad_fn(upstream: list, inputs: list, variables: list | None = None) -> Any:
         from .gradient_tape import GradientTape
 
         all_inputs = inputs + captured
@@ -156,13 +156,18 @@ def _recomputation(f: Callable[..., Any], structure: Any, kwargs: dict, captured
             tape.watch(watched)
             recomputed = f(*nest.pack_sequence_as(structure, inputs), **kwargs)
         del inputs, all_inputs  # the backward holds the arguments while it needs them
-        # The block's outputs stand in by id, shape and dtype: the inner backward lets go
-        # of each recomputed value after its last use, as the plain tape's does.
+        # The block's outputs stand in by id, shape and dtype, and the upstream gradients
+        # go to the inner backward (``upstream`` is emptied): it lets go of each
+        # recomputed value and each upstream gradient after its last use, as the plain
+        # tape's backward does.
         targets = [_stand_in(t) for t in nest.flatten(recomputed)]
         del recomputed
-        grads = iter(tape.gradient(targets, watched, output_gradients=list(upstream),
-                                   unconnected_gradients=UnconnectedGradients.ZERO))
-        del upstream, watched
+        if state.active:  # nested tapes record the recomputation's gradient
+            grads = iter(tape.gradient(targets, watched, output_gradients=upstream,
+                                       unconnected_gradients=UnconnectedGradients.ZERO))
+        else:
+            grads = iter(tape._gradient_of_seeds(targets, watched, upstream))
+        del watched
         # None: an input no gradient can reach (the record's VJP makes it zeros).
         input_grads = [next(grads) if w else None for w in wanted]
         if variables is None:
