@@ -483,3 +483,22 @@ def test_an_eager_step_with_recompute_grad_peaks_below_the_plain_tape():
           - loss([v - eps * d for v, d in zip(values, directions)])) / (2 * eps)
     along = sum(np.sum(g * d) for g, d in zip(recomputed[-1][1], directions))
     np.testing.assert_allclose(along, fd, rtol=1e-6)
+
+
+def test_a_block_result_that_is_a_python_number_is_a_constant():
+    """Its recomputation differentiates the tensor results only (the number has no
+    gradient), as the block's record re-issued the number as a constant."""
+    w = gt.Variable(RNG.normal(size=(3, 3)))
+    x = gt.constant(RNG.normal(size=(2, 3)))
+
+    def block(v):
+        return gt.tanh(v @ w), 2.0
+
+    def grads(fn):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y, c = fn(x)
+            loss = gt.reduce_sum(y * y) * c
+        return tape.gradient(loss, [x, w])
+
+    _assert_same(grads(block), grads(gt.recompute_grad(block)))

@@ -160,8 +160,13 @@ def _recomputation(f: Callable[..., Any], structure: Any, kwargs: dict, captured
         # go to the inner backward (``upstream`` is emptied): it lets go of each
         # recomputed value and each upstream gradient after its last use, as the plain
         # tape's backward does.
-        targets = [_stand_in(t) for t in nest.flatten(recomputed)]
+        flat = nest.flatten(recomputed)
         del recomputed
+        # A result that is no tensor (a Python number) is a constant: no gradient.
+        tensors = [isinstance(t, Tensor) for t in flat]
+        targets = [_stand_in(t) for t, is_tensor in zip(flat, tensors) if is_tensor]
+        upstream[:] = [u for u, is_tensor in zip(upstream, tensors) if is_tensor]
+        del flat
         if state.active:  # nested tapes record the recomputation's gradient
             grads = iter(tape.gradient(targets, watched, output_gradients=upstream,
                                        unconnected_gradients=UnconnectedGradients.ZERO))
