@@ -51,7 +51,9 @@ def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
         else:
             ins = [literal(v) if isinstance(v, Literal) else env[v] for v in eqn.inputs]
         if apply is None and eqn.prim.run_consuming is not None and release is not None:
-            out = None  # the last equation's results: the environment holds them
+            # Let go of the previous equation's results first (the environment holds
+            # them if they live on), so what dies here is held by ``ins`` alone.
+            out = None
             out = _run_consuming(eqn, ins, env, release[index])
         else:
             out = eqn.prim.impl(*ins, **eqn.params) if apply is None else apply(eqn, ins)
