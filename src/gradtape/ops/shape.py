@@ -1,7 +1,8 @@
 """Shape primitives: reshape, transpose, broadcasting and their friends.
 
 ``unbroadcast`` is the one place broadcasting is undone: the summed axes are computed
-from static shapes when the rule runs, so the generated code is a single ``np.sum``.
+from static shapes when the rule runs. It sums by ``leading_sums.sum_over`` (GEMV over
+leading axes), and generated code calls its implementation, as the interpreter does.
 Primitives give explicit shape rules: the default (running the implementation on arrays
 of ones) would allocate a full-size array per traced equation.
 """
@@ -17,6 +18,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
 from ..ir.nodes import Aval
 from . import index as _index
+from .leading_sums import sum_over
 from .numpy_dispatch import implements
 from .registry import ArrayShorthand, Primitive, bind, operand, unchanged
 
@@ -161,7 +163,7 @@ def broadcast_to(x, shape):
 
 
 def _unbroadcast_impl(g, axes, shape):
-    return np.add.reduce(g, axis=axes).reshape(shape)
+    return sum_over(g, axes).reshape(shape)
 
 
 def _unbroadcast_vjp(g, y, x, axes, shape):
@@ -189,8 +191,8 @@ unbroadcast_p = Primitive(
     batch=lambda size, args, batched, axes, shape: bind(
         unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
     ),
-    template="reshape(sum({0}, axis={axes}), {shape})",
-    array_template="{0}.sum(axis={axes}).reshape({shape})",
+    # No template: generated code calls the implementation, so it sums as the
+    # interpreter does, bit for bit (sum_over's GEMV is not np.sum's order).
 )
 
 

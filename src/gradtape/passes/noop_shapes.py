@@ -8,9 +8,11 @@
   ``broadcast_to(reshape(x))`` -> ``broadcast_to(x)`` when the reshape only added or
   dropped leading size-1 axes (broadcasting adds those itself) and ``x`` has no more
   axes than the broadcast's result;
-  ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` and
+  ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` -> one
+  ``unbroadcast`` to the reshape's shape (it reshapes its sum already);
   ``reshape(sum(g))`` -> one ``sum`` when the reshape only adds or drops the summed
-  size-1 axes (``unbroadcast`` is ``reshape(sum(g))`` already).
+  size-1 axes. An ``unbroadcast`` stays one, never a ``sum``: it sums by GEMV
+  (``ops/leading_sums.py``), which a user's ``np.sum`` does not.
 - An elementwise op's operand made by ``broadcast_to`` (or by a reshape adding leading
   size-1 axes) is read before that op when the output keeps its shape: the op
   broadcasts by itself (``add(a, broadcast_to(b))`` -> ``add(a, b)``).
@@ -49,7 +51,8 @@ def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     if inner.prim is _shape.reshape_p:
         return _reshape(inner.inputs[0], shape, rw)
     if inner.prim is _shape.unbroadcast_p:
-        return _as_sum(inner.inputs[0], tuple(inner.params["axes"]), shape, rw)
+        return rw.emit(_shape.unbroadcast_p, inner.inputs,
+                       {"axes": inner.params["axes"], "shape": shape})
     if inner.prim is _reduce.sum_p:
         return _as_sum(inner.inputs[0], tuple(inner.params["axis"]), shape, rw)
     return None
@@ -111,12 +114,10 @@ def _broadcasts_like(src: IRValue, reshaped: IRValue, out: IRValue) -> bool:
 
 
 def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
-    """Over no axes: a reshape; when the result is what a plain sum gives: that sum
-    (``g.sum(axis=0)``, without unbroadcast's reshape)."""
-    axes, shape = tuple(eqn.params["axes"]), tuple(eqn.params["shape"])
-    if not axes:
-        return _reshape(eqn.inputs[0], shape, rw)
-    return _as_sum(eqn.inputs[0], axes, shape, rw)
+    """Over no axes: a reshape."""
+    if eqn.params["axes"]:
+        return None
+    return _reshape(eqn.inputs[0], tuple(eqn.params["shape"]), rw)
 
 
 def sum_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
