@@ -33,17 +33,24 @@ def _ones(rows: int, dtype: np.dtype) -> np.ndarray:
     return ones
 
 
-def sum_over(g: Any, axes: tuple[int, ...]) -> Any:
-    """``g`` summed over ``axes`` (normalized): by GEMV when they are
-    leading axes of a float32/float64 array with at least ``MIN_ROWS`` rows summed into
-    more than one column, else by ``np.add.reduce``."""
+def by_gemv(shape: tuple[int, ...], dtype: Any, axes: tuple[int, ...]) -> bool:
+    """Whether ``sum_over`` sums an array of ``shape`` and ``dtype`` over ``axes``
+    (normalized) by GEMV: leading axes of a float32/float64 array, at least
+    ``MIN_ROWS`` rows summed into more than one column (one column NumPy sums
+    contiguously, pairwise: more accurately than a dot). The passes ask it too: an
+    unbroadcast it says no to is written as NumPy's sum, the same values."""
     lead = len(axes)
-    if (g.__class__ is np.ndarray and 0 < lead < g.ndim and g.dtype in _BLAS_DTYPES
-            and axes == tuple(range(lead))):
+    return (0 < lead < len(shape) and dtype in _BLAS_DTYPES
+            and axes == tuple(range(lead))
+            and math.prod(shape[:lead]) >= MIN_ROWS and math.prod(shape[lead:]) > 1)
+
+
+def sum_over(g: Any, axes: tuple[int, ...]) -> Any:
+    """``g`` summed over ``axes`` (normalized): by GEMV where ``by_gemv`` says so, else
+    by ``np.add.reduce``."""
+    if g.__class__ is np.ndarray and by_gemv(g.shape, g.dtype, axes):
+        lead = len(axes)
         rows = math.prod(g.shape[:lead])
-        kept = g.shape[lead:]
-        # One column: NumPy sums it contiguously, pairwise (more accurate than a dot).
-        if rows >= MIN_ROWS and math.prod(kept) > 1:
-            matrix = np.ascontiguousarray(g.reshape(rows, -1))
-            return (_ones(rows, g.dtype) @ matrix).reshape(kept)
+        matrix = np.ascontiguousarray(g.reshape(rows, -1))
+        return (_ones(rows, g.dtype) @ matrix).reshape(g.shape[lead:])
     return np.add.reduce(g, axis=axes)

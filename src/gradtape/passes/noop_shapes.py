@@ -8,11 +8,12 @@
   ``broadcast_to(reshape(x))`` -> ``broadcast_to(x)`` when the reshape only added or
   dropped leading size-1 axes (broadcasting adds those itself) and ``x`` has no more
   axes than the broadcast's result;
-  ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` -> one
-  ``unbroadcast`` to the reshape's shape (it reshapes its sum already);
+  ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` and
   ``reshape(sum(g))`` -> one ``sum`` when the reshape only adds or drops the summed
-  size-1 axes. An ``unbroadcast`` stays one, never a ``sum``: it sums by GEMV
-  (``ops/leading_sums.py``), which a user's ``np.sum`` does not.
+  size-1 axes (``unbroadcast`` is ``reshape(sum(g))`` already). Except an
+  ``unbroadcast`` that sums by GEMV (``ops/leading_sums.by_gemv``), which a user's
+  ``np.sum`` does not: it stays one (``reshape(unbroadcast(g))`` -> one unbroadcast to
+  the reshape's shape).
 - An elementwise op's operand made by ``broadcast_to`` (or by a reshape adding leading
   size-1 axes) is read before that op when the output keeps its shape: the op
   broadcasts by itself (``add(a, broadcast_to(b))`` -> ``add(a, b)``).
@@ -27,6 +28,7 @@ from ..ir.nodes import Eqn, IRValue, Program
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
+from ..ops.leading_sums import by_gemv
 from .rewrite import Rewriter, applies_when, rewrite
 
 
@@ -51,8 +53,10 @@ def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     if inner.prim is _shape.reshape_p:
         return _reshape(inner.inputs[0], shape, rw)
     if inner.prim is _shape.unbroadcast_p:
-        return rw.emit(_shape.unbroadcast_p, inner.inputs,
-                       {"axes": inner.params["axes"], "shape": shape})
+        g, axes = inner.inputs[0], tuple(inner.params["axes"])
+        if _by_gemv(g, axes):
+            return rw.emit(_shape.unbroadcast_p, (g,), {"axes": axes, "shape": shape})
+        return _as_sum(g, axes, shape, rw)
     if inner.prim is _reduce.sum_p:
         return _as_sum(inner.inputs[0], tuple(inner.params["axis"]), shape, rw)
     return None
@@ -113,11 +117,24 @@ def _broadcasts_like(src: IRValue, reshaped: IRValue, out: IRValue) -> bool:
             == _strip_leading_ones(tuple(reshaped.shape)))
 
 
+def _by_gemv(g: IRValue, axes: tuple[int, ...]) -> bool:
+    """Whether unbroadcast may sum ``g`` by GEMV: with a dimension not known, it may
+    (its implementation decides on the value, so it stays an unbroadcast)."""
+    shape = tuple(g.shape)
+    if not all(isinstance(d, int) for d in shape):
+        return True
+    return by_gemv(shape, g.dtype, axes)
+
+
 def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
-    """Over no axes: a reshape."""
-    if eqn.params["axes"]:
+    """Over no axes: a reshape; when the result is what a plain sum gives and NumPy's
+    sum is how it sums: that sum (``g.sum(axis=0)``, without unbroadcast's reshape)."""
+    g, axes, shape = eqn.inputs[0], tuple(eqn.params["axes"]), tuple(eqn.params["shape"])
+    if not axes:
+        return _reshape(g, shape, rw)
+    if _by_gemv(g, axes):
         return None
-    return _reshape(eqn.inputs[0], tuple(eqn.params["shape"]), rw)
+    return _as_sum(g, axes, shape, rw)
 
 
 def sum_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
