@@ -71,6 +71,12 @@ def test_non_contiguous_operands_sum_as_their_contiguous_copy():
         np.testing.assert_array_equal(sum_over(view, (0,)), sum_over(x, (0,)))
 
 
+def test_a_broadcast_view_is_summed_by_numpy_not_copied():
+    row = np.random.default_rng(5).standard_normal((1, 32)).astype(np.float32)
+    view = np.broadcast_to(row, (10_000, 32))
+    np.testing.assert_array_equal(sum_over(view, (0,)), np.add.reduce(view, axis=(0,)))
+
+
 def test_nan_inf_and_empty_columns_sum_as_numpys():
     x = np.ones((300, 4), np.float32)
     x[3, 0], x[5, 1], x[7, 2], x[8, 2] = np.nan, np.inf, np.inf, -np.inf
@@ -96,8 +102,13 @@ def test_other_sums_are_numpys_bit_for_bit(x, axes):
     np.testing.assert_array_equal(got, expected)
 
 
-def test_the_shared_ones_are_read_only():
-    assert not leading_sums._ones(100, np.dtype(np.float32)).flags.writeable
+def test_the_shared_ones_are_read_only_and_long_ones_not_kept():
+    assert not leading_sums._ones(300, np.dtype(np.float32)).flags.writeable
+    assert leading_sums._ones(300, np.dtype(np.float32)) is leading_sums._ones(
+        300, np.dtype(np.float32))
+    long = leading_sums._KEPT_ONES + 1
+    assert leading_sums._ones(long, np.dtype(np.float64)) is not leading_sums._ones(
+        long, np.dtype(np.float64))
 
 
 def _dense_loss(w, b, x):

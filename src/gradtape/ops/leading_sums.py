@@ -5,7 +5,8 @@ of ``k`` elements per row, about 30x a GEMV ``ones @ x`` on a (2000, 32) float32
 (a dense layer's bias gradient). OpenBLAS's GEMV keeps several partial sums per output,
 so it is no less accurate than NumPy's one running sum (``tests/ops/test_leading_sums.py``
 measures both against float64). Its order depends on the values and shape only: the
-operand is made C-contiguous first, and GEMV's result does not depend on alignment.
+operand is made C-contiguous first, and GEMV's result does not depend on alignment. A
+broadcast view (a zero stride) is summed by NumPy instead, never copied out in full.
 
 Only ``unbroadcast`` (gradient-internal) sums this way, in the interpreter and in
 generated code alike (both call ``unbroadcast``'s implementation): a user's ``np.sum``
@@ -27,11 +28,20 @@ MIN_ROWS = 256
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@functools.lru_cache(maxsize=32)
-def _ones(rows: int, dtype: np.dtype) -> np.ndarray:
+# Ones vectors up to this length are kept (at most 8, 4 MiB): longer ones cost little
+# to write against the sum they serve.
+_KEPT_ONES = 1 << 16
+
+
+@functools.lru_cache(maxsize=8)
+def _kept_ones(rows: int, dtype: np.dtype) -> np.ndarray:
     ones = np.ones(rows, dtype)
     ones.flags.writeable = False  # shared by every call
     return ones
+
+
+def _ones(rows: int, dtype: np.dtype) -> np.ndarray:
+    return _kept_ones(rows, dtype) if rows <= _KEPT_ONES else np.ones(rows, dtype)
 
 
 def by_gemv(shape: tuple[int, ...], dtype: Any, axes: tuple[int, ...]) -> bool:
@@ -46,10 +56,17 @@ def by_gemv(shape: tuple[int, ...], dtype: Any, axes: tuple[int, ...]) -> bool:
             and math.prod(shape[:lead]) >= MIN_ROWS and math.prod(shape[lead:]) > 1)
 
 
+def _broadcast(g: np.ndarray) -> bool:
+    """Whether ``g`` repeats its elements along an axis (a broadcast view): a
+    contiguous copy of it could be far larger than its memory."""
+    return any(stride == 0 and size > 1 for stride, size in zip(g.strides, g.shape))
+
+
 def sum_over(g: Any, axes: tuple[int, ...]) -> Any:
-    """``g`` summed over ``axes`` (normalized): by GEMV where ``by_gemv`` says so, else
-    by ``np.add.reduce``."""
-    if g.__class__ is np.ndarray and by_gemv(g.shape, g.dtype, axes):
+    """``g`` summed over ``axes`` (normalized): by GEMV where ``by_gemv`` says so and
+    ``g`` is no broadcast view, else by ``np.add.reduce``."""
+    if (g.__class__ is np.ndarray and by_gemv(g.shape, g.dtype, axes)
+            and (g.flags.c_contiguous or not _broadcast(g))):
         lead = len(axes)
         rows = math.prod(g.shape[:lead])
         matrix = np.ascontiguousarray(g.reshape(rows, -1))
