@@ -1,4 +1,4 @@
-"""``leading_sums.sum_over``: unbroadcast's sum over leading axes by GEMV.
+"""``unbroadcast``'s sum over leading axes by GEMV (``ops/leading_sums.py``).
 
 Its values against NumPy's in float64, its accuracy in float32 against a float64
 reference on data built to make a running sum lose digits (no worse than NumPy's), the
@@ -11,7 +11,14 @@ import pytest
 
 import gradtape as gt
 from gradtape.ops import leading_sums
-from gradtape.ops.leading_sums import MIN_ROWS, sum_over
+from gradtape.ops.leading_sums import MIN_ROWS
+from gradtape.ops.shape import unbroadcast_p
+
+
+def sum_over(x, axes):
+    """``x`` summed over ``axes`` as unbroadcast sums it (to NumPy's result shape)."""
+    kept = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return unbroadcast_p.impl(x, axes=axes, shape=kept)
 
 
 @pytest.mark.parametrize("shape, axes", [

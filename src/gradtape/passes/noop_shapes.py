@@ -54,7 +54,7 @@ def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
         return _reshape(inner.inputs[0], shape, rw)
     if inner.prim is _shape.unbroadcast_p:
         g, axes = inner.inputs[0], tuple(inner.params["axes"])
-        if _by_gemv(g, axes):
+        if by_gemv(tuple(g.shape), g.dtype, axes):
             return rw.emit(_shape.unbroadcast_p, (g,), {"axes": axes, "shape": shape})
         return _as_sum(g, axes, shape, rw)
     if inner.prim is _reduce.sum_p:
@@ -117,22 +117,13 @@ def _broadcasts_like(src: IRValue, reshaped: IRValue, out: IRValue) -> bool:
             == _strip_leading_ones(tuple(reshaped.shape)))
 
 
-def _by_gemv(g: IRValue, axes: tuple[int, ...]) -> bool:
-    """Whether unbroadcast may sum ``g`` by GEMV: with a dimension not known, it may
-    (its implementation decides on the value, so it stays an unbroadcast)."""
-    shape = tuple(g.shape)
-    if not all(isinstance(d, int) for d in shape):
-        return True
-    return by_gemv(shape, g.dtype, axes)
-
-
 def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     """Over no axes: a reshape; when the result is what a plain sum gives and NumPy's
     sum is how it sums: that sum (``g.sum(axis=0)``, without unbroadcast's reshape)."""
     g, axes, shape = eqn.inputs[0], tuple(eqn.params["axes"]), tuple(eqn.params["shape"])
     if not axes:
         return _reshape(g, shape, rw)
-    if _by_gemv(g, axes):
+    if by_gemv(tuple(g.shape), g.dtype, axes):
         return None
     return _as_sum(g, axes, shape, rw)
 
