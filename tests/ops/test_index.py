@@ -234,6 +234,20 @@ def test_gather_batch_dims(axis):
         gt.gather(X, idx[:3], axis=axis, batch_dims=1)
 
 
+def test_gather_out_of_range_raises_tfs_invalid_argument():
+    # TF: "indices[1] = 7 is not in [0, 4)" as InvalidArgumentError, eagerly.
+    params = gt.constant(X)  # shape (4, 5, 6)
+    invalid = gt.errors.InvalidArgumentError
+    with pytest.raises(invalid, match=r"indices\[1\] = 7 is not in \[0, 4\)"):
+        gt.gather(params, [0, 7])
+    with pytest.raises(invalid, match=r"indices\[0, 1\] = -6"):
+        gt.gather(params, gt.constant([[1, -6]]), axis=1)
+    with pytest.raises(invalid, match=r"indices\[1, 1\] = 5 .*axis 1"):
+        gt.gather_nd(X, np.array([[0, 1], [3, 5]]))
+    # The boundary cases still gather: the last index, and negative ones from the end.
+    np.testing.assert_array_equal(gt.gather(params, [3, -4]).numpy(), X[[3, 0]])
+
+
 def test_gather_nd_and_boolean_mask():
     idx = np.array([[0, 1], [3, 4], [0, 1]])
     np.testing.assert_array_equal(gt.gather_nd(X, idx).numpy(), X[[0, 3, 0], [1, 4, 1]])

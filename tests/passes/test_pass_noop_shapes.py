@@ -110,6 +110,18 @@ def test_reshape_of_unbroadcast_is_one_sum():
     assert after.eqns[0].params == {"axis": (1,), "keepdims": False}
 
 
+def test_an_unbroadcast_by_gemv_stays_one_through_a_reshape():
+    # Over leading axes of >= 256 rows it sums by GEMV (ops/leading_sums), np.sum would not.
+    after = check(lambda g: gt.reshape(gt.unbroadcast(g, (1, 3, 5)), (3, 5)), var((300, 3, 5)),
+                  expect=["unbroadcast"])
+    assert after.eqns[0].params == {"axes": (0,), "shape": (3, 5)}
+    after = check(lambda g: gt.unbroadcast(g, (32,)), var((2000, 32)), expect=["unbroadcast"])
+    assert after.eqns[0].params == {"axes": (0,), "shape": (32,)}
+    # Too few rows, or one column: NumPy's sum, as before.
+    check(lambda g: gt.unbroadcast(g, (32,)), var((64, 32)), expect=["sum"])
+    check(lambda g: gt.unbroadcast(g, (1,)), var((2000, 1)), expect=["sum"])
+
+
 def test_reshape_of_sum_is_one_sum():
     after = check(lambda g: gt.reshape(gt.sum(g, axis=(0, 2)), (1, 3, 1)), var((4, 3, 5)),
                   expect=["sum"])

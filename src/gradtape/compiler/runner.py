@@ -76,7 +76,7 @@ class CompiledRunner:
         function gets a copy and ``args`` stays as it was (a later call runs on it).
         """
         if not options.compile:
-            return self._interpret(args)
+            return self._interpret(args, consume)
         # An array of another library (Dask): its own generated code. One C-level pass
         # over the types for the usual all-NumPy arguments.
         if not _plain_superset(map(type, args)):

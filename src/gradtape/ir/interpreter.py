@@ -34,16 +34,14 @@ def run(program: Program, args: Sequence[Any], consume: bool = False,
     """
     kind = kind_of_all(args)
     apply = None if kind is None else _applier(kind)
-    if consume:
-        taken = list(args)
-        args.clear()  # type: ignore[attr-defined]
-        args = iter(taken)  # the environment alone holds them once it is built
-        del taken
     if release is None:
         release = dead_after(program)
     elif release is NOTHING_TO_RELEASE:
         release = None
-    return read_outputs(program, walk(program, args, apply, release=release), full_array)
+    # walk empties a consumed list once the environment holds its values (an iterator
+    # over a copy would not do: zip stops before exhausting it, so it keeps the copy).
+    return read_outputs(program, walk(program, args, apply, release=release,
+                                      consume=consume), full_array)
 
 
 def _applier(kind: ArrayKind) -> Callable[[Eqn, list], Any]:

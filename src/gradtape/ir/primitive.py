@@ -76,6 +76,7 @@ class Primitive:
         pure: bool = True,
         eager: Callable[..., Any] | None = None,
         run_on_tensors: Callable[..., Any] | None = None,
+        run_consuming: Callable[..., Any] | None = None,
         kind_neutral: bool = False,
         index_operands: bool = False,
         same_dtype: slice | None = None,
@@ -117,6 +118,12 @@ class Primitive:
         # Set when running a backward on tensors must call this instead of binding
         # (custom_gradient's grad_fn runs user code the recording tapes must see).
         self.run_on_tensors = run_on_tensors
+        # Set when the interpreter may call this instead of impl with the operand list
+        # itself (``run_consuming(operands, **params)``), having dropped the operands
+        # that die here: the callee may empty the list to free them before it returns
+        # (custom_gradient_vjp: recompute_grad's upstream gradients, which the recomputed
+        # block's backward then frees after their last use).
+        self.run_consuming = run_consuming
         # True when the implementation is plain Python around other programs or the
         # user's code (a @gt.function call, a nested backward, custom_gradient), or takes
         # no data (random draws): it runs as it is on any array kind (core/backends.py).

@@ -30,30 +30,53 @@ def keep_literal(literal: Literal) -> Literal:
 
 def walk(program: Program, args: Sequence[Any], apply: Apply | None = None,
          literal: Callable[[Literal], Any] | None = None,
-         release: list[list[Var]] | None = None) -> Env:
+         release: list[list[Var]] | None = None, consume: bool = False) -> Env:
     """Apply ``apply`` to every equation in order; the environment of every var after.
 
     ``apply=None`` runs each primitive's implementation (the interpreter, inline: it
     runs a structure's first call). ``literal`` maps a ``Literal`` input to what
     ``apply`` receives (``None``: its value). With ``release`` (``dead_after``), each
     var leaves the environment after its last reader, so its value can be freed.
+    ``consume``: ``args`` is a list its caller gives up; it is emptied once the
+    environment holds its values, so with ``release`` the inputs die at their last
+    reader too.
     """
     env = dict(zip(program.inputs, args))
+    if consume:
+        args.clear()  # type: ignore[attr-defined]
     for index, eqn in enumerate(program.eqns):
         # Literals as values is the interpreter's case, the one on a cold call: no hook.
         if literal is None:
             ins = [v.value if isinstance(v, Literal) else env[v] for v in eqn.inputs]
         else:
             ins = [literal(v) if isinstance(v, Literal) else env[v] for v in eqn.inputs]
-        out = eqn.prim.impl(*ins, **eqn.params) if apply is None else apply(eqn, ins)
+        if apply is None and eqn.prim.run_consuming is not None and release is not None:
+            # Let go of the previous equation's results first (the environment holds
+            # them if they live on), so what dies here is held by ``ins`` alone.
+            out = None
+            out = _run_consuming(eqn, ins, env, release[index])
+        else:
+            out = eqn.prim.impl(*ins, **eqn.params) if apply is None else apply(eqn, ins)
         if eqn.prim.multiple_results:
             env.update(zip(eqn.outs, out))
         else:
             env[eqn.outs[0]] = out
         if release is not None:
             for v in release[index]:
-                del env[v]
+                if v in env:  # _run_consuming let go of the dead inputs already
+                    del env[v]
     return env
+
+
+def _run_consuming(eqn: Eqn, ins: list, env: Env, dead: list[Var]) -> Any:
+    """``eqn``'s primitive on ``ins``, a list it may empty, with the inputs that die at
+    ``eqn`` out of the environment first: nothing but that list holds them. (Of the
+    vars dying at ``eqn``, those already in the environment are its inputs: its
+    outputs are bound after it runs.)"""
+    for v in dead:
+        if v in env:
+            del env[v]
+    return eqn.prim.run_consuming(ins, **eqn.params)
 
 
 # Values under this many elements are not released (as generated code writes no ``del``

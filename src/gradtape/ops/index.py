@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import backends
 from ..core.errors import InvalidArgumentError
 from ..core.state import state
 from ..core.tensor import Tensor, concrete_value
@@ -505,13 +506,40 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     return bind(getitem_p, arr, idx, index=tuple(template))
 
 
+def _check_gather_range(indices: Any, params_shape: tuple, axis: int,
+                        column: int | None = None) -> None:
+    """TF's ``InvalidArgumentError`` for an index outside ``params``' axis, where the
+    indices' values are known now (an array, an eager tensor). Traced indices are read
+    at each call and get NumPy's ``IndexError`` there; lazy (Dask) ones are not computed.
+    ``column``: ``indices`` is ``gather_nd``'s ``indices[..., column]``."""
+    if isinstance(indices, IRValue):
+        return
+    if isinstance(indices, Tensor):
+        if state.tracer is not None:
+            return
+        indices = indices._value
+    if backends.is_lazy(indices) or not np.size(indices):
+        return
+    values = backends.to_numpy(indices)
+    size = int(params_shape[axis])
+    bad = (values >= size) | (values < -size)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        shown = list(where) if column is None else [*where, column]
+        raise InvalidArgumentError(
+            f"indices{shown} = {int(values[where])} is not in [0, {size}): gather "
+            f"along axis {axis} of params with shape {tuple(params_shape)}. Pass indices "
+            f"below {size} (negative ones down to -{size} count from the end).")
+
+
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: int | None = None,
            batch_dims: int = 0, name: str | None = None) -> Any:
     """TF's ``tf.gather``: slices of ``params`` along ``axis`` at ``indices``.
 
     The result's shape is ``params.shape[:axis] + indices.shape[batch_dims:] +
     params.shape[axis + 1:]``. Negative indices count from the end (NumPy's rule; TF
-    raises for them on CPU).
+    raises for them on CPU). An index past the axis raises TF's
+    ``InvalidArgumentError``.
     """
     del validate_indices, name
     params = operand(params)
@@ -527,6 +555,7 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: int | 
             f"batch_dims={batch_dims} must be in [0, min(axis={axis}, rank(indices)="
             f"{idx_ndim})]."
         )
+    _check_gather_range(idx, tuple(params.shape), axis)
     if batch_dims == 0:
         return take(params, idx, axis=axis)
     batch = tuple(params.shape[:batch_dims])
@@ -570,6 +599,8 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
         arrays = tuple(index_axis(idx, idx.ndim - 1, k) for k in range(depth))
     else:
         arrays = tuple(np.ascontiguousarray(idx[..., k]) for k in range(depth))
+    for k, column in enumerate(arrays):
+        _check_gather_range(column, tuple(params.shape), k, column=k)
     template = tuple(("array", k) for k in range(depth))
     return bind(getitem_p, params, *arrays, index=template)
 

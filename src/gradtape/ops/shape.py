@@ -1,7 +1,8 @@
 """Shape primitives: reshape, transpose, broadcasting and their friends.
 
 ``unbroadcast`` is the one place broadcasting is undone: the summed axes are computed
-from static shapes when the rule runs, so the generated code is a single ``np.sum``.
+from static shapes when the rule runs. It sums by GEMV over leading axes where ``leading_sums`` says
+so, and generated code calls its implementation, as the interpreter does.
 Primitives give explicit shape rules: the default (running the implementation on arrays
 of ones) would allocate a full-size array per traced equation.
 """
@@ -17,6 +18,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.tensor import concrete_value
 from ..ir.nodes import Aval
 from . import index as _index
+from .leading_sums import MIN_SIZE, by_gemv, gemv_sum
 from .numpy_dispatch import implements
 from .registry import ArrayShorthand, Primitive, bind, operand, unchanged
 
@@ -161,6 +163,9 @@ def broadcast_to(x, shape):
 
 
 def _unbroadcast_impl(g, axes, shape):
+    # The size first: a small sum asks nothing more (it runs in every eager step).
+    if g.__class__ is np.ndarray and g.size >= MIN_SIZE and by_gemv(g.shape, g.dtype, axes):
+        return gemv_sum(g, axes).reshape(shape)
     return np.add.reduce(g, axis=axes).reshape(shape)
 
 
@@ -189,8 +194,8 @@ unbroadcast_p = Primitive(
     batch=lambda size, args, batched, axes, shape: bind(
         unbroadcast_p, args[0], axes=tuple(a + 1 for a in axes), shape=(size,) + shape
     ),
-    template="reshape(sum({0}, axis={axes}), {shape})",
-    array_template="{0}.sum(axis={axes}).reshape({shape})",
+    # No template: generated code calls the implementation, so it sums as the
+    # interpreter does, bit for bit (the GEMV's order is not np.sum's).
 )
 
 

@@ -10,7 +10,10 @@
   axes than the broadcast's result;
   ``unbroadcast`` over no axes -> a reshape; ``reshape(unbroadcast(g))`` and
   ``reshape(sum(g))`` -> one ``sum`` when the reshape only adds or drops the summed
-  size-1 axes (``unbroadcast`` is ``reshape(sum(g))`` already).
+  size-1 axes (``unbroadcast`` is ``reshape(sum(g))`` already). Except an
+  ``unbroadcast`` that sums by GEMV (``ops/leading_sums.by_gemv``), which a user's
+  ``np.sum`` does not: it stays one (``reshape(unbroadcast(g))`` -> one unbroadcast to
+  the reshape's shape).
 - An elementwise op's operand made by ``broadcast_to`` (or by a reshape adding leading
   size-1 axes) is read before that op when the output keeps its shape: the op
   broadcasts by itself (``add(a, broadcast_to(b))`` -> ``add(a, b)``).
@@ -25,6 +28,7 @@ from ..ir.nodes import Eqn, IRValue, Program
 from ..ops import elementwise as _ew
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
+from ..ops.leading_sums import by_gemv
 from .rewrite import Rewriter, applies_when, rewrite
 
 
@@ -49,7 +53,10 @@ def reshape_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
     if inner.prim is _shape.reshape_p:
         return _reshape(inner.inputs[0], shape, rw)
     if inner.prim is _shape.unbroadcast_p:
-        return _as_sum(inner.inputs[0], tuple(inner.params["axes"]), shape, rw)
+        g, axes = inner.inputs[0], tuple(inner.params["axes"])
+        if by_gemv(tuple(g.shape), g.dtype, axes):
+            return rw.emit(_shape.unbroadcast_p, (g,), {"axes": axes, "shape": shape})
+        return _as_sum(g, axes, shape, rw)
     if inner.prim is _reduce.sum_p:
         return _as_sum(inner.inputs[0], tuple(inner.params["axis"]), shape, rw)
     return None
@@ -111,12 +118,14 @@ def _broadcasts_like(src: IRValue, reshaped: IRValue, out: IRValue) -> bool:
 
 
 def unbroadcast_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:
-    """Over no axes: a reshape; when the result is what a plain sum gives: that sum
-    (``g.sum(axis=0)``, without unbroadcast's reshape)."""
-    axes, shape = tuple(eqn.params["axes"]), tuple(eqn.params["shape"])
+    """Over no axes: a reshape; when the result is what a plain sum gives and NumPy's
+    sum is how it sums: that sum (``g.sum(axis=0)``, without unbroadcast's reshape)."""
+    g, axes, shape = eqn.inputs[0], tuple(eqn.params["axes"]), tuple(eqn.params["shape"])
     if not axes:
-        return _reshape(eqn.inputs[0], shape, rw)
-    return _as_sum(eqn.inputs[0], axes, shape, rw)
+        return _reshape(g, shape, rw)
+    if by_gemv(tuple(g.shape), g.dtype, axes):
+        return None
+    return _as_sum(g, axes, shape, rw)
 
 
 def sum_rule(eqn: Eqn, rw: Rewriter) -> IRValue | None:

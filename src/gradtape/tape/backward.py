@@ -37,6 +37,7 @@ def run_located(located: LocatedBackward, records: list, sources: Sequence[Tenso
              for g, c in zip(output_grads, located.connected) if g is not None and c]
     args = located.gather(records, sources, seeds)
     if release is not None:
+        del seeds  # the arguments hold them: each dies at its last use (with release)
         for held in (records, *release):
             held.clear()
         return list(located.entry.run(args, located.entry.consumes))
@@ -83,9 +84,10 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     persistent ``tape`` passed in lets a repeated call skip pruning and keying; ``owner``
     is the tape the records are from (its whole-tape key); ``ran``, if given, receives
     the ``(entry, arguments)`` that computed arrays. ``release``: the record lists of a
-    tape this call uses up, emptied (with ``records``) once the backward's arguments
-    are read, so each residual dies at its last use in the backward; not while tapes
-    record (they keep what they read themselves).
+    tape this call uses up (and ``output_grads`` if the caller gives it up), emptied
+    (with ``records``) once the backward's arguments are read, so each residual dies
+    at its last use in the backward; not while tapes record (they keep what they read
+    themselves).
     """
     found = lookup.find(records, sources, targets, output_grads, tape, owner, build_entry)
     if found.__class__ is WholeTapeHit:
@@ -108,7 +110,7 @@ def gradients(records, sources: Sequence[Tensor], targets: Sequence[Tensor],
     seeds = [g._value if isinstance(g, Tensor) else np.asarray(g) for g in seeds]
     args = entry.arguments(trace, sources, seeds)
     if release is not None:
-        del found, trace  # the pruned records: nothing else holds them
+        del found, trace, seeds  # the pruned records and seeds: the arguments hold them
         for held in (records, *release):
             held.clear()
         return list(entry.run(args, entry.consumes))

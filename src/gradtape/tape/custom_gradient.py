@@ -74,11 +74,18 @@ class _VariableWatcher:
 
 
 class _CustomCall:
-    """One call of a custom-gradient function: what its VJP needs at run time."""
+    """One call of a custom-gradient function: what its VJP needs at run time.
+
+    ``reads_inputs``: how many of the first inputs ``grad_fn`` is given as values
+    instead of holding them itself: the VJP equation reads them as operands, so the
+    backward lets go of them after their last use (``recompute_grad``'s block
+    arguments; 0 for a ``custom_gradient``). Such a ``grad_fn`` is gradtape's own,
+    called as ``grad_fn(upstream, inputs=[...], variables=...)`` with the upstream
+    gradients in a list it may empty (then nothing else holds them)."""
 
     def __init__(self, name: str, grad_fn: Callable[..., Any], n_args: int,
                  variables: list[Variable], in_avals: list[Aval], out_avals: list[Aval],
-                 outputs: tuple) -> None:
+                 outputs: tuple, reads_inputs: int = 0) -> None:
         self.__name__ = name  # the IR printer shows params by name
         self.grad_fn = grad_fn
         self.n_args = n_args
@@ -86,16 +93,32 @@ class _CustomCall:
         self.in_avals = in_avals
         self.out_avals = out_avals
         self.outputs = outputs
+        self.reads_inputs = reads_inputs
 
     def __repr__(self) -> str:
         return f"<custom_gradient {self.__name__}>"
 
-    def gradients(self, upstream: Sequence[Any]) -> tuple[Tensor, ...]:
-        """Call ``grad_fn`` with one upstream gradient per result; one gradient per input
-        (arguments, then variables), checked as TF checks them."""
-        upstream = [_as_tensor(u, aval) for u, aval in zip(upstream, self.out_avals)]
-        if self.variables:
-            result = self.grad_fn(*upstream, variables=list(self.variables))
+    def gradients(self, operands: Sequence[Any], consume: bool = False
+                  ) -> tuple[Tensor, ...]:
+        """Call ``grad_fn`` with one upstream gradient per result (the first operands;
+        then the ``reads_inputs`` inputs); one gradient per input (arguments, then
+        variables), checked as TF checks them. ``consume``: ``operands`` is a list
+        nothing else holds, emptied once read."""
+        n = len(self.out_avals)
+        upstream = [_as_tensor(u, aval) for u, aval in zip(operands[:n], self.out_avals)]
+        variables = list(self.variables) if self.variables else None
+        if self.reads_inputs:
+            inputs = [x if isinstance(x, Tensor) else wrap(x) for x in operands[n:]]
+            if consume:
+                operands.clear()  # type: ignore[attr-defined]
+            # grad_fn's now: it lets go of the upstream gradients as it goes.
+            result = self.grad_fn(upstream, inputs=inputs, variables=variables)
+            del inputs, upstream
+        elif variables:
+            result = self.grad_fn(*upstream, variables=variables)
+        else:
+            result = self.grad_fn(*upstream)
+        if variables:
             if not isinstance(result, (list, tuple)) or len(result) != 2:
                 raise TypeError(
                     f"The grad_fn of custom-gradient function {self.__name__!r} must return "
@@ -112,7 +135,7 @@ class _CustomCall:
                     f"{len(variable_grads)} variable gradients."
                 )
         else:
-            input_grads, variable_grads = self.grad_fn(*upstream), []
+            input_grads, variable_grads = result, []
         flat = nest.flatten(input_grads)
         if len(flat) != self.n_args:
             raise ValueError(
@@ -173,7 +196,7 @@ def _forward_impl(*inputs: Any, call: _CustomCall) -> tuple:
 
 
 def _forward_vjp(g: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
-    return bind(custom_gradient_vjp_p, *g, call=call)
+    return bind(custom_gradient_vjp_p, *g, *inputs[:call.reads_inputs], call=call)
 
 
 def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
@@ -189,7 +212,7 @@ def _forward_jvp(ts: tuple, y: tuple, *inputs: Any, call: _CustomCall) -> tuple:
     upstream = [wrap(np.zeros(a.shape, a.dtype)) for a in call.out_avals]
     with GradientTape() as tape:
         tape.watch(upstream)
-        grads = call.gradients(upstream)
+        grads = call.gradients(upstream + list(inputs[:call.reads_inputs]))
     pairs = [(g, t) for g, t in zip(grads, ts) if t is not None]
     if not pairs:
         return tuple(None for _ in call.out_avals)
@@ -205,8 +228,12 @@ custom_gradient_p = Primitive(
 )
 
 
-def _vjp_impl(*upstream: Any, call: _CustomCall) -> tuple:
-    return tuple(g._value for g in call.gradients(upstream))
+def _vjp_impl(*operands: Any, call: _CustomCall) -> tuple:
+    return tuple(g._value for g in call.gradients(operands))
+
+
+def _vjp_consuming(operands: list, call: _CustomCall) -> tuple:
+    return tuple(g._value for g in call.gradients(operands, consume=True))
 
 
 def _vjp_of_vjp(*args: Any, **params: Any) -> tuple:
@@ -223,7 +250,8 @@ custom_gradient_vjp_p = Primitive(
     multiple_results=True, cacheable=False,
     # The interpreter calls this instead of binding when it runs a backward on tensors,
     # so the tapes that are recording see grad_fn's own operations.
-    run_on_tensors=lambda *upstream, call: call.gradients(upstream),
+    run_on_tensors=lambda *operands, call: call.gradients(operands),
+    run_consuming=_vjp_consuming,
 )
 
 
@@ -277,15 +305,16 @@ def _call_custom(f: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 
 def reissue(name: str, grad_fn: Callable[..., Any], inputs: list[Tensor],
-            variables: list[Variable], result: Any) -> Any:
+            variables: list[Variable], result: Any, reads_inputs: int = 0) -> Any:
     """``result`` re-issued by one ``custom_gradient`` record of ``inputs`` and
-    ``variables``, whose gradient is ``grad_fn``'s (``recompute_grad`` uses it too)."""
+    ``variables``, whose gradient is ``grad_fn``'s (``recompute_grad`` uses it too,
+    with ``reads_inputs``: ``_CustomCall``)."""
     flat_result = [r if isinstance(r, Tensor) else constant(r) for r in nest.flatten(result)]
     call = _CustomCall(
         name, grad_fn, len(inputs), variables,
         in_avals=[Aval(tuple(t.shape), t.dtype) for t in inputs + variables],
         out_avals=[Aval(tuple(r.shape), r.dtype) for r in flat_result],
-        outputs=tuple(r._value for r in flat_result),
+        outputs=tuple(r._value for r in flat_result), reads_inputs=reads_inputs,
     )
     outs = bind(custom_gradient_p, *inputs, *variables, call=call)
     return nest.pack_sequence_as(result, list(outs))

@@ -32,6 +32,7 @@ from .arguments import (
     as_gradient,
     as_target,
     check_source,
+    fit_output_gradient,
     flat_output_gradients,
     is_float,
     zeros_gradient,
@@ -365,16 +366,20 @@ class GradientTape:
         return nest.pack_sequence_as(sources, grads)
 
     def _gradients(self, targets, sources, output_grads, mode, ran=None,
-                   release: bool = False) -> list[Any]:
+                   release: bool = False, seeds_given_up: bool = False) -> list[Any]:
         """One gradient (tensor or None) per source: the work behind gradient/jacobian.
         ``ran`` (a list) receives the backward entry and its arguments when they can be
         run again as they are for the same call (``gradient``'s repeat shortcut);
         ``release``: this call uses the tape up, its records go as the backward reads
-        them (``backward.gradients``)."""
+        them (``backward.gradients``), and with ``seeds_given_up`` the list
+        ``output_grads`` too."""
         records, expanded, owner = self._expand_sources(targets, sources)
+        held = None
+        if release:
+            held = [self._records, output_grads] if seeds_given_up else [self._records]
         raw = backward.gradients(records, expanded, targets, output_grads,
                                  tape=self if self._persistent else None, owner=self,
-                                 ran=ran, release=[self._records] if release else None)
+                                 ran=ran, release=held)
         if len(expanded) == len(sources) and all(e is s for e, s in zip(expanded, sources)):
             summed = raw  # one backward source per source: nothing to sum
         else:
@@ -394,6 +399,28 @@ class GradientTape:
                 continue
             out.append(as_gradient(g, s))
         return out
+
+    def _gradient_of_seeds(self, targets: list[Tensor], sources: list[Tensor],
+                           seeds: list[Tensor]) -> list[Tensor]:
+        """``gradient(targets, sources, output_gradients=seeds,
+        unconnected_gradients="zero")`` for gradtape's own use of a non-persistent tape
+        (``recompute_grad``'s inner tape): ``seeds`` (one tensor per target, nothing
+        else holding the list) is emptied as the backward reads it, so each seed dies at
+        its last use in the backward instead of outliving it in the caller's frames."""
+        self._begin_gradient()
+        seeds[:] = [fit_output_gradient(g, t) for g, t in zip(seeds, targets)]
+        self._computing = True
+        recorded = len(self._records)
+        try:
+            grads = self._gradients(targets, sources, seeds, UnconnectedGradients.ZERO,
+                                    release=not self._persistent, seeds_given_up=True)
+        except BaseException:
+            _used_up_if_released(self, recorded)
+            raise
+        finally:
+            self._computing = False
+        self._end_gradient()
+        return grads
 
     def _expand_sources(self, targets, sources) -> tuple[list, list[Tensor], list[int]]:
         """``(records, expanded, owner)``: the sources as the backward sees them (a

@@ -23,6 +23,8 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from ..core import nest
 from ..core.state import state
 from ..core.tensor import Tensor
@@ -129,23 +131,69 @@ def _call_recomputed(f: Callable[..., Any], name: str, args: tuple, kwargs: dict
     # The tensors the block read from outside, with a gradient: inputs of its record
     # after its arguments (the recomputation reads them where the block found them).
     inputs += captured
+    grad_fn = _recomputation(f, nest.pack_sequence_as(args, list(range(len(flat_args)))),
+                             kwargs, captured, draws, _wanted(inputs))
+    # The arguments reach grad_fn from the backward, which lets go of them after the
+    # block's gradient; grad_fn holds none of the block's arrays itself.
+    return reissue(name, grad_fn, inputs, variables, result, reads_inputs=len(flat_args))
 
-    def grad_fn(*upstream: Any, variables: list | None = None) -> Any:
+
+def _wanted(inputs: list[Tensor]) -> list[bool]:
+    """Which inputs a gradient can reach: those a recording tape or an accumulator
+    differentiates now (a record made later cannot connect them). The recomputation
+    differentiates only those, as the plain tape would: no gradient of a block's
+    constant input is computed."""
+    observers = [*state.recording, *state.accumulators]
+    return [any(o.sees(x) for o in observers) for x in inputs]
+
+
+def _recomputation(f: Callable[..., Any], structure: Any, kwargs: dict, captured: list,
+                   draws: _Draws, wanted: list[bool]) -> Callable[..., Any]:
+    """The block's ``grad_fn``: ``f`` run again under an inner tape on ``inputs`` (the
+    block's arguments, flat, in ``structure``: their positions), differentiated."""
+
+    def grad_fn(upstream: list, inputs: list, variables: list | None = None) -> Any:
         from .gradient_tape import GradientTape
 
-        watched = inputs + list(variables or [])
+        all_inputs = inputs + captured
+        watched = [x for x, w in zip(all_inputs, wanted) if w] + list(variables or [])
         with _replaying(draws), GradientTape() as tape:
             tape.watch(watched)
-            recomputed = f(*nest.pack_sequence_as(args, inputs[:len(flat_args)]),
-                           **kwargs)
-        grads = tape.gradient(nest.flatten(recomputed), watched,
-                              output_gradients=list(upstream),
-                              unconnected_gradients=UnconnectedGradients.ZERO)
+            recomputed = f(*nest.pack_sequence_as(structure, inputs), **kwargs)
+        del inputs, all_inputs  # the backward holds the arguments while it needs them
+        # The block's outputs stand in by id, shape and dtype, and the upstream gradients
+        # go to the inner backward (``upstream`` is emptied): it lets go of each
+        # recomputed value and each upstream gradient after its last use, as the plain
+        # tape's backward does.
+        flat = nest.flatten(recomputed)
+        del recomputed
+        # A result that is no tensor (a Python number) is a constant: no gradient.
+        tensors = [isinstance(t, Tensor) for t in flat]
+        targets = [_stand_in(t) for t, is_tensor in zip(flat, tensors) if is_tensor]
+        upstream[:] = [u for u, is_tensor in zip(upstream, tensors) if is_tensor]
+        del flat
+        if state.active:  # nested tapes record the recomputation's gradient
+            grads = iter(tape.gradient(targets, watched, output_gradients=upstream,
+                                       unconnected_gradients=UnconnectedGradients.ZERO))
+        else:
+            grads = iter(tape._gradient_of_seeds(targets, watched, upstream))
+        del watched
+        # None: an input no gradient can reach (the record's VJP makes it zeros).
+        input_grads = [next(grads) if w else None for w in wanted]
         if variables is None:
-            return grads
-        return grads[:len(inputs)], grads[len(inputs):]
+            return input_grads
+        return input_grads, list(grads)
 
-    return reissue(name, grad_fn, inputs, variables, result)
+    return grad_fn
+
+
+def _stand_in(t: Tensor) -> Tensor:
+    """``t`` as the inner gradient sees a target: its id, shape and dtype, no data (a
+    NumPy array's is a broadcast zero; another library's array stays as it is)."""
+    value = t._value
+    if value.__class__ is not np.ndarray:
+        return t
+    return Tensor._alias(np.broadcast_to(np.zeros((), value.dtype), value.shape), t._id)
 
 
 class _RecomputeFunction:
