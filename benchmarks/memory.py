@@ -5,6 +5,9 @@ Three workloads, each in four variants (hand-written NumPy, the gradtape eager t
 
 - ``mlp`` (issue [6/6]): a 4-layer tanh MLP, batch 4096, 1024 -> 2048 -> 2048 -> 2048
   -> 2048, float32, 128 MiB of layer outputs.
+- ``deep``: the same kind of MLP 16 layers deep, batch 8192, 1024 wide, float32 (512 MiB
+  of layer outputs): deep enough for ``recompute_grad``'s sqrt(L) blocks of sqrt(L)
+  layers to cut the peak (``--recompute``: blocks of 1, 2 and 4 layers).
 - ``cnn``: two 3x3 ``SAME`` convolutions with ReLU (3 -> 16 -> 32 channels) on a batch of
   128 32x32 images, a global mean and a 32 -> 10 dense layer, float32 (24 MiB of
   convolution outputs).
@@ -23,6 +26,7 @@ skipped.
     python benchmarks/memory.py --workload cnn       # one workload
     python benchmarks/memory.py --quick              # small sizes: only that each runs
     python benchmarks/memory.py --workload mlp --recompute   # with recompute_grad blocks
+    python benchmarks/memory.py --workload deep --recompute  # 16 layers: 4 blocks of 4
 
 The peak comes from ``/proc/self/status`` (``VmHWM``, reset through
 ``/proc/self/clear_refs``), so it counts what the allocator took from the system, as
@@ -47,7 +51,9 @@ VARIANTS = ("numpy", "gradtape_eager", "gradtape_function", "torch", "jax")
 # The MLP with ``gt.recompute_grad`` blocks of 1, 2 or 4 layers (``--recompute``).
 RECOMPUTE = tuple(f"gradtape_{mode}_recompute{k}" for mode in ("eager", "function")
                   for k in (1, 2, 4))
-WORKLOADS = ("mlp", "cnn", "rnn")
+WORKLOADS = ("mlp", "cnn", "rnn", "deep")
+# The workloads measured without --workload (``deep`` is for recompute_grad: ask for it).
+DEFAULT_WORKLOADS = ("mlp", "cnn", "rnn")
 MiB = 1 << 20
 
 
@@ -66,7 +72,9 @@ def _reset_peak() -> None:
 
 # --- the MLP ------------------------------------------------------------------------------
 
-def _mlp_sizes(quick: bool) -> tuple[int, list[int]]:
+def _mlp_sizes(quick: bool, layers: int = 4) -> tuple[int, list[int]]:
+    if layers != 4:  # the deep MLP: wide batches, square layers
+        return (64, [32] * (layers + 1)) if quick else (8192, [1024] * (layers + 1))
     if quick:
         return 64, [32, 64, 64, 64, 32]
     return 4096, [1024, 2048, 2048, 2048, 2048]
@@ -108,9 +116,9 @@ def _gradtape_step(gt, x, ws, per_block=0):
     return tape.gradient(loss, ws)
 
 
-def _mlp(name: str, quick: bool):
+def _mlp(name: str, quick: bool, layers: int = 4):
     import numpy as np
-    batch, widths = _mlp_sizes(quick)
+    batch, widths = _mlp_sizes(quick, layers)
     rng = np.random.default_rng(0)
     xs = rng.standard_normal((batch, widths[0]), dtype=np.float32)
     ws = [(rng.standard_normal((a, b), dtype=np.float32) / np.sqrt(a)).astype(np.float32)
@@ -295,7 +303,8 @@ def _rnn(name: str, quick: bool):
     return None
 
 
-_BUILDERS = {"mlp": _mlp, "cnn": _cnn, "rnn": _rnn}
+_BUILDERS = {"mlp": _mlp, "cnn": _cnn, "rnn": _rnn,
+             "deep": lambda name, quick: _mlp(name, quick, layers=16)}
 
 
 def _variant(name: str, quick: bool, workload: str = "mlp"):
@@ -351,7 +360,7 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--one", choices=VARIANTS + RECOMPUTE,
                         help="measure one variant here")
     parser.add_argument("--recompute", action="store_true",
-                        help="the MLP also with recompute_grad blocks of 1, 2 and 4 layers")
+                        help="the MLPs also with recompute_grad blocks of 1, 2 and 4 layers")
     parser.add_argument("--workload", choices=WORKLOADS, action="append",
                         help="the workload(s) to measure (default: all)")
     parser.add_argument("--adaptive-malloc", action="store_true",
@@ -359,13 +368,13 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--torch-python", default=None,
                         help="the Python to run the torch variant with (its own venv)")
     args = parser.parse_args(argv)
-    workloads = args.workload or list(WORKLOADS)
+    workloads = args.workload or list(DEFAULT_WORKLOADS)
     if args.one:
         print(json.dumps(measure(args.one, args.quick, workloads[0])))
         return []
     rows = []
     for workload in workloads:
-        extra = RECOMPUTE if args.recompute and workload == "mlp" else ()
+        extra = RECOMPUTE if args.recompute and workload in ("mlp", "deep") else ()
         for name in VARIANTS + extra:
             python = args.torch_python if name == "torch" and args.torch_python \
                 else sys.executable

@@ -237,7 +237,7 @@ def test_pinn_benchmark_steps_train_quick():
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
 
 
-@pytest.mark.parametrize("workload", ["mlp", "cnn", "rnn"])
+@pytest.mark.parametrize("workload", ["mlp", "cnn", "rnn", "deep"])
 def test_memory_benchmark_runs_each_variant_in_a_fresh_process(workload):
     """benchmarks/memory.py --quick: NumPy and both gradtape variants report a peak on
     each workload (the size itself is not asserted: it depends on the allocator)."""
@@ -260,3 +260,16 @@ def test_the_memory_benchmark_steps_compute_the_same_gradients(workload):
         step = memory._variant(variant, True, workload)
         for got, want in zip(step(), by_hand):
             np.testing.assert_allclose(got.numpy(), want, rtol=2e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("workload", ["mlp", "deep"])
+def test_the_memory_benchmark_recompute_variants_compute_the_plain_gradients(workload):
+    """benchmarks/memory.py --recompute: each recompute_grad configuration (blocks of 1,
+    2 and 4 layers, eager and compiled) gives the plain eager tape's gradients, so the
+    peaks it reports are of the same computation (float32, quick sizes)."""
+    memory = _load("memory")
+    plain = [g.numpy() for g in memory._variant("gradtape_eager", True, workload)()]
+    for variant in memory.RECOMPUTE:
+        got = memory._variant(variant, True, workload)()
+        for g, want in zip(got, plain):
+            np.testing.assert_allclose(g.numpy(), want, rtol=1e-5, atol=1e-8, err_msg=variant)
